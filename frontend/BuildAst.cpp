@@ -1,0 +1,308 @@
+#include "frontend/BuildAst.h"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstdlib>
+
+#include "frontend/Diagnostics.h"
+
+namespace tyl {
+
+using grammar::TyloParser;
+
+TYL_DIAG(kBadLiteral, Error, "bad-literal", "a numeric literal that cannot be represented");
+
+// ---- OffsetMap -------------------------------------------------------------------
+
+OffsetMap::OffsetMap(FileId file, const std::string& text) : file_(file), size_(text.size()) {
+  bool ascii = true;
+  for (unsigned char c : text) ascii &= c < 0x80;
+  if (ascii) return;
+  for (uint32_t i = 0; i < text.size(); ++i)
+    if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) byteOffsets_.push_back(i);
+  byteOffsets_.push_back(static_cast<uint32_t>(text.size()));
+}
+
+SourceLoc OffsetMap::loc(size_t index) const {
+  if (byteOffsets_.empty()) return SourceLoc{file_, static_cast<uint32_t>(std::min(index, size_))};
+  if (index >= byteOffsets_.size()) return SourceLoc{file_, byteOffsets_.back()};
+  return SourceLoc{file_, byteOffsets_[index]};
+}
+
+SourceRange OffsetMap::range(const antlr4::Token* start, const antlr4::Token* stop) const {
+  if (!start) return {};
+  SourceLoc b = loc(start->getStartIndex());
+  if (!stop || stop->getType() == antlr4::Token::EOF || stop->getStopIndex() + 1 < start->getStartIndex())
+    return SourceRange{b, b};
+  return SourceRange{b, loc(stop->getStopIndex() + 1)};
+}
+
+// ---- Helpers ---------------------------------------------------------------------
+
+template <class T>
+static T* as(antlr4::ParserRuleContext* ctx) {
+  return dynamic_cast<T*>(ctx);
+}
+
+ast::ExprPtr AstBuilder::make(SourceRange range, auto node) {
+  auto e = std::make_unique<ast::Expr>();
+  e->range = range;
+  e->node = std::move(node);
+  return e;
+}
+
+ast::Ident AstBuilder::ident(antlr4::Token* token) { return ast::Ident{token->getText(), offsets_.range(token)}; }
+
+ast::Ident AstBuilder::ident(antlr4::tree::TerminalNode* node) { return ident(node->getSymbol()); }
+
+// ---- Declarations ----------------------------------------------------------------
+
+ast::Module AstBuilder::module(TyloParser::FileContext* ctx, FileId file) {
+  ast::Module m;
+  m.file = file;
+  for (TyloParser::TopDeclContext* d : ctx->topDecl()) m.decls.push_back(decl(d));
+  return m;
+}
+
+ast::Decl AstBuilder::decl(TyloParser::TopDeclContext* ctx) {
+  if (auto* c = as<TyloParser::ConstDeclContext>(ctx)) {
+    ast::Ident name = ident(c->IDENT());
+    return ast::ConstDecl{offsets_.range(ctx), name.name, name.range, expr(c->expr())};
+  }
+  if (auto* l = as<TyloParser::LayoutDeclContext>(ctx)) {
+    ast::Ident name = ident(l->IDENT());
+    return ast::LayoutDecl{offsets_.range(ctx), name.name, name.range, expr(l->expr())};
+  }
+  return kernel(as<TyloParser::KernelDeclContext>(ctx));
+}
+
+ast::KernelDecl AstBuilder::kernel(TyloParser::KernelDeclContext* ctx) {
+  ast::KernelDecl k;
+  k.range = offsets_.range(ctx);
+  k.name = ident(ctx->IDENT());
+  if (auto* tps = ctx->typeParams()) {
+    for (TyloParser::TypeParamContext* tp : tps->typeParam()) {
+      ast::TypeParam p;
+      std::vector<antlr4::tree::TerminalNode*> ids = tp->IDENT();
+      p.name = ident(ids[0]);
+      for (size_t i = 1; i < ids.size(); ++i) p.choices.push_back(ident(ids[i]));
+      k.typeParams.push_back(std::move(p));
+    }
+  }
+  if (auto* pl = ctx->paramList())
+    for (TyloParser::ParamContext* p : pl->param()) k.params.push_back(param(p));
+  k.launchRange = offsets_.range(ctx->launchClause());
+  if (auto* args = ctx->launchClause()->argList()) k.launch = argList(args);
+  k.body = block(ctx->block());
+  return k;
+}
+
+ast::Param AstBuilder::param(TyloParser::ParamContext* ctx) {
+  ast::Param p;
+  p.range = offsets_.range(ctx);
+  if (auto* s = as<TyloParser::ScalarParamContext>(ctx)) {
+    p.name = ident(s->IDENT(0));
+    p.dtype = ident(s->IDENT(1));
+    return p;
+  }
+  auto* t = as<TyloParser::TensorParamContext>(ctx);
+  p.isTensor = true;
+  p.name = ident(t->IDENT(0));
+  p.space = ident(t->space);
+  p.dtype = ident(t->dtype);
+  p.shape = exprList(t->exprList());
+  if (t->layout) p.layout = expr(t->layout);
+  if (t->align) p.align = expr(t->align);
+  return p;
+}
+
+// ---- Statements ------------------------------------------------------------------
+
+ast::Block AstBuilder::block(TyloParser::BlockContext* ctx) {
+  ast::Block b;
+  b.range = offsets_.range(ctx);
+  for (TyloParser::StmtContext* s : ctx->stmt()) b.stmts.push_back(stmt(s));
+  return b;
+}
+
+ast::If AstBuilder::ifClause(TyloParser::IfClauseContext* ctx) {
+  ast::If node;
+  node.cond = expr(ctx->cond);
+  node.then = block(ctx->then);
+  if (ctx->elseBlock) {
+    node.otherwise = block(ctx->elseBlock);
+  } else if (ctx->elseIf) {
+    ast::Block b;
+    b.range = offsets_.range(ctx->elseIf);
+    auto s = std::make_unique<ast::Stmt>();
+    s->range = b.range;
+    s->node = ifClause(ctx->elseIf);
+    b.stmts.push_back(std::move(s));
+    node.otherwise = std::move(b);
+  }
+  return node;
+}
+
+ast::StmtPtr AstBuilder::stmt(TyloParser::StmtContext* ctx) {
+  auto s = std::make_unique<ast::Stmt>();
+  s->range = offsets_.range(ctx);
+  if (auto* l = as<TyloParser::LetStmtContext>(ctx)) {
+    ast::Ident name = ident(l->IDENT());
+    s->node = ast::Let{name.name, name.range, expr(l->expr())};
+  } else if (auto* a = as<TyloParser::AssignStmtContext>(ctx)) {
+    ast::AssignOp op = ast::AssignOp::Set;
+    std::string text = a->op->getText();
+    if (text == "+=") op = ast::AssignOp::Add;
+    if (text == "-=") op = ast::AssignOp::Sub;
+    if (text == "*=") op = ast::AssignOp::Mul;
+    s->node = ast::Assign{op, expr(a->target), expr(a->value)};
+  } else if (auto* f = as<TyloParser::ForStmtContext>(ctx)) {
+    ast::For node;
+    ast::Ident var = ident(f->IDENT());
+    node.var = var.name;
+    node.varRange = var.range;
+    node.iterable = expr(f->expr());
+    node.body = block(f->block());
+    s->node = std::move(node);
+  } else if (auto* p = as<TyloParser::PipelineStmtContext>(ctx)) {
+    ast::For node;
+    ast::Ident var = ident(p->IDENT());
+    node.var = var.name;
+    node.varRange = var.range;
+    node.iterable = expr(p->expr());
+    node.body = block(p->block());
+    node.pipeline = true;
+    node.pipelineRange = offsets_.range(p->PIPELINE()->getSymbol());
+    if (p->argList()) node.pipelineArgs = argList(p->argList());
+    s->node = std::move(node);
+  } else if (auto* i = as<TyloParser::IfStmtContext>(ctx)) {
+    s->node = ifClause(i->ifClause());
+  } else if (auto* e = as<TyloParser::ExprStmtContext>(ctx)) {
+    s->node = ast::ExprStmt{expr(e->expr())};
+  } else {
+    s->node = block(as<TyloParser::BlockStmtContext>(ctx)->block());
+  }
+  return s;
+}
+
+// ---- Expressions -----------------------------------------------------------------
+
+static ast::BinOp binOp(const std::string& text) {
+  static const std::pair<const char*, ast::BinOp> table[] = {
+      {"+", ast::BinOp::Add},    {"-", ast::BinOp::Sub},    {"*", ast::BinOp::Mul},     {"/", ast::BinOp::Div},
+      {"%", ast::BinOp::Mod},    {"<<", ast::BinOp::Shl},   {">>", ast::BinOp::Shr},    {"<", ast::BinOp::Lt},
+      {"<=", ast::BinOp::Le},    {">", ast::BinOp::Gt},     {">=", ast::BinOp::Ge},     {"==", ast::BinOp::Eq},
+      {"!=", ast::BinOp::Ne},    {"&", ast::BinOp::BitAnd}, {"^", ast::BinOp::BitXor},  {"|", ast::BinOp::BitOr},
+      {"&&", ast::BinOp::And},   {"||", ast::BinOp::Or},
+  };
+  for (const auto& [spelling, op] : table)
+    if (text == spelling) return op;
+  return ast::BinOp::Add;
+}
+
+ast::ExprPtr AstBuilder::expr(TyloParser::ExprContext* ctx) {
+  SourceRange range = offsets_.range(ctx);
+  if (auto* p = as<TyloParser::PrimaryExprContext>(ctx)) return primary(p->primary());
+  if (auto* m = as<TyloParser::MemberExprContext>(ctx)) {
+    ast::Ident name = ident(m->IDENT());
+    return make(range, ast::Member{expr(m->expr()), name.name, name.range});
+  }
+  if (auto* c = as<TyloParser::CallExprContext>(ctx)) {
+    ast::Call call;
+    call.callee = expr(c->expr());
+    if (c->argList()) call.args = argList(c->argList());
+    return make(range, std::move(call));
+  }
+  if (auto* i = as<TyloParser::IndexExprContext>(ctx))
+    return make(range, ast::Index{expr(i->expr()), exprList(i->exprList())});
+  if (auto* u = as<TyloParser::UnaryExprContext>(ctx))
+    return make(range, ast::Unary{u->op->getText() == "-" ? ast::UnOp::Neg : ast::UnOp::Not, expr(u->expr())});
+  if (auto* a = as<TyloParser::UnitAxisExprContext>(ctx)) {
+    ast::Ident axis = ident(a->IDENT());
+    return make(range, ast::OnAxis{nullptr, axis.name, axis.range});
+  }
+  if (auto* a = as<TyloParser::AxisExprContext>(ctx)) {
+    ast::Ident axis = ident(a->IDENT());
+    return make(range, ast::OnAxis{expr(a->expr()), axis.name, axis.range});
+  }
+  auto* b = as<TyloParser::BinaryExprContext>(ctx);
+  return make(range, ast::Binary{binOp(b->op->getText()), expr(b->expr(0)), expr(b->expr(1))});
+}
+
+static std::string withoutUnderscores(const std::string& text) {
+  std::string out;
+  for (char c : text)
+    if (c != '_') out += c;
+  return out;
+}
+
+ast::ExprPtr AstBuilder::primary(TyloParser::PrimaryContext* ctx) {
+  SourceRange range = offsets_.range(ctx);
+  if (auto* i = as<TyloParser::IntLitContext>(ctx)) {
+    std::string text = withoutUnderscores(i->getText());
+    errno = 0;
+    char* end = nullptr;
+    bool hex = text.size() > 1 && (text[1] == 'x' || text[1] == 'X');
+    long long v = std::strtoll(text.c_str() + (hex ? 2 : 0), &end, hex ? 16 : 10);
+    if (errno == ERANGE) {
+      diags_.report(kBadLiteral, range, fmt::format("integer literal {} does not fit in 64 bits", i->getText()));
+      v = 0;
+    }
+    return make(range, ast::IntLit{v});
+  }
+  if (auto* f = as<TyloParser::FloatLitContext>(ctx)) {
+    std::string text = withoutUnderscores(f->getText());
+    errno = 0;
+    double v = std::strtod(text.c_str(), nullptr);
+    if (errno == ERANGE && (v > 1.0 || v < -1.0)) {
+      diags_.report(kBadLiteral, range, fmt::format("floating-point literal {} is out of range", f->getText()));
+      v = 0;
+    }
+    return make(range, ast::FloatLit{v});
+  }
+  if (auto* n = as<TyloParser::NameRefContext>(ctx)) return make(range, ast::Name{n->IDENT()->getText()});
+  if (as<TyloParser::EmptyTupleContext>(ctx)) return make(range, ast::Tuple{});
+  if (auto* p = as<TyloParser::ParenExprContext>(ctx)) {
+    ast::ExprPtr inner = expr(p->expr());
+    inner->range = range;  // keep the parentheses in the range for carets
+    return inner;
+  }
+  if (auto* t = as<TyloParser::TupleExprContext>(ctx)) {
+    ast::Tuple tuple;
+    for (TyloParser::ExprContext* e : t->expr()) tuple.elems.push_back(expr(e));
+    return make(range, std::move(tuple));
+  }
+  auto* s = as<TyloParser::IterSpecContext>(ctx);
+  ast::IterSpec spec;
+  spec.replica = s->kind->getType() == TyloParser::REPLICA;
+  spec.extents = exprList(s->extents);
+  if (s->strides) {
+    spec.hasStrides = true;
+    spec.strides = exprList(s->strides);
+  }
+  return make(range, std::move(spec));
+}
+
+std::vector<ast::ExprPtr> AstBuilder::exprList(TyloParser::ExprListContext* ctx) {
+  std::vector<ast::ExprPtr> list;
+  for (TyloParser::ExprContext* e : ctx->expr()) list.push_back(expr(e));
+  return list;
+}
+
+std::vector<ast::Arg> AstBuilder::argList(TyloParser::ArgListContext* ctx) {
+  std::vector<ast::Arg> args;
+  for (TyloParser::ArgContext* a : ctx->arg()) {
+    ast::Arg arg;
+    if (a->IDENT()) {
+      ast::Ident name = ident(a->IDENT());
+      arg.name = name.name;
+      arg.nameRange = name.range;
+    }
+    arg.value = expr(a->expr());
+    args.push_back(std::move(arg));
+  }
+  return args;
+}
+
+}  // namespace tyl

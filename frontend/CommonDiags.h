@@ -1,0 +1,14 @@
+// Diagnostic kinds reported from more than one place in the compiler.
+#pragma once
+
+#include "frontend/Diagnostics.h"
+
+namespace tyl {
+
+TYL_DIAG(kUnknownName, Error, "unknown-name", "a name that is not declared");
+TYL_DIAG(kTypeMismatch, Error, "type-mismatch", "a value of the wrong kind (integer, layout, tuple, ...)");
+TYL_DIAG(kIntegerOverflow, Error, "integer-overflow", "compile-time integer arithmetic overflows 64 bits");
+TYL_DIAG(kNotConstant, Error, "not-constant", "an expression that must be known at compile time is not");
+TYL_DIAG(kBadArgument, Error, "bad-argument", "a call with missing, extra, duplicate or unknown arguments");
+
+}  // namespace tyl

@@ -1,0 +1,152 @@
+#include "frontend/Diagnostics.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+namespace tyl {
+namespace {
+
+// Filled during static initialization by TYL_DIAG declarations, read-only afterwards.
+std::map<std::string_view, const DiagKind*>& registry() {
+  static std::map<std::string_view, const DiagKind*> kinds;
+  return kinds;
+}
+
+constexpr size_t kNoIndex = ~size_t{0};
+
+}  // namespace
+
+std::string_view severityName(Severity s) {
+  switch (s) {
+    case Severity::Note: return "note";
+    case Severity::Remark: return "remark";
+    case Severity::Warning: return "warning";
+    case Severity::Error: return "error";
+  }
+  return "error";
+}
+
+DiagRegistrar::DiagRegistrar(const DiagKind& kind) { registry().emplace(kind.id, &kind); }
+
+std::vector<const DiagKind*> registeredDiagKinds() {
+  std::vector<const DiagKind*> kinds;
+  for (const auto& [id, kind] : registry()) kinds.push_back(kind);
+  return kinds;
+}
+
+const DiagKind* findDiagKind(std::string_view id) {
+  auto it = registry().find(id);
+  return it == registry().end() ? nullptr : it->second;
+}
+
+DiagBuilder& DiagBuilder::note(SourceRange range, std::string message) {
+  if (engine_ && index_ != kNoIndex) engine_->diags_[index_].notes.push_back({range, std::move(message)});
+  return *this;
+}
+
+DiagBuilder DiagnosticEngine::report(const DiagKind& kind, SourceRange range, std::string message) {
+  Severity severity = kind.severity;
+  if (severity == Severity::Warning) {
+    if (options_.disabledWarnings.count(kind.id)) return DiagBuilder(this, kNoIndex);
+    if (options_.warningsAsErrors) severity = Severity::Error;
+  }
+  if (severity == Severity::Remark && !options_.remarks) return DiagBuilder(this, kNoIndex);
+  if (severity == Severity::Error) ++errorCount_;
+  if (severity == Severity::Warning) ++warningCount_;
+  if (severity == Severity::Error && errorCount_ > options_.errorLimit) {
+    ++dropped_;
+    return DiagBuilder(this, kNoIndex);
+  }
+  diags_.push_back(Diagnostic{&kind, severity, range, std::move(message), {}});
+  return DiagBuilder(this, diags_.size() - 1);
+}
+
+namespace {
+
+// `file:line:col: ` for a location, or the bare name when the range is unknown.
+std::string locationPrefix(const SourceManager& sm, SourceRange range) {
+  if (!range.valid()) return "tyloc: ";
+  LineCol lc = sm.lineCol(range.begin);
+  return fmt::format("{}:{}:{}: ", sm.file(range.begin.file).name, lc.line, lc.column);
+}
+
+// The source line with a caret under the start of the range and tildes under the rest.
+void renderSnippet(std::ostream& os, const SourceManager& sm, SourceRange range) {
+  if (!range.valid()) return;
+  LineCol begin = sm.lineCol(range.begin);
+  std::string_view line = sm.lineText(range.begin.file, begin.line);
+  std::string gutter = fmt::format("{:>5}", begin.line);
+  os << gutter << " | " << line << "\n";
+  std::string marker;
+  size_t col = begin.column - 1;
+  for (size_t i = 0; i < col && i < line.size(); ++i) marker += line[i] == '\t' ? '\t' : ' ';
+  if (col > line.size()) marker.append(col - line.size(), ' ');
+  marker += '^';
+  LineCol end = sm.lineCol(range.end);
+  size_t endCol = end.line == begin.line ? end.column - 1 : line.size();
+  for (size_t i = col + 1; i < endCol; ++i) marker += '~';
+  os << std::string(gutter.size(), ' ') << " | " << marker << "\n";
+}
+
+}  // namespace
+
+void DiagnosticEngine::renderText(std::ostream& os) const {
+  for (const Diagnostic& d : diags_) {
+    os << locationPrefix(sources_, d.range) << severityName(d.severity) << ": " << d.message << " ["
+       << d.kind->id << "]\n";
+    renderSnippet(os, sources_, d.range);
+    for (const DiagNote& n : d.notes) {
+      os << locationPrefix(sources_, n.range) << "note: " << n.message << "\n";
+      renderSnippet(os, sources_, n.range);
+    }
+  }
+  if (dropped_ > 0) os << fmt::format("tyloc: note: {} more errors not shown\n", dropped_);
+}
+
+namespace {
+
+nlohmann::ordered_json locationJson(const SourceManager& sm, SourceRange range) {
+  nlohmann::ordered_json j;
+  if (!range.valid()) return j;
+  LineCol b = sm.lineCol(range.begin), e = sm.lineCol(range.end);
+  j["file"] = sm.file(range.begin.file).name;
+  j["line"] = b.line;
+  j["column"] = b.column;
+  j["end_line"] = e.line;
+  j["end_column"] = e.column;
+  return j;
+}
+
+}  // namespace
+
+void DiagnosticEngine::renderJson(std::ostream& os) const {
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const Diagnostic& d : diags_) {
+    nlohmann::ordered_json j;
+    j["severity"] = severityName(d.severity);
+    j["id"] = d.kind->id;
+    j["message"] = d.message;
+    j["location"] = locationJson(sources_, d.range);
+    nlohmann::ordered_json notes = nlohmann::ordered_json::array();
+    for (const DiagNote& n : d.notes) {
+      nlohmann::ordered_json nj;
+      nj["message"] = n.message;
+      nj["location"] = locationJson(sources_, n.range);
+      notes.push_back(nj);
+    }
+    j["notes"] = notes;
+    list.push_back(j);
+  }
+  nlohmann::ordered_json doc;
+  doc["diagnostics"] = list;
+  doc["errors"] = errorCount_;
+  doc["warnings"] = warningCount_;
+  // Messages may quote arbitrary source bytes: replace invalid UTF-8 rather than fail.
+  os << doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
+}
+
+}  // namespace tyl

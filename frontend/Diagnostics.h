@@ -1,0 +1,107 @@
+// The one path every user-facing message takes.
+//
+// Each kind of diagnostic has a stable ID and a default severity, declared next to the
+// code that reports it:
+//
+//   TYL_DIAG(kSwizzleOverlap, Error, "swizzle-overlap", "swizzle fields overlap");
+//
+// The registry of all kinds (for -Wno-<id>, --list-diagnostics and the coverage test)
+// is filled by those declarations. Messages are collected by a DiagnosticEngine and
+// rendered GCC-style (file:line:col: severity: message [id], the source line, a caret
+// and range) or as one JSON document.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "frontend/Source.h"
+
+namespace tyl {
+
+enum class Severity : uint8_t { Note, Remark, Warning, Error };
+std::string_view severityName(Severity s);
+
+struct DiagKind {
+  std::string_view id;
+  Severity severity;
+  std::string_view summary;
+};
+
+// All registered kinds, sorted by ID.
+std::vector<const DiagKind*> registeredDiagKinds();
+const DiagKind* findDiagKind(std::string_view id);
+
+struct DiagRegistrar {
+  explicit DiagRegistrar(const DiagKind& kind);
+};
+
+#define TYL_DIAG(Var, Sev, Id, Summary)                                 \
+  inline const ::tyl::DiagKind Var{Id, ::tyl::Severity::Sev, Summary}; \
+  inline const ::tyl::DiagRegistrar Var##Registrar_ { Var }
+
+struct DiagNote {
+  SourceRange range;
+  std::string message;
+};
+
+struct Diagnostic {
+  const DiagKind* kind = nullptr;
+  Severity severity = Severity::Error;
+  SourceRange range;
+  std::string message;
+  std::vector<DiagNote> notes;
+};
+
+struct DiagnosticOptions {
+  bool warningsAsErrors = false;
+  bool remarks = false;
+  std::set<std::string, std::less<>> disabledWarnings;
+  // Stop recording after this many errors (the rest are counted, not kept).
+  size_t errorLimit = 50;
+};
+
+class DiagnosticEngine;
+
+// Attaches notes to the diagnostic just reported; does nothing when it was suppressed.
+class DiagBuilder {
+ public:
+  DiagBuilder(DiagnosticEngine* engine, size_t index) : engine_(engine), index_(index) {}
+  DiagBuilder& note(SourceRange range, std::string message);
+
+ private:
+  DiagnosticEngine* engine_;
+  size_t index_;
+};
+
+class DiagnosticEngine {
+ public:
+  explicit DiagnosticEngine(const SourceManager& sources, DiagnosticOptions options = {})
+      : sources_(sources), options_(std::move(options)) {}
+
+  DiagBuilder report(const DiagKind& kind, SourceRange range, std::string message);
+
+  bool hasErrors() const { return errorCount_ > 0; }
+  size_t errorCount() const { return errorCount_; }
+  size_t warningCount() const { return warningCount_; }
+  const std::vector<Diagnostic>& diagnostics() const { return diags_; }
+  const SourceManager& sources() const { return sources_; }
+  const DiagnosticOptions& options() const { return options_; }
+
+  void renderText(std::ostream& os) const;
+  void renderJson(std::ostream& os) const;
+
+ private:
+  friend class DiagBuilder;
+  const SourceManager& sources_;
+  DiagnosticOptions options_;
+  std::vector<Diagnostic> diags_;
+  size_t errorCount_ = 0;
+  size_t warningCount_ = 0;
+  size_t dropped_ = 0;
+};
+
+}  // namespace tyl

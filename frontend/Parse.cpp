@@ -1,0 +1,190 @@
+#include "frontend/Parse.h"
+
+#include <fmt/format.h>
+
+#include <sstream>
+
+#include "TyloLexer.h"
+#include "TyloParser.h"
+#include "antlr4-runtime.h"
+#include "frontend/BuildAst.h"
+
+namespace tyl {
+
+using grammar::TyloLexer;
+using grammar::TyloParser;
+
+TYL_DIAG(kSyntax, Error, "syntax", "the input does not follow the grammar");
+TYL_DIAG(kInputLimit, Error, "input-limit", "the input exceeds a size or nesting limit");
+
+namespace {
+
+// Reports lexer and parser errors as `syntax` diagnostics.
+class ErrorListener : public antlr4::BaseErrorListener {
+ public:
+  ErrorListener(const OffsetMap& offsets, DiagnosticEngine& diags) : offsets_(offsets), diags_(diags) {}
+
+  void syntaxError(antlr4::Recognizer* recognizer, antlr4::Token* offending, size_t, size_t,
+                   const std::string& msg, std::exception_ptr) override {
+    if (++count_ > kMaxReported) return;
+    if (auto* lexer = dynamic_cast<antlr4::Lexer*>(recognizer)) {
+      size_t start = lexer->tokenStartCharIndex;
+      std::string text = lexer->getInputStream()->getText(antlr4::misc::Interval(start, start));
+      SourceRange range{offsets_.loc(start), offsets_.loc(start + 1)};
+      if (text == "/")
+        diags_.report(kSyntax, range, "unterminated block comment");
+      else
+        diags_.report(kSyntax, range, fmt::format("unexpected character '{}'", printable(text)));
+      return;
+    }
+    diags_.report(kSyntax, offsets_.range(offending), rewrite(msg));
+  }
+
+ private:
+  static constexpr int kMaxReported = 20;
+
+  static std::string printable(const std::string& text) {
+    if (text.size() == 1 && (static_cast<unsigned char>(text[0]) < 0x20 || text[0] == 0x7f))
+      return fmt::format("\\x{:02x}", static_cast<unsigned char>(text[0]));
+    return text;
+  }
+
+  // ANTLR's wording, with the end of input named as such.
+  static std::string rewrite(std::string msg) {
+    for (std::string from : {"'<EOF>'", "<EOF>"}) {
+      for (size_t pos; (pos = msg.find(from)) != std::string::npos;) msg.replace(pos, from.size(), "end of input");
+    }
+    return msg;
+  }
+
+  const OffsetMap& offsets_;
+  DiagnosticEngine& diags_;
+  int count_ = 0;
+};
+
+bool validUtf8(const std::string& s, size_t& bad) {
+  for (size_t i = 0; i < s.size();) {
+    unsigned char c = s[i];
+    size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+    if (n == 0 || i + n > s.size()) {
+      bad = i;
+      return false;
+    }
+    for (size_t k = 1; k < n; ++k)
+      if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) {
+        bad = i;
+        return false;
+      }
+    i += n;
+  }
+  return true;
+}
+
+// Everything the parser needs, kept alive together.
+struct ParseSession {
+  ParseSession(FileId file, DiagnosticEngine& diags)
+      : text(diags.sources().file(file).text),
+        offsets(file, text),
+        listener(offsets, diags),
+        input(text),
+        lexer(&input),
+        tokens(&lexer),
+        parser(&tokens) {
+    lexer.removeErrorListeners();
+    lexer.addErrorListener(&listener);
+    parser.removeErrorListeners();
+    parser.addErrorListener(&listener);
+  }
+
+  const std::string& text;
+  OffsetMap offsets;
+  ErrorListener listener;
+  antlr4::ANTLRInputStream input;
+  TyloLexer lexer;
+  antlr4::CommonTokenStream tokens;
+  TyloParser parser;
+};
+
+// Rejects input the parser could not handle safely: too large, not UTF-8, or nested
+// so deeply that the recursive-descent parser would exhaust its stack.
+bool checkLimits(FileId file, DiagnosticEngine& diags) {
+  const std::string& text = diags.sources().file(file).text;
+  if (text.size() > kMaxSourceBytes) {
+    diags.report(kInputLimit, SourceRange::at(SourceLoc{file, 0}),
+                 fmt::format("input is {} bytes; the limit is {} bytes", text.size(), kMaxSourceBytes));
+    return false;
+  }
+  size_t bad = 0;
+  if (!validUtf8(text, bad)) {
+    SourceLoc at{file, static_cast<uint32_t>(bad)};
+    diags.report(kSyntax, SourceRange{at, SourceLoc{file, static_cast<uint32_t>(bad + 1)}},
+                 "input is not valid UTF-8");
+    return false;
+  }
+  return true;
+}
+
+bool checkNesting(ParseSession& s, FileId file, DiagnosticEngine& diags) {
+  s.tokens.fill();
+  int depth = 0;
+  int prefixRun = 0;
+  for (antlr4::Token* t : s.tokens.getTokens()) {
+    if (t->getChannel() != antlr4::Token::DEFAULT_CHANNEL) continue;
+    std::string text = t->getText();
+    if (text == "(" || text == "[" || text == "{") ++depth;
+    if (text == ")" || text == "]" || text == "}") depth = std::max(0, depth - 1);
+    // Runs of prefix operators recurse in the parser just like brackets.
+    prefixRun = (text == "-" || text == "!") ? prefixRun + 1 : 0;
+    if (depth + prefixRun > kMaxNesting) {
+      diags.report(kInputLimit, s.offsets.range(t),
+                   fmt::format("expression nested more than {} levels deep", kMaxNesting));
+      return false;
+    }
+  }
+  (void)file;
+  return !diags.hasErrors();
+}
+
+}  // namespace
+
+std::optional<ast::Module> parseModule(FileId file, DiagnosticEngine& diags) {
+  if (!checkLimits(file, diags)) return std::nullopt;
+  ParseSession s(file, diags);
+  if (!checkNesting(s, file, diags)) return std::nullopt;
+  TyloParser::FileContext* tree = s.parser.file();
+  if (diags.hasErrors()) return std::nullopt;
+  AstBuilder builder(s.offsets, diags);
+  ast::Module module = builder.module(tree, file);
+  if (diags.hasErrors()) return std::nullopt;
+  return module;
+}
+
+ast::ExprPtr parseLayoutExpr(FileId file, DiagnosticEngine& diags) {
+  if (!checkLimits(file, diags)) return nullptr;
+  ParseSession s(file, diags);
+  if (!checkNesting(s, file, diags)) return nullptr;
+  TyloParser::LayoutOnlyContext* tree = s.parser.layoutOnly();
+  if (diags.hasErrors()) return nullptr;
+  AstBuilder builder(s.offsets, diags);
+  ast::ExprPtr e = builder.expr(tree->expr());
+  if (diags.hasErrors()) return nullptr;
+  return e;
+}
+
+std::string dumpTokens(FileId file, DiagnosticEngine& diags) {
+  if (!checkLimits(file, diags)) return {};
+  ParseSession s(file, diags);
+  s.tokens.fill();
+  std::ostringstream os;
+  const antlr4::dfa::Vocabulary& vocab = s.lexer.getVocabulary();
+  for (antlr4::Token* t : s.tokens.getTokens()) {
+    if (t->getChannel() != antlr4::Token::DEFAULT_CHANNEL) continue;
+    LineCol lc = diags.sources().lineCol(s.offsets.loc(t->getStartIndex()));
+    std::string kind = t->getType() == antlr4::Token::EOF ? "EOF" : vocab.getDisplayName(t->getType());
+    os << fmt::format("{}:{} {} '{}'\n", lc.line, lc.column, kind,
+                      t->getType() == antlr4::Token::EOF ? "" : t->getText());
+  }
+  return os.str();
+}
+
+}  // namespace tyl

@@ -1,0 +1,121 @@
+// The grammar of .tyl files and of standalone layout expressions.
+//
+// The grammar only describes syntax; it has no actions. The frontend turns the parse
+// tree into an AST (frontend/BuildAst.cpp) and semantic analysis gives meaning to
+// names: whether `f32[32, 4]` is a type, `As[stage]` an index, `Frag` a layout.
+// docs/language.md describes the language for users.
+grammar Tylo;
+
+// ---- Entry points --------------------------------------------------------------
+
+file        : topDecl* EOF ;
+layoutOnly  : expr EOF ;                       // the argument of `tyloc layout`
+
+// ---- Declarations --------------------------------------------------------------
+
+topDecl
+    : CONST IDENT '=' expr ';'                                            # constDecl
+    | LAYOUT IDENT '=' expr ';'                                           # layoutDecl
+    | KERNEL IDENT typeParams? '(' paramList? ')' launchClause block      # kernelDecl
+    ;
+
+typeParams  : '<' typeParam (',' typeParam)* '>' ;
+typeParam   : IDENT IN '(' IDENT (',' IDENT)* ','? ')' ;
+
+paramList   : param (',' param)* ','? ;
+param
+    : IDENT ':' IDENT                                                     # scalarParam
+    | IDENT ':' space=IDENT dtype=IDENT '[' exprList ']'
+          (':' layout=expr)? (ALIGN align=expr)?                          # tensorParam
+    ;
+
+launchClause : LAUNCH '(' argList? ')' ;
+
+// ---- Statements ----------------------------------------------------------------
+
+block : '{' stmt* '}' ;
+
+stmt
+    : LET IDENT '=' expr ';'                                              # letStmt
+    | target=expr op=('=' | '+=' | '-=' | '*=') value=expr ';'            # assignStmt
+    | FOR IDENT IN expr block                                             # forStmt
+    | PIPELINE '(' argList? ')' FOR IDENT IN expr block                   # pipelineStmt
+    | ifClause                                                            # ifStmt
+    | expr ';'                                                            # exprStmt
+    | block                                                               # blockStmt
+    ;
+
+ifClause : IF cond=expr then=block (ELSE (elseBlock=block | elseIf=ifClause))? ;
+
+// ---- Expressions ---------------------------------------------------------------
+// Precedence from tightest to loosest. `@` binds like `*`, so `S[...] + 5@warpid`
+// reads as a layout plus an offset on `warpid`.
+
+expr
+    : primary                                                             # primaryExpr
+    | expr '.' IDENT                                                      # memberExpr
+    | expr '(' argList? ')'                                               # callExpr
+    | expr '[' exprList ']'                                               # indexExpr
+    | op=('-' | '!') expr                                                 # unaryExpr
+    | '@' IDENT                                                           # unitAxisExpr
+    | expr op=('*' | '/' | '%') expr                                      # binaryExpr
+    | expr '@' IDENT                                                      # axisExpr
+    | expr op=('+' | '-') expr                                            # binaryExpr
+    | expr op=('<<' | '>>') expr                                          # binaryExpr
+    | expr op=('<' | '<=' | '>' | '>=') expr                              # binaryExpr
+    | expr op=('==' | '!=') expr                                          # binaryExpr
+    | expr op='&' expr                                                    # binaryExpr
+    | expr op='^' expr                                                    # binaryExpr
+    | expr op='|' expr                                                    # binaryExpr
+    | expr op='&&' expr                                                   # binaryExpr
+    | expr op='||' expr                                                   # binaryExpr
+    ;
+
+primary
+    : INT                                                                 # intLit
+    | FLOAT                                                               # floatLit
+    | IDENT                                                               # nameRef
+    | '(' ')'                                                             # emptyTuple
+    | '(' expr ')'                                                        # parenExpr
+    | '(' expr ',' ')'                                                    # tupleExpr
+    | '(' expr (',' expr)+ ','? ')'                                       # tupleExpr
+    | kind=(SHARD | REPLICA) '[' extents=exprList (':' strides=exprList)? ']' # iterSpec
+    ;
+
+exprList : expr (',' expr)* ','? ;
+
+argList  : arg (',' arg)* ','? ;
+arg      : (IDENT '=')? expr ;
+
+// ---- Tokens --------------------------------------------------------------------
+
+CONST    : 'const' ;
+LAYOUT   : 'layout' ;
+KERNEL   : 'kernel' ;
+LAUNCH   : 'launch' ;
+ALIGN    : 'align' ;
+LET      : 'let' ;
+FOR      : 'for' ;
+IN       : 'in' ;
+IF       : 'if' ;
+ELSE     : 'else' ;
+PIPELINE : 'pipeline' ;
+SHARD    : 'S' ;
+REPLICA  : 'R' ;
+
+IDENT : [a-zA-Z_] [a-zA-Z_0-9]* ;
+FLOAT
+    : DIGITS '.' DIGITS? EXPONENT?
+    | '.' DIGITS EXPONENT?
+    | DIGITS EXPONENT
+    ;
+INT : DIGITS | '0' [xX] [0-9a-fA-F] ('_'? [0-9a-fA-F])* ;
+
+fragment DIGITS   : [0-9] ('_'? [0-9])* ;
+fragment EXPONENT : [eE] [+-]? DIGITS ;
+
+LINE_COMMENT  : '//' ~[\r\n]* -> channel(HIDDEN) ;
+BLOCK_COMMENT : '/*' .*? '*/' -> channel(HIDDEN) ;
+WS            : [ \t\r\n]+ -> channel(HIDDEN) ;
+
+// Anything else is reported by the lexer error listener with its location.

@@ -1,0 +1,61 @@
+// Properties of layouts decided by enumeration: injectivity, completeness and the
+// shared-memory bank map. Enumeration is bounded (kMaxEnumeration points); larger
+// layouts raise an Error rather than run for minutes.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "ir/layout/Layout.h"
+
+namespace tyl::layout {
+
+inline constexpr int64_t kMaxEnumeration = int64_t{1} << 24;
+
+// Two distinct logical coordinates that land on the same physical point.
+struct Collision {
+  Shape first;
+  Shape second;
+  PhysCoord where;
+};
+
+// Injective over the axes in `axesMask` (every physical tuple, replicas included,
+// projected onto those axes): no two distinct coordinates share a point. Returns the
+// first collision found in row-major order, or nullopt when injective.
+std::optional<Collision> findCollision(const Layout& layout, std::span<const int64_t> shape,
+                                       uint32_t axesMask);
+inline bool isInjective(const Layout& layout, std::span<const int64_t> shape, uint32_t axesMask = ~0u) {
+  return !findCollision(layout, shape, axesMask).has_value();
+}
+
+// Complete over `box` (an extent per axis; the axes not listed are ignored): every
+// point of the box is hit by some element or replica. Returns a point that is not hit.
+struct AxisExtent {
+  Axis axis;
+  int64_t extent;
+};
+std::optional<PhysCoord> findHole(const Layout& layout, std::span<const int64_t> shape,
+                                  std::span<const AxisExtent> box);
+inline bool isComplete(const Layout& layout, std::span<const int64_t> shape, std::span<const AxisExtent> box) {
+  return !findHole(layout, shape, box).has_value();
+}
+
+// Shared memory has 32 banks of 4 bytes: bank = (byte address / 4) % 32.
+inline constexpr int kBankCount = 32;
+inline constexpr int kBankBytes = 4;
+
+// The bank of every element of a memory layout (row-major over `shape`), for elements
+// of `elementBytes` bytes at element offset `m`.
+std::vector<int> bankMap(const Layout& layout, std::span<const int64_t> shape, int elementBytes);
+
+// Conflict degree of one warp-wide shared-memory access: `byteAddresses[lane]` is the
+// first byte each lane accesses (nullopt for inactive lanes), each lane accessing
+// `accessBytes` bytes (1, 2, 4, 8 or 16). The warp's request is served in phases of
+// 128 bytes' worth of lanes (32 lanes for <= 4-byte accesses, 16 for 8-byte, 8 for
+// 16-byte); the degree is the largest number of distinct 4-byte words any bank holds in
+// one phase (1 = conflict-free). Lanes reading the same word share it.
+int bankConflictDegree(std::span<const std::optional<int64_t>> byteAddresses, int accessBytes);
+
+}  // namespace tyl::layout

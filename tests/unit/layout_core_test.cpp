@@ -1,0 +1,593 @@
+// Tests of Layout.h: evaluation, replicas, swizzle, sizes and text. Every function is
+// checked against an independent brute-force evaluator (nested loops over the iters,
+// paired with row-major logical indices), exhaustively on small layouts and on seeded
+// random ones.
+#include <catch2/catch.hpp>
+
+#include <array>
+#include <climits>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ir/layout/Layout.h"
+
+using namespace tyl::layout;
+
+namespace {
+
+// ---- Brute-force reference -------------------------------------------------------
+
+// A physical point with every axis spelled out (absent axes read 0).
+using Point = std::array<int64_t, kAxisCount>;
+
+Point toPoint(const PhysCoord& p) {
+  Point r{};
+  p.forEach([&](Axis a, int64_t v) { r[static_cast<size_t>(a)] = v; });
+  return r;
+}
+
+int64_t& at(Point& p, Axis a) { return p[static_cast<size_t>(a)]; }
+
+// Calls f(coord) for every coordinate of `extents`, last entry fastest.
+template <class F>
+void odometer(const std::vector<int64_t>& extents, F&& f) {
+  std::vector<int64_t> c(extents.size(), 0);
+  for (int64_t e : extents)
+    if (e <= 0) return;
+  for (;;) {
+    f(c);
+    size_t i = extents.size();
+    for (;;) {
+      if (i == 0) return;
+      --i;
+      if (++c[i] < extents[i]) break;
+      c[i] = 0;
+    }
+  }
+}
+
+// The swizzle bit by bit, written independently of Swizzle::apply.
+int64_t refSwizzle(const Swizzle& s, int64_t m) {
+  for (int i = 0; i < s.len; ++i) {
+    int low = s.perElement + i;
+    int high = s.perElement + s.atom + i;
+    int from = s.inner ? high : low;
+    int to = s.inner ? low : high;
+    if ((m >> from) & 1) m ^= int64_t{1} << to;
+  }
+  return m;
+}
+
+struct Reference {
+  std::vector<Point> base;                 // per element, row-major
+  std::vector<std::vector<Point>> tuples;  // per element, per replica combination
+};
+
+Reference evaluate(const Layout& layout) {
+  const TileLayout& t = layout.tile;
+  std::vector<Point> replicas;
+  std::vector<int64_t> repExtents;
+  for (const Iter& it : t.replica) repExtents.push_back(it.extent);
+  odometer(repExtents, [&](const std::vector<int64_t>& r) {
+    Point p{};
+    for (size_t j = 0; j < r.size(); ++j) at(p, t.replica[j].axis) += r[j] * t.replica[j].stride;
+    replicas.push_back(p);
+  });
+  auto swizzled = [&](Point p) {
+    if (layout.swizzle) at(p, Axis::m) = refSwizzle(*layout.swizzle, at(p, Axis::m));
+    return p;
+  };
+  Reference ref;
+  std::vector<int64_t> extents;
+  for (const Iter& it : t.shard) extents.push_back(it.extent);
+  odometer(extents, [&](const std::vector<int64_t>& c) {
+    Point p{};
+    for (size_t i = 0; i < c.size(); ++i) at(p, t.shard[i].axis) += c[i] * t.shard[i].stride;
+    t.offset.forEach([&](Axis a, int64_t v) { at(p, a) += v; });
+    ref.base.push_back(swizzled(p));
+    std::vector<Point> all;
+    for (const Point& r : replicas) {
+      Point q = p;
+      for (size_t k = 0; k < q.size(); ++k) q[k] += r[k];
+      all.push_back(swizzled(q));
+    }
+    ref.tuples.push_back(all);
+  });
+  return ref;
+}
+
+// ---- Construction helpers --------------------------------------------------------
+
+TileLayout makeTile(std::vector<Iter> shard, std::vector<Iter> replica = {},
+                    std::vector<std::pair<Axis, int64_t>> offsets = {}) {
+  TileLayout t;
+  t.shard = std::move(shard);
+  t.replica = std::move(replica);
+  for (auto [a, v] : offsets) t.offset.add(a, v);
+  return t;
+}
+
+// Every shape of rank 1..3 whose extents multiply to n.
+std::vector<Shape> factorizations(int64_t n) {
+  std::vector<Shape> shapes{{n}};
+  for (int64_t a = 1; a <= n; ++a) {
+    if (n % a) continue;
+    shapes.push_back({a, n / a});
+    for (int64_t b = 1; b <= n / a; ++b)
+      if ((n / a) % b == 0) shapes.push_back({a, b, n / a / b});
+  }
+  return shapes;
+}
+
+// All shards of 1..3 iters with extents {1,2,3,4}, strides {0,1,2,4} on m or laneid;
+// every fourth one also gets an offset, a replica, or both.
+std::vector<TileLayout> smallFamily() {
+  const int64_t extents[] = {1, 2, 3, 4};
+  const int64_t strides[] = {0, 1, 2, 4};
+  const Axis axes[] = {Axis::m, Axis::laneid};
+  std::vector<Iter> choices;
+  for (int64_t e : extents)
+    for (int64_t s : strides)
+      for (Axis a : axes) choices.push_back(Iter{e, s, a});
+  std::vector<TileLayout> family;
+  auto addVariant = [&](std::vector<Iter> shard) {
+    TileLayout t = makeTile(std::move(shard));
+    switch (family.size() % 4) {
+      case 1: t.offset.add(Axis::m, 3); break;
+      case 2: t.replica.push_back(Iter{2, 16, Axis::warpid}); break;
+      case 3:
+        t.replica.push_back(Iter{2, 1, Axis::m});
+        t.offset.add(Axis::laneid, 2);
+        break;
+      default: break;
+    }
+    family.push_back(t);
+  };
+  for (const Iter& a : choices) {
+    addVariant({a});
+    for (const Iter& b : choices) {
+      addVariant({a, b});
+      for (const Iter& c : choices) addVariant({a, b, c});
+    }
+  }
+  return family;
+}
+
+// Random layouts: 0..4 shard iters, 0..2 replica iters, offsets, over a few axes.
+struct RandomLayouts {
+  std::mt19937_64 rng;
+  explicit RandomLayouts(uint64_t seed) : rng(seed) {}
+
+  int64_t pick(int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); }
+
+  Iter iter(bool mOnly, bool nonNegative) {
+    static constexpr Axis kAxes[] = {Axis::m, Axis::laneid, Axis::warpid, Axis::TCol};
+    Axis a = mOnly ? Axis::m : kAxes[pick(0, 3)];
+    return Iter{pick(1, 5), pick(nonNegative ? 0 : -3, 9), a};
+  }
+
+  TileLayout tile(bool mOnly, bool nonNegative) {
+    TileLayout t;
+    for (int64_t i = pick(0, 4); i > 0; --i) t.shard.push_back(iter(mOnly, nonNegative));
+    for (int64_t i = pick(0, 2); i > 0; --i) t.replica.push_back(iter(mOnly, nonNegative));
+    if (pick(0, 1)) t.offset.add(Axis::m, pick(nonNegative ? 0 : -5, 7));
+    if (!mOnly && pick(0, 1)) t.offset.add(Axis::warpid, pick(-2, 3));
+    return t;
+  }
+
+  Layout layout() {
+    if (pick(0, 2) != 0) return Layout{tile(false, false)};
+    int len = static_cast<int>(pick(0, 3));
+    int atom = static_cast<int>(pick(len, 4));
+    Swizzle s = Swizzle::make(static_cast<int>(pick(0, 3)), len, atom, pick(0, 3) != 0);
+    return Layout::compose(s, tile(true, true));
+  }
+};
+
+constexpr uint64_t kSeed = 0x7e57'1a70'2024'0001ull;
+
+std::string pointText(const Point& p) {
+  std::string text = "{";
+  for (Axis a : allAxes())
+    if (p[static_cast<size_t>(a)] != 0) text += std::string(axisName(a)) + ": " + std::to_string(p[static_cast<size_t>(a)]) + " ";
+  return text + "}";
+}
+
+// A check for hot loops: the description is only built when it fails (INFO and REQUIRE
+// on every passing iteration would dominate the run time).
+template <class Describe>
+void require(bool ok, Describe&& describe) {
+  if (!ok) FAIL(describe());
+}
+
+// A few shapes of n elements: flat, padded with unit dimensions, and split at the
+// smallest divisor.
+std::vector<Shape> fewShapes(int64_t n) {
+  std::vector<Shape> shapes{{n}, {1, n, 1}};
+  for (int64_t d = 2; d < n; ++d)
+    if (n % d == 0) {
+      shapes.push_back({d, n / d});
+      shapes.push_back({n / d, 1, d});
+      break;
+    }
+  return shapes;
+}
+
+void checkAgainstReference(const Layout& layout, const std::vector<Shape>& shapes) {
+  Reference ref = evaluate(layout);
+  int64_t n = layout.size();
+  REQUIRE(static_cast<int64_t>(ref.base.size()) == n);
+  auto where = [&](const char* what, int64_t index, const Point& got, const Point& want) {
+    return toString(layout) + " " + what + " at index " + std::to_string(index) + ": got " + pointText(got) +
+           ", want " + pointText(want);
+  };
+  for (int64_t i = 0; i < n; ++i) {
+    Point got = toPoint(apply(layout, i));
+    const Point& want = ref.base[static_cast<size_t>(i)];
+    require(got == want, [&] { return where("apply(index)", i, got, want); });
+  }
+  uint32_t axes = layout.tile.axesMask() | (layout.swizzle ? axisBit(Axis::m) : 0u);
+  for (const Shape& shape : shapes) {
+    int64_t index = 0;
+    odometer(shape, [&](const std::vector<int64_t>& c) {
+      Point got = toPoint(apply(layout, c, shape));
+      const Point& want = ref.base[static_cast<size_t>(index)];
+      require(got == want, [&] { return where("apply(coord, shape)", index, got, want); });
+      std::vector<PhysCoord> all = applyAll(layout, c, shape);
+      const std::vector<Point>& wantAll = ref.tuples[static_cast<size_t>(index)];
+      require(all.size() == wantAll.size(), [&] { return toString(layout) + ": replica count differs"; });
+      for (size_t r = 0; r < all.size(); ++r) {
+        Point gotR = toPoint(all[r]);
+        require(gotR == wantAll[r], [&] { return where("applyAll", index, gotR, wantAll[r]); });
+        // Every tuple holds every axis of the layout.
+        require(all[r].axesMask() == axes, [&] { return toString(layout) + ": tuple axes differ"; });
+      }
+      ++index;
+    });
+  }
+}
+
+}  // namespace
+
+// ---- Worked numbers --------------------------------------------------------------
+
+TEST_CASE("worked example: lane-sharded fragment", "[core]") {
+  Layout l{makeTile({{32, 1, Axis::laneid}, {4, 1, Axis::m}})};
+  PhysCoord p = apply(l, Shape{3, 2}, Shape{32, 4});
+  CHECK(p[Axis::laneid] == 3);
+  CHECK(p[Axis::m] == 2);
+  CHECK(p.axesMask() == (axisBit(Axis::laneid) | axisBit(Axis::m)));
+}
+
+TEST_CASE("worked example: row-major and 128B swizzle", "[core]") {
+  Layout plain{makeTile({{16, 32}, {32, 1}})};
+  CHECK(apply(plain, Shape{3, 7}, Shape{16, 32})[Axis::m] == 103);
+
+  Layout sw = Layout::compose(Swizzle::make(3, 3, 3), makeTile({{8, 64}, {64, 1}}));
+  CHECK(apply(sw, Shape{1, 0}, Shape{8, 64})[Axis::m] == 72);
+  // addr(i, j) = 64i + 8((j / 8) xor i) + j % 8
+  for (int64_t i = 0; i < 8; ++i)
+    for (int64_t j = 0; j < 64; ++j)
+      REQUIRE(apply(sw, Shape{i, j}, Shape{8, 64})[Axis::m] == 64 * i + 8 * ((j / 8) ^ i) + j % 8);
+
+  Layout s232 = Layout::compose(Swizzle::make(3, 2, 2), TileLayout::rowMajor(Shape{32, 32}));
+  CHECK(apply(s232, Shape{1, 0}, Shape{32, 32})[Axis::m] == 40);
+}
+
+TEST_CASE("worked example: ComposeLayout(0, 2, 3) over S[8, 8]", "[core]") {
+  Layout l = Layout::compose(Swizzle::make(0, 2, 3), TileLayout::rowMajor(Shape{8, 8}));
+  CHECK(apply(l, Shape{1, 2}, Shape{8, 8})[Axis::m] == 11);
+  for (int64_t i = 0; i < 8; ++i)
+    for (int64_t j = 0; j < 8; ++j)
+      REQUIRE(apply(l, Shape{i, j}, Shape{8, 8})[Axis::m] == i * 8 + (j / 4) * 4 + ((i % 4) ^ (j % 4)));
+  // Inner and outer swizzle over S[64] (TIRx test_apply).
+  Layout in = Layout::compose(Swizzle::make(0, 3, 3), TileLayout::rowMajor(Shape{64}));
+  Layout out = Layout::compose(Swizzle::make(0, 3, 3, false), TileLayout::rowMajor(Shape{64}));
+  for (int64_t i = 0; i < 8; ++i)
+    for (int64_t j = 0; j < 8; ++j) {
+      REQUIRE(apply(in, i * 8 + j)[Axis::m] == i * 8 + (i ^ j));
+      REQUIRE(apply(out, i * 8 + j)[Axis::m] == (i ^ j) * 8 + j);
+    }
+}
+
+TEST_CASE("worked example: book layout with replica and offset", "[core]") {
+  Layout l{makeTile({{8, 4, Axis::laneid}, {2, 1, Axis::warpid}, {4, 1, Axis::laneid}, {2, 1, Axis::m}},
+                    {{2, 4, Axis::warpid}}, {{Axis::warpid, 5}})};
+  Shape shape{8, 16};
+  PhysCoord a = apply(l, Shape{1, 3}, shape);
+  CHECK(a[Axis::laneid] == 5);
+  CHECK(a[Axis::warpid] == 5);
+  CHECK(a[Axis::m] == 1);
+  PhysCoord b = apply(l, Shape{7, 15}, shape);
+  CHECK(b[Axis::laneid] == 31);
+  CHECK(b[Axis::warpid] == 6);
+  CHECK(b[Axis::m] == 1);
+  // Closed form: laneid = 4i + (j/2)%4, warpid = j/8 + 5 (+4r), m = j%2.
+  for (int64_t i = 0; i < 8; ++i)
+    for (int64_t j = 0; j < 16; ++j) {
+      std::vector<PhysCoord> all = applyAll(l, Shape{i, j}, shape);
+      REQUIRE(all.size() == 2);
+      for (int64_t r = 0; r < 2; ++r) {
+        const PhysCoord& p = all[static_cast<size_t>(r)];
+        REQUIRE(p[Axis::laneid] == 4 * i + (j / 2) % 4);
+        REQUIRE(p[Axis::warpid] == j / 8 + 5 + 4 * r);
+        REQUIRE(p[Axis::m] == j % 2);
+      }
+    }
+  CHECK(toString(l) == "S[(8, 2, 4, 2) : (4@laneid, 1@warpid, 1@laneid, 1)] + R[2 : 4@warpid] + 5@warpid");
+}
+
+TEST_CASE("worked example: replicas of a lane-sharded fragment", "[core]") {
+  Layout l{makeTile({{32, 1, Axis::laneid}, {4, 1, Axis::m}}, {{2, 1, Axis::warpid}}, {{Axis::m, 4}})};
+  std::vector<PhysCoord> all = applyAll(l, Shape{3, 2}, Shape{32, 4});
+  REQUIRE(all.size() == 2);
+  PhysCoord first, second;
+  first.set(Axis::laneid, 3);
+  first.set(Axis::m, 6);
+  first.set(Axis::warpid, 0);
+  second = first;
+  second.set(Axis::warpid, 1);
+  CHECK(all[0] == first);
+  CHECK(all[1] == second);
+  // The base holds only the shard and offset axes.
+  PhysCoord base = apply(l, Shape{3, 2}, Shape{32, 4});
+  CHECK_FALSE(base.has(Axis::warpid));
+  CHECK(base[Axis::m] == 6);
+}
+
+TEST_CASE("worked example: unit iter in a fragment (TIRx test_tile_layout_3)", "[core]") {
+  Layout l{makeTile({{8, 4, Axis::laneid}, {1, 2}, {4, 1, Axis::laneid}, {2, 1}})};
+  for (int64_t i = 0; i < 8; ++i)
+    for (int64_t j = 0; j < 8; ++j) {
+      PhysCoord p = apply(l, Shape{i, j}, Shape{8, 8});
+      REQUIRE(p[Axis::m] == j % 2);
+      REQUIRE(p[Axis::laneid] == 4 * i + j / 2);
+    }
+  CHECK(span(l.tile, Axis::m) == 2);
+  CHECK(span(makeTile({{8, 8}, {6, 1}}), Axis::m) == 62);
+}
+
+// ---- Swizzle ---------------------------------------------------------------------
+
+TEST_CASE("swizzle is an involution that keeps the low M bits", "[core][swizzle]") {
+  for (int m = 0; m <= 3; ++m)
+    for (int b = 0; b <= 3; ++b)
+      for (int s = b; s <= 4; ++s)
+        for (bool inner : {true, false}) {
+          Swizzle sw = Swizzle::make(m, b, s, inner);
+          int64_t lowMask = (int64_t{1} << m) - 1;
+          for (int64_t x = 0; x < 3 * sw.period(); ++x) {
+            INFO("M=" << m << " B=" << b << " S=" << s << " inner=" << inner << " x=" << x);
+            int64_t y = sw.apply(x);
+            REQUIRE(y == refSwizzle(sw, x));
+            REQUIRE(sw.apply(y) == x);
+            REQUIRE((y & lowMask) == (x & lowMask));
+            // It permutes within one period.
+            REQUIRE(y / sw.period() == x / sw.period());
+          }
+        }
+}
+
+TEST_CASE("swizzle fields are validated", "[core][swizzle]") {
+  CHECK_THROWS_AS(Swizzle::make(3, 3, 2), Error);  // S < B: fields overlap
+  CHECK_THROWS_WITH(Swizzle::make(0, 2, 1), Catch::Contains("overlap"));
+  CHECK_THROWS_AS(Swizzle::make(-1, 2, 3), Error);
+  CHECK_THROWS_AS(Swizzle::make(3, -1, 3), Error);
+  CHECK_THROWS_AS(Swizzle::make(3, 2, -3), Error);
+  CHECK_THROWS_AS(Swizzle::make(20, 21, 22), Error);  // 63 bits
+  CHECK_NOTHROW(Swizzle::make(20, 20, 22));
+  CHECK_NOTHROW(Swizzle::make(3, 3, 3));
+  CHECK_NOTHROW(Swizzle::make(0, 0, 0));
+  CHECK_THROWS_AS(Swizzle::make(3, 3, 3).apply(-8), Error);
+}
+
+TEST_CASE("compose rejects a tile layout with a non-m axis", "[core][swizzle]") {
+  Swizzle s = Swizzle::make(3, 3, 3);
+  CHECK_THROWS_AS(Layout::compose(s, makeTile({{32, 1, Axis::laneid}, {4, 1}})), Error);
+  CHECK_THROWS_AS(Layout::compose(s, makeTile({{4, 1}}, {{2, 1, Axis::warpid}})), Error);
+  CHECK_THROWS_AS(Layout::compose(s, makeTile({{4, 1}}, {}, {{Axis::TCol, 2}})), Error);
+  CHECK_THROWS_WITH(Layout::compose(s, makeTile({{4, 1, Axis::TLane}})), Catch::Contains("'TLane'"));
+  Layout ok = Layout::compose(s, makeTile({{8, 64}, {64, 1}}, {{2, 512}}, {{Axis::m, 8}}));
+  CHECK(ok.swizzle == s);
+  CHECK(toString(ok) == "ComposeLayout(3, 3, 3, S[(8, 64) : (64, 1)] + R[2 : 512] + 8)");
+}
+
+// ---- Coordinates -----------------------------------------------------------------
+
+TEST_CASE("flatten, unflatten and splitIndex", "[core]") {
+  Shape shape{3, 4, 5};
+  int64_t index = 0;
+  odometer(shape, [&](const std::vector<int64_t>& c) {
+    REQUIRE(flatten(c, shape) == index);
+    REQUIRE(unflatten(index, shape) == c);
+    REQUIRE(splitIndex(index, shape) == c);
+    ++index;
+  });
+  CHECK(index == 60);
+  CHECK(shapeSize(shape) == 60);
+  CHECK(shapeSize(Shape{}) == 1);
+  // The first entry takes the undivided quotient: an index past the size extends it.
+  CHECK(splitIndex(4000, Shape{512}) == Shape{4000});
+  CHECK(splitIndex(100, Shape{2, 8}) == Shape{12, 4});
+  CHECK(apply(Layout{TileLayout::rowMajor(Shape{512})}, 4000)[Axis::m] == 4000);
+  CHECK(splitIndex(7, Shape{}).empty());
+  CHECK_THROWS_AS(flatten(Shape{1, 4}, Shape{2, 4}), Error);
+  CHECK_THROWS_AS(flatten(Shape{-1, 0}, Shape{2, 4}), Error);
+  CHECK_THROWS_AS(flatten(Shape{1}, Shape{2, 4}), Error);
+  CHECK_THROWS_AS(unflatten(8, Shape{2, 4}), Error);
+  CHECK_THROWS_AS(unflatten(-1, Shape{2, 4}), Error);
+}
+
+TEST_CASE("apply checks coordinates and shapes", "[core]") {
+  Layout l{TileLayout::rowMajor(Shape{4, 8})};
+  CHECK_THROWS_AS(apply(l, Shape{0, 0}, Shape{4, 4}), Error);  // 16 != 32 elements
+  CHECK_THROWS_AS(apply(l, Shape{4, 0}, Shape{4, 8}), Error);
+  CHECK_THROWS_AS(applyIters(l, Shape{1, 2, 3}), Error);
+  CHECK(applyIters(l, Shape{3, 5})[Axis::m] == 29);
+  CHECK(iterCoord(l, Shape{5, 1}, Shape{8, 4}) == Shape{2, 5});
+  CHECK(iterCoord(l, Shape{1, 1, 1}, Shape{2, 2, 8}) == Shape{3, 1});  // index 25
+}
+
+// ---- Exhaustive and randomized evaluation ----------------------------------------
+
+TEST_CASE("apply and applyAll match the brute-force evaluator on every small layout", "[core][exhaustive]") {
+  std::vector<TileLayout> family = smallFamily();
+  REQUIRE(family.size() > 30000);
+  for (size_t k = 0; k < family.size(); k += 3) checkAgainstReference(Layout{family[k]}, fewShapes(family[k].size()));
+  // iterCoord is the row-major split of the flattened coordinate.
+  for (size_t k = 0; k < family.size(); k += 97) {
+    Layout l{family[k]};
+    int64_t n = l.size();
+    int64_t index = 0;
+    odometer(Shape{n}, [&](const std::vector<int64_t>& c) {
+      std::vector<int64_t> ic = iterCoord(l, c, Shape{n});
+      int64_t back = 0;
+      for (size_t i = 0; i < ic.size(); ++i) {
+        REQUIRE(ic[i] >= 0);
+        REQUIRE(ic[i] < l.tile.shard[i].extent);
+        back = back * l.tile.shard[i].extent + ic[i];
+      }
+      REQUIRE(back == index++);
+      REQUIRE(applyIters(l, ic) == apply(l, c, Shape{n}));
+    });
+  }
+}
+
+TEST_CASE("apply and applyAll match the brute-force evaluator on random layouts", "[core][random]") {
+  RandomLayouts gen(kSeed);
+  INFO("seed " << kSeed);
+  for (int i = 0; i < 600; ++i) {
+    INFO("case " << i);
+    Layout l = gen.layout();
+    checkAgainstReference(l, l.size() <= 64 ? factorizations(l.size()) : fewShapes(l.size()));
+  }
+}
+
+TEST_CASE("replicaOffsets enumerates the replica product row-major", "[core]") {
+  TileLayout t = makeTile({{4, 1}}, {{2, 8, Axis::m}, {3, 1, Axis::warpid}});
+  std::vector<PhysCoord> r = replicaOffsets(t);
+  REQUIRE(r.size() == 6);
+  for (int64_t a = 0; a < 2; ++a)
+    for (int64_t b = 0; b < 3; ++b) {
+      const PhysCoord& p = r[static_cast<size_t>(a * 3 + b)];
+      CHECK(p[Axis::m] == 8 * a);
+      CHECK(p[Axis::warpid] == b);
+    }
+  std::vector<PhysCoord> none = replicaOffsets(makeTile({{4, 1}}));
+  REQUIRE(none.size() == 1);
+  CHECK(none[0].empty());
+  CHECK(t.replicaCount() == 6);
+}
+
+TEST_CASE("span and cosize match their definitions", "[core]") {
+  RandomLayouts gen(kSeed + 1);
+  INFO("seed " << kSeed + 1);
+  for (int i = 0; i < 400; ++i) {
+    Layout l = gen.layout();
+    INFO("case " << i << " layout " << toString(l));
+    Reference ref = evaluate(l);
+    for (Axis a : allAxes()) {
+      INFO("axis " << axisName(a));
+      int64_t s = 1;
+      for (const auto* iters : {&l.tile.shard, &l.tile.replica})
+        for (const Iter& it : *iters)
+          if (it.axis == a) s += (it.extent - 1) * (it.stride < 0 ? -it.stride : it.stride);
+      REQUIRE(span(l.tile, a) == s);
+
+      bool used = (l.tile.axesMask() & axisBit(a)) != 0;
+      int64_t hi = INT64_MIN;
+      for (const auto& tuples : ref.tuples)
+        for (const Point& p : tuples) hi = std::max(hi, p[static_cast<size_t>(a)]);
+      if (!used) {
+        REQUIRE(cosize(l, a) == 0);
+      } else if (!l.swizzle) {
+        REQUIRE(cosize(l, a) == hi + 1);
+      } else {
+        // With a swizzle cosize is a bound that stays inside the period of the maximum.
+        REQUIRE(cosize(l, a) >= hi + 1);
+        REQUIRE(cosize(l, a) <= (hi / l.swizzle->period() + 1) * l.swizzle->period());
+      }
+    }
+  }
+  Layout sw = Layout::compose(Swizzle::make(3, 3, 3), makeTile({{8, 64}, {64, 1}}));
+  CHECK(cosize(sw, Axis::m) == 512);
+  CHECK(cosize(sw, Axis::laneid) == 0);
+  CHECK(cosize(Layout{makeTile({{4, 2}}, {{2, 100}}, {{Axis::m, 1}})}, Axis::m) == 108);
+  CHECK(cosize(Layout{makeTile({{4, -2}}, {}, {{Axis::m, 6}})}, Axis::m) == 7);
+}
+
+// ---- Sizes, PhysCoord, text ------------------------------------------------------
+
+TEST_CASE("sizes and axis masks", "[core]") {
+  TileLayout t = makeTile({{8, 4, Axis::laneid}, {2, 1, Axis::warpid}, {4, 1, Axis::laneid}, {2, 1}},
+                          {{2, 4, Axis::TCol}}, {{Axis::wgid, 5}});
+  CHECK(t.size() == 128);
+  CHECK(t.size(Axis::laneid) == 32);
+  CHECK(t.size(Axis::warpid) == 2);
+  CHECK(t.size(Axis::TLane) == 1);
+  CHECK(t.shardExtents() == Shape{8, 2, 4, 2});
+  CHECK(t.baseAxesMask() ==
+        (axisBit(Axis::laneid) | axisBit(Axis::warpid) | axisBit(Axis::m) | axisBit(Axis::wgid)));
+  CHECK(t.axesMask() == (t.baseAxesMask() | axisBit(Axis::TCol)));
+  CHECK(TileLayout::rowMajor(Shape{2, 3, 4}) == makeTile({{2, 12}, {3, 4}, {4, 1}}));
+  CHECK_THROWS_AS(TileLayout::rowMajor(Shape{2, 0}), Error);
+  CHECK(threadAxesMask() == ((1u << kAxisCount) - 1 - memoryAxesMask()));
+  CHECK(memoryAxesMask() == (axisBit(Axis::m) | axisBit(Axis::TLane) | axisBit(Axis::TCol)));
+}
+
+TEST_CASE("PhysCoord keeps presence separate from value", "[core]") {
+  PhysCoord p;
+  CHECK(p.empty());
+  p.add(Axis::laneid, 3);
+  p.add(Axis::laneid, 4);
+  p.set(Axis::m, 0);
+  CHECK(p[Axis::laneid] == 7);
+  CHECK(p.has(Axis::m));
+  CHECK_FALSE(p.has(Axis::warpid));
+  CHECK(p[Axis::warpid] == 0);
+  PhysCoord q = p.project(axisBit(Axis::m) | axisBit(Axis::warpid));
+  CHECK(q.axesMask() == axisBit(Axis::m));
+  PhysCoord r;
+  r.set(Axis::m, 0);
+  CHECK(q == r);
+  CHECK(q.hash() == r.hash());
+  r.erase(Axis::m);
+  CHECK(r.empty());
+  CHECK_FALSE(q == r);
+  CHECK(toString(p) == "{laneid: 7, m: 0}");
+}
+
+TEST_CASE("text forms", "[core]") {
+  CHECK(toString(makeTile({{32, 1, Axis::laneid}, {4, 1}})) == "S[(32, 4) : (1@laneid, 1)]");
+  CHECK(toString(makeTile({})) == "S[1]");
+  CHECK(toString(makeTile({{8, 1}}, {}, {{Axis::m, -3}, {Axis::warpid, 0}})) == "S[8 : 1] - 3");
+  CHECK(toString(Layout::compose(Swizzle::make(0, 3, 3, false), TileLayout::rowMajor(Shape{64}))) ==
+        "ComposeLayout(0, 3, 3, S[64 : 1], swizzle_inner=False)");
+  CHECK(shapeToString(Shape{4}) == "(4,)");
+  CHECK(shapeToString(Shape{4, 2}) == "(4, 2)");
+  CHECK(axisFromName("tid_in_wg") == Axis::tid_in_wg);
+  CHECK_FALSE(axisFromName("reg").has_value());
+  CHECK(axisKind(Axis::bx) == AxisKind::Block);
+}
+
+// ---- Overflow --------------------------------------------------------------------
+
+TEST_CASE("overflow is reported, never wrapped", "[core][overflow]") {
+  const int64_t big = INT64_MAX / 2;  // 2^62 - 1
+  CHECK_THROWS_AS(makeTile({{int64_t{1} << 32, 1}, {int64_t{1} << 32, 1}}).size(), OverflowError);
+  CHECK_THROWS_AS(apply(Layout{makeTile({{4, big}})}, 3), OverflowError);
+  CHECK(apply(Layout{makeTile({{4, big}})}, 2)[Axis::m] == 2 * big);
+  CHECK_THROWS_AS(apply(Layout{makeTile({{2, INT64_MAX}}, {}, {{Axis::m, 1}})}, 1), OverflowError);
+  CHECK_THROWS_AS(apply(Layout{makeTile({{2, INT64_MIN}}, {}, {{Axis::m, -1}})}, 1), OverflowError);
+  CHECK_THROWS_AS(span(makeTile({{3, big + 1}}), Axis::m), OverflowError);
+  CHECK_THROWS_AS(span(makeTile({{2, INT64_MIN}}), Axis::m), OverflowError);
+  CHECK_THROWS_AS(cosize(Layout{makeTile({{2, INT64_MAX}}, {}, {{Axis::m, 1}})}, Axis::m), OverflowError);
+  CHECK_THROWS_AS(flatten(Shape{2, 0}, Shape{INT64_MAX, INT64_MAX}), OverflowError);
+  CHECK_THROWS_AS(TileLayout::rowMajor(Shape{int64_t{1} << 32, int64_t{1} << 32, 2}), OverflowError);
+  CHECK_THROWS_AS(replicaOffsets(makeTile({{2, 1}}, {{2, INT64_MAX}, {2, INT64_MAX}})), OverflowError);
+  PhysCoord p;
+  p.add(Axis::m, INT64_MAX);
+  CHECK_THROWS_AS(p.add(Axis::m, 1), OverflowError);
+}

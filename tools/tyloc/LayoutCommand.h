@@ -1,0 +1,22 @@
+// `tyloc layout`: evaluates one layout expression and shows where every element lives.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tyl::driver {
+
+struct LayoutOptions {
+  std::string expr;
+  std::optional<std::vector<int64_t>> shape;
+  std::optional<std::vector<int64_t>> apply;
+  bool json = false;
+  std::optional<std::string> svgPath;
+  bool diagnosticsJson = false;
+};
+
+// Returns the process exit code (0 ok, 1 diagnostics printed, 2 misuse).
+int runLayoutCommand(const LayoutOptions& options);
+
+}  // namespace tyl::driver
