@@ -83,6 +83,33 @@ void printTable(std::ostream& os, const layout::Layout& l, const layout::Shape& 
   }
 }
 
+// Parses "32,4", "(32, 4)" or "[32,4]" into integers.
+std::vector<int64_t> parseIntList(const std::string& flag, const std::string& text) {
+  std::vector<int64_t> values;
+  std::string body;
+  for (char c : text)
+    if (c != '(' && c != ')' && c != '[' && c != ']' && c != ' ') body += c;
+  size_t pos = 0;
+  while (pos <= body.size()) {
+    size_t comma = body.find(',', pos);
+    std::string item = body.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    if (item.empty() && comma == std::string::npos && !values.empty()) break;  // trailing comma
+    size_t used = 0;
+    long long v = 0;
+    try {
+      v = std::stoll(item, &used);
+    } catch (const std::exception&) {
+      used = std::string::npos;
+    }
+    if (item.empty() || used != item.size())
+      throw CLI::ValidationError(flag, fmt::format("'{}' is not a comma-separated list of integers", text));
+    values.push_back(v);
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  return values;
+}
+
 }  // namespace
 
 int runLayoutCommand(const LayoutOptions& options) {
@@ -170,6 +197,41 @@ int runLayoutCommand(const LayoutOptions& options) {
     return fail();
   }
   return 0;
+}
+
+}  // namespace tyl::driver
+
+namespace tyl::driver {
+
+void addLayoutCommand(CLI::App& app, std::function<int()>& run) {
+  struct State {
+    LayoutOptions options;
+    std::string shape, apply, diagFormat = "text";
+  };
+  auto state = std::make_shared<State>();
+  CLI::App* cmd = app.add_subcommand(
+      "layout", "Show where every element of a layout lives (lane, warp, register slot or memory offset)");
+  cmd->add_option("expr", state->options.expr,
+                  "Layout expression, e.g. 'S[(32, 4) : (1@laneid, 1)] + R[2 : 1@warpid]'")
+      ->required();
+  cmd->add_option("--shape", state->shape,
+                  "Logical tensor shape, e.g. 32,4 (default: the shard extents); its size must equal the "
+                  "layout's size");
+  cmd->add_option("--apply", state->apply, "Show only the element at this coordinate, e.g. 3,2");
+  cmd->add_flag("--json", state->options.json,
+                "Print one JSON document: layout, shape, size, injective, and elements with base and replicas");
+  cmd->add_option("--diagnostics-format", state->diagFormat, "How errors are printed: text or json")
+      ->check(CLI::IsMember({"text", "json"}));
+  cmd->callback([state, &run] {
+    // Flag values are checked here so that malformed ones are command-line misuse (exit 2).
+    if (!state->shape.empty()) state->options.shape = parseIntList("--shape", state->shape);
+    if (!state->apply.empty()) state->options.apply = parseIntList("--apply", state->apply);
+    if (state->options.shape)
+      for (int64_t e : *state->options.shape)
+        if (e <= 0) throw CLI::ValidationError("--shape", fmt::format("extent {} must be positive", e));
+    state->options.diagnosticsJson = state->diagFormat == "json";
+    run = [state] { return runLayoutCommand(state->options); };
+  });
 }
 
 }  // namespace tyl::driver

@@ -1,6 +1,9 @@
 // `tyloc layout`: evaluates one layout expression and shows where every element lives.
 #pragma once
 
+#include <CLI/CLI.hpp>
+
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,5 +21,9 @@ struct LayoutOptions {
 
 // Returns the process exit code (0 ok, 1 diagnostics printed, 2 misuse).
 int runLayoutCommand(const LayoutOptions& options);
+
+// Registers `tyloc layout` and its options; `run` is set to the action to take once the
+// command line has been parsed.
+void addLayoutCommand(CLI::App& app, std::function<int()>& run);
 
 }  // namespace tyl::driver
