@@ -1,0 +1,205 @@
+#include "ir/thread/Builder.h"
+
+#include <algorithm>
+#include <climits>
+#include <stdexcept>
+
+namespace tyl::tir {
+
+int typeBytes(Type t) {
+  switch (t) {
+    case Type::Pred: return 1;
+    case Type::F16:
+    case Type::BF16: return 2;
+    case Type::I64: return 8;
+    default: return 4;
+  }
+}
+
+bool isFloat(Type t) { return t == Type::F32 || t == Type::F16 || t == Type::BF16; }
+bool isInt(Type t) { return t == Type::I32 || t == Type::I64 || t == Type::U32; }
+
+const char* typeName(Type t) {
+  switch (t) {
+    case Type::Pred: return "pred";
+    case Type::I32: return "i32";
+    case Type::I64: return "i64";
+    case Type::U32: return "u32";
+    case Type::F32: return "f32";
+    case Type::F16: return "f16";
+    case Type::BF16: return "bf16";
+  }
+  return "?";
+}
+
+namespace {
+
+ExprRef make(Expr e) { return std::make_shared<const Expr>(std::move(e)); }
+
+// Wraps to the width of `type`, as the hardware would.
+int64_t wrap(int64_t v, Type type) {
+  if (type == Type::I32) return static_cast<int32_t>(static_cast<uint32_t>(v));
+  if (type == Type::U32) return static_cast<uint32_t>(v);
+  return v;
+}
+
+bool isComparison(BinOp op) { return op >= BinOp::Lt && op <= BinOp::Ne; }
+
+}  // namespace
+
+ExprRef intConst(int64_t value, Type type) {
+  Expr e{ExprKind::IntConst, type};
+  e.i = wrap(value, type);
+  return make(e);
+}
+
+ExprRef floatConst(double value, Type type) {
+  Expr e{ExprKind::FloatConst, type};
+  e.f = value;
+  return make(e);
+}
+
+ExprRef boolConst(bool value) {
+  Expr e{ExprKind::IntConst, Type::Pred};
+  e.i = value;
+  return make(e);
+}
+
+ExprRef varRef(const Kernel& k, uint32_t var) {
+  Expr e{ExprKind::VarRef, k.vars.at(var).type};
+  e.i = var;
+  return make(e);
+}
+
+ExprRef paramRef(const Kernel& k, int param) {
+  Expr e{ExprKind::ParamRef, k.params.at(param).type};
+  e.i = param;
+  return make(e);
+}
+
+ExprRef special(Special s) {
+  Expr e{ExprKind::SpecialReg, Type::I32};
+  e.i = static_cast<int64_t>(s);
+  return make(e);
+}
+
+ExprRef elemRef(const Kernel& k, uint32_t array, int64_t index) {
+  Expr e{ExprKind::Elem, k.arrays.at(array).elem};
+  e.i = array;
+  e.j = index;
+  return make(e);
+}
+
+ExprRef regRef(const Kernel& k, Reg reg) { return reg.isVar ? varRef(k, reg.id) : elemRef(k, reg.id, reg.index); }
+
+bool isIntConst(const ExprRef& e, int64_t* value) {
+  if (!e || e->kind != ExprKind::IntConst || e->type == Type::Pred) return false;
+  if (value) *value = e->i;
+  return true;
+}
+
+bool isTrue(const ExprRef& e) { return !e || (e->kind == ExprKind::IntConst && e->type == Type::Pred && e->i); }
+
+ExprRef binary(BinOp op, ExprRef a, ExprRef b) {
+  if (!a || !b) throw std::logic_error("thread IR: binary operand missing");
+  if (op != BinOp::Shl && op != BinOp::Shr && a->type != b->type)
+    throw std::logic_error(std::string("thread IR: operand types differ: ") + typeName(a->type) + " and " +
+                           typeName(b->type));
+  Type type = isComparison(op) ? Type::Pred : a->type;
+  int64_t x = 0, y = 0;
+  bool ca = isIntConst(a, &x), cb = isIntConst(b, &y);
+  if (op == BinOp::LAnd) {
+    if (isTrue(a)) return b;
+    if (isTrue(b)) return a;
+  }
+  if (op == BinOp::LOr && (isTrue(a) || isTrue(b))) return boolConst(true);
+  if (ca && cb && isInt(a->type)) {
+    switch (op) {
+      // Unsigned arithmetic wraps like the hardware instead of overflowing.
+      case BinOp::Add: return intConst(static_cast<int64_t>(static_cast<uint64_t>(x) + static_cast<uint64_t>(y)), type);
+      case BinOp::Sub: return intConst(static_cast<int64_t>(static_cast<uint64_t>(x) - static_cast<uint64_t>(y)), type);
+      case BinOp::Mul: return intConst(static_cast<int64_t>(static_cast<uint64_t>(x) * static_cast<uint64_t>(y)), type);
+      case BinOp::Div:
+        if (y != 0 && !(y == -1 && x == INT64_MIN)) return intConst(x / y, type);
+        break;
+      case BinOp::Rem:
+        if (y != 0 && y != -1) return intConst(x % y, type);
+        break;
+      case BinOp::Shl:
+        if (y >= 0 && y < 64) return intConst(static_cast<int64_t>(static_cast<uint64_t>(x) << y), type);
+        break;
+      case BinOp::Shr:
+        if (y >= 0 && y < 64) return intConst(x >> y, type);
+        break;
+      case BinOp::And: return intConst(x & y, type);
+      case BinOp::Or: return intConst(x | y, type);
+      case BinOp::Xor: return intConst(x ^ y, type);
+      case BinOp::Min: return intConst(std::min(x, y), type);
+      case BinOp::Max: return intConst(std::max(x, y), type);
+      case BinOp::Lt: return boolConst(x < y);
+      case BinOp::Le: return boolConst(x <= y);
+      case BinOp::Gt: return boolConst(x > y);
+      case BinOp::Ge: return boolConst(x >= y);
+      case BinOp::Eq: return boolConst(x == y);
+      case BinOp::Ne: return boolConst(x != y);
+      default: break;
+    }
+  }
+  if (isInt(type)) {
+    if (op == BinOp::Add && cb && y == 0) return a;
+    if (op == BinOp::Add && ca && x == 0) return b;
+    if (op == BinOp::Sub && cb && y == 0) return a;
+    if (op == BinOp::Mul && cb && y == 1) return a;
+    if (op == BinOp::Mul && ca && x == 1) return b;
+    if (op == BinOp::Mul && ((cb && y == 0) || (ca && x == 0))) return intConst(0, type);
+    if (op == BinOp::Div && cb && y == 1) return a;
+    if (op == BinOp::Rem && cb && y == 1) return intConst(0, type);
+    if ((op == BinOp::Xor || op == BinOp::Or || op == BinOp::Shl || op == BinOp::Shr) && cb && y == 0) return a;
+    if ((op == BinOp::Xor || op == BinOp::Or) && ca && x == 0) return b;
+    if (op == BinOp::And && ((cb && y == 0) || (ca && x == 0))) return intConst(0, type);
+  }
+  Expr e{ExprKind::Binary, type};
+  e.bin = op;
+  e.args = {std::move(a), std::move(b), nullptr};
+  return make(e);
+}
+
+ExprRef unary(UnOp op, ExprRef a) {
+  if (op == UnOp::Not && a->kind == ExprKind::IntConst && a->type == Type::Pred) return boolConst(!a->i);
+  int64_t x = 0;
+  if (op == UnOp::Neg && isIntConst(a, &x)) return intConst(-x, a->type);
+  Expr e{ExprKind::Unary, a->type};
+  e.un = op;
+  e.args = {std::move(a), nullptr, nullptr};
+  return make(e);
+}
+
+ExprRef select(ExprRef cond, ExprRef a, ExprRef b) {
+  if (cond->kind == ExprKind::IntConst && cond->type == Type::Pred) return cond->i ? a : b;
+  Expr e{ExprKind::Select, a->type};
+  e.args = {std::move(cond), std::move(a), std::move(b)};
+  return make(e);
+}
+
+ExprRef cast(Type type, ExprRef a) {
+  if (a->type == type) return a;
+  int64_t x = 0;
+  if (isInt(type) && isIntConst(a, &x)) return intConst(x, type);
+  if (isFloat(type) && type == Type::F32 && isIntConst(a, &x)) return floatConst(static_cast<double>(x), type);
+  if (type == Type::F32 && a->kind == ExprKind::FloatConst) return floatConst(a->f, type);
+  Expr e{ExprKind::Cast, type};
+  e.args = {std::move(a), nullptr, nullptr};
+  return make(e);
+}
+
+uint32_t addVar(Kernel& k, std::string name, Type type) {
+  k.vars.push_back(Var{std::move(name), type});
+  return static_cast<uint32_t>(k.vars.size() - 1);
+}
+
+uint32_t addArray(Kernel& k, std::string name, Type elem, int64_t count) {
+  k.arrays.push_back(Array{std::move(name), elem, count});
+  return static_cast<uint32_t>(k.arrays.size() - 1);
+}
+
+}  // namespace tyl::tir

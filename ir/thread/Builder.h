@@ -1,0 +1,37 @@
+// Constructors for thread IR expressions, folding constants and trivial identities so
+// the generated code stays readable (x * 1, x + 0, constant arithmetic).
+#pragma once
+
+#include "ir/thread/ThreadIR.h"
+
+namespace tyl::tir {
+
+ExprRef intConst(int64_t value, Type type = Type::I32);
+ExprRef floatConst(double value, Type type = Type::F32);
+ExprRef boolConst(bool value);
+ExprRef varRef(const Kernel& k, uint32_t var);
+ExprRef paramRef(const Kernel& k, int param);
+ExprRef special(Special s);
+ExprRef elemRef(const Kernel& k, uint32_t array, int64_t index);
+ExprRef regRef(const Kernel& k, Reg reg);
+
+ExprRef binary(BinOp op, ExprRef a, ExprRef b);
+ExprRef unary(UnOp op, ExprRef a);
+ExprRef select(ExprRef cond, ExprRef a, ExprRef b);
+// Converts to `type`; a no-op when the type already matches.
+ExprRef cast(Type type, ExprRef a);
+
+inline ExprRef add(ExprRef a, ExprRef b) { return binary(BinOp::Add, std::move(a), std::move(b)); }
+inline ExprRef sub(ExprRef a, ExprRef b) { return binary(BinOp::Sub, std::move(a), std::move(b)); }
+inline ExprRef mul(ExprRef a, ExprRef b) { return binary(BinOp::Mul, std::move(a), std::move(b)); }
+inline ExprRef lt(ExprRef a, ExprRef b) { return binary(BinOp::Lt, std::move(a), std::move(b)); }
+inline ExprRef land(ExprRef a, ExprRef b) { return binary(BinOp::LAnd, std::move(a), std::move(b)); }
+
+bool isIntConst(const ExprRef& e, int64_t* value = nullptr);
+bool isTrue(const ExprRef& e);
+
+// Adds entities to a kernel and returns their ids.
+uint32_t addVar(Kernel& k, std::string name, Type type);
+uint32_t addArray(Kernel& k, std::string name, Type elem, int64_t count);
+
+}  // namespace tyl::tir

@@ -1,0 +1,179 @@
+#include "ir/thread/Print.h"
+
+#include "ir/thread/Builder.h"
+
+#include <fmt/format.h>
+
+namespace tyl::tir {
+namespace {
+
+const char* specialName(Special s) {
+  switch (s) {
+    case Special::TidX: return "tid.x";
+    case Special::TidY: return "tid.y";
+    case Special::TidZ: return "tid.z";
+    case Special::CtaidX: return "ctaid.x";
+    case Special::CtaidY: return "ctaid.y";
+    case Special::CtaidZ: return "ctaid.z";
+    case Special::NctaidX: return "nctaid.x";
+    case Special::NctaidY: return "nctaid.y";
+    case Special::NctaidZ: return "nctaid.z";
+    case Special::LaneId: return "laneid";
+    case Special::WarpId: return "warpid";
+  }
+  return "?";
+}
+
+const char* binName(BinOp op) {
+  static const char* names[] = {"+",  "-",  "*",  "/",  "%",  "<<", ">>", "&",  "|",  "^",  "min",
+                                "max", "<", "<=", ">",  ">=", "==", "!=", "&&", "||"};
+  return names[static_cast<int>(op)];
+}
+
+class Printer {
+ public:
+  explicit Printer(const Kernel& k) : k_(k) {}
+
+  std::string expr(const ExprRef& e) const {
+    if (!e) return "<null>";
+    switch (e->kind) {
+      case ExprKind::IntConst:
+        if (e->type == Type::Pred) return e->i ? "true" : "false";
+        return fmt::format("{}", e->i);
+      case ExprKind::FloatConst: return fmt::format("{}f", e->f);
+      case ExprKind::VarRef: return "%" + k_.vars.at(e->i).name;
+      case ExprKind::ParamRef: return "$" + k_.params.at(e->i).name;
+      case ExprKind::SpecialReg: return specialName(static_cast<Special>(e->i));
+      case ExprKind::Elem: return fmt::format("{}[{}]", k_.arrays.at(e->i).name, e->j);
+      case ExprKind::Binary:
+        if (e->bin == BinOp::Min || e->bin == BinOp::Max)
+          return fmt::format("{}({}, {})", binName(e->bin), expr(e->args[0]), expr(e->args[1]));
+        return fmt::format("({} {} {})", expr(e->args[0]), binName(e->bin), expr(e->args[1]));
+      case ExprKind::Unary:
+        if (e->un == UnOp::Relu) return fmt::format("relu({})", expr(e->args[0]));
+        return fmt::format("{}{}", e->un == UnOp::Neg ? "-" : "!", expr(e->args[0]));
+      case ExprKind::Select:
+        return fmt::format("select({}, {}, {})", expr(e->args[0]), expr(e->args[1]), expr(e->args[2]));
+      case ExprKind::Cast: return fmt::format("{}({})", typeName(e->type), expr(e->args[0]));
+    }
+    return "?";
+  }
+
+  std::string reg(const Reg& r) const {
+    if (r.isVar) return "%" + k_.vars.at(r.id).name;
+    return fmt::format("{}[{}]", k_.arrays.at(r.id).name, r.index);
+  }
+
+  std::string regs(const std::vector<Reg>& rs) const {
+    std::string s = "{";
+    for (size_t i = 0; i < rs.size(); ++i) s += (i ? ", " : "") + reg(rs[i]);
+    return s + "}";
+  }
+
+  std::string mem(const MemRef& m) const {
+    return fmt::format("{}[{}]", k_.buffers.at(m.buffer).name, expr(m.offset));
+  }
+
+  static std::string pred(const ExprRef& p, const Printer& self) {
+    return isTrue(p) ? "" : " if " + self.expr(p);
+  }
+
+  void block(const Block& b, int depth) {
+    for (const Stmt& s : b) stmt(s, depth);
+  }
+
+  void line(int depth, const std::string& text) { out += std::string(depth * 2, ' ') + text + "\n"; }
+
+  void stmt(const Stmt& s, int depth) {
+    std::visit(
+        [&](const auto& n) {
+          using T = std::decay_t<decltype(n)>;
+          if constexpr (std::is_same_v<T, Assign>) {
+            line(depth, fmt::format("{} = {}", reg(n.dst), expr(n.value)));
+          } else if constexpr (std::is_same_v<T, Load>) {
+            line(depth, fmt::format("ld.{}.{}x{} {}, {}{}", spaceName(n.src.buffer), typeName(n.type), n.dst.size(),
+                                    regs(n.dst), mem(n.src), pred(n.pred, *this)));
+          } else if constexpr (std::is_same_v<T, Store>) {
+            line(depth, fmt::format("st.{}.{}x{} {}, {}{}", spaceName(n.dst.buffer), typeName(n.type), n.src.size(),
+                                    mem(n.dst), regs(n.src), pred(n.pred, *this)));
+          } else if constexpr (std::is_same_v<T, If>) {
+            line(depth, fmt::format("if {} {{", expr(n.cond)));
+            block(n.then, depth + 1);
+            if (!n.otherwise.empty()) {
+              line(depth, "} else {");
+              block(n.otherwise, depth + 1);
+            }
+            line(depth, "}");
+          } else if constexpr (std::is_same_v<T, For>) {
+            line(depth, fmt::format("for{} %{} = {}; < {}; += {} {{", n.unroll ? ".unroll" : "", k_.vars.at(n.var).name,
+                                    expr(n.begin), expr(n.end), expr(n.step)));
+            block(n.body, depth + 1);
+            line(depth, "}");
+          } else if constexpr (std::is_same_v<T, Barrier>) {
+            line(depth, "bar.sync 0");
+          } else if constexpr (std::is_same_v<T, CpAsync>) {
+            std::string src = n.srcBytes ? fmt::format(", src_bytes {}", expr(n.srcBytes)) : "";
+            line(depth, fmt::format("cp.async.{} {}, {}{}", n.bytes, mem(n.dst), mem(n.src), src));
+          } else if constexpr (std::is_same_v<T, CpAsyncCommit>) {
+            line(depth, "cp.async.commit_group");
+          } else if constexpr (std::is_same_v<T, CpAsyncWait>) {
+            line(depth, fmt::format("cp.async.wait_group {}", n.n));
+          } else if constexpr (std::is_same_v<T, Ldmatrix>) {
+            line(depth, fmt::format("ldmatrix.x{}{} {}, {}", n.num, n.trans ? ".trans" : "", regs(n.dst), mem(n.addr)));
+          } else if constexpr (std::is_same_v<T, Stmatrix>) {
+            line(depth, fmt::format("stmatrix.x{}{} {}, {}", n.num, n.trans ? ".trans" : "", mem(n.addr), regs(n.src)));
+          } else if constexpr (std::is_same_v<T, Mma>) {
+            line(depth, fmt::format("mma.m16n8k16.{} {}, {}, {}, {}", typeName(n.ab), regs(n.d), regs(n.a), regs(n.b),
+                                    regs(n.c)));
+          } else {
+            line(depth, "// " + n.text);
+          }
+        },
+        s.node);
+  }
+
+  std::string spaceName(uint32_t buffer) const {
+    return k_.buffers.at(buffer).space == Space::Global ? "global" : "shared";
+  }
+
+  std::string out;
+
+ private:
+  const Kernel& k_;
+};
+
+}  // namespace
+
+std::string print(const Kernel& k, const ExprRef& e) { return Printer(k).expr(e); }
+
+std::string print(const Kernel& k) {
+  Printer p(k);
+  std::string params;
+  for (const Param& prm : k.params)
+    params += fmt::format("{}{}: {}{}", params.empty() ? "" : ", ", prm.name, prm.isPointer ? "ptr " : "",
+                          typeName(prm.type));
+  p.out += fmt::format("kernel {}({}) grid({}, {}, {}) block({}, {}, {}) shared {} bytes\n", k.name, params,
+                       p.expr(k.grid[0]), p.expr(k.grid[1]), p.expr(k.grid[2]), k.block[0], k.block[1], k.block[2],
+                       k.sharedBytes);
+  for (const LaunchCheck& c : k.checks) {
+    if (c.kind == LaunchCheck::Kind::PointerAlignment)
+      p.out += fmt::format("  check align({}, {})  // {}\n", k.params.at(c.param).name, c.alignBytes, c.message);
+    else
+      p.out += fmt::format("  check {}  // {}\n", p.expr(c.cond), c.message);
+  }
+  for (const Buffer& b : k.buffers) {
+    if (b.space == Space::Shared)
+      p.out += fmt::format("  shared {}: {} bytes at {}\n", b.name, b.sharedBytes, b.sharedOffset);
+  }
+  for (const Array& a : k.arrays) p.out += fmt::format("  regs {}: {}[{}]\n", a.name, typeName(a.elem), a.count);
+  p.block(k.body, 1);
+  return p.out;
+}
+
+std::string print(const Module& m) {
+  std::string out;
+  for (const Kernel& k : m.kernels) out += print(k) + "\n";
+  return out;
+}
+
+}  // namespace tyl::tir

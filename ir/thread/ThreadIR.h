@@ -1,0 +1,255 @@
+// Thread IR: what one thread of a kernel does.
+//
+// The CUDA backend prints it and the emulator executes it, so a CPU run checks the very
+// lowering the GPU will run. It is structured (blocks, `for`, `if`), typed, and explicit:
+// addresses are element offsets into named buffers, register arrays are indexed only by
+// compile-time constants, and hardware instructions (ldmatrix, mma.sync, cp.async, ...)
+// are statements with their register and address operands spelled out.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "frontend/Source.h"
+
+namespace tyl::tir {
+
+// ---- Types -----------------------------------------------------------------------
+
+// Scalar types. 16-bit floats live in registers as packed pairs: a register array of
+// F16/BF16 elements is stored as 32-bit words, word w holding elements 2w and 2w+1.
+enum class Type : uint8_t { Pred, I32, I64, U32, F32, F16, BF16 };
+
+int typeBytes(Type t);  // Pred counts as 1
+bool isFloat(Type t);
+bool isInt(Type t);  // I32, I64, U32
+const char* typeName(Type t);
+
+enum class Space : uint8_t { Global, Shared };
+
+// ---- Entities --------------------------------------------------------------------
+
+// A scalar register (a mutable local variable).
+struct Var {
+  std::string name;
+  Type type;
+};
+
+// A register array: fragment storage. Indices are always compile-time constants.
+struct Array {
+  std::string name;
+  Type elem;
+  int64_t count;
+};
+
+// Memory a kernel addresses: a global tensor (through a pointer parameter) or a shared
+// allocation (a byte range of the block's dynamic shared memory).
+struct Buffer {
+  std::string name;
+  Space space;
+  Type elem;
+  int param = -1;             // global: the parameter holding the pointer
+  int64_t sharedOffset = 0;   // shared: byte offset in dynamic shared memory
+  int64_t sharedBytes = 0;    // shared: size in bytes
+  int64_t alignBytes = 0;     // guaranteed alignment of the base address
+  bool readOnly = false;      // global: never written by the kernel
+};
+
+struct Param {
+  std::string name;
+  bool isPointer = false;  // pointer to `type` elements; otherwise a scalar of `type`
+  Type type;
+  int buffer = -1;  // pointers: the Buffer addressed through this parameter
+};
+
+// ---- Expressions -----------------------------------------------------------------
+
+enum class Special : uint8_t {
+  TidX, TidY, TidZ,        // threadIdx
+  CtaidX, CtaidY, CtaidZ,  // blockIdx
+  NctaidX, NctaidY, NctaidZ,  // gridDim
+  LaneId,                  // %laneid
+  WarpId,                  // linear thread id / 32
+};
+
+enum class BinOp : uint8_t {
+  Add, Sub, Mul, Div, Rem,  // integer Div/Rem truncate toward zero, as in C++
+  Shl, Shr, And, Or, Xor,
+  Min, Max,
+  Lt, Le, Gt, Ge, Eq, Ne,   // result Pred
+  LAnd, LOr,                // Pred operands
+};
+
+enum class UnOp : uint8_t { Neg, Not, Relu };
+
+enum class ExprKind : uint8_t { IntConst, FloatConst, VarRef, ParamRef, SpecialReg, Elem, Binary, Unary, Select, Cast };
+
+struct Expr;
+using ExprRef = std::shared_ptr<const Expr>;
+
+// Immutable expression nodes, shared freely between statements.
+struct Expr {
+  ExprKind kind;
+  Type type;
+  int64_t i = 0;    // IntConst value; Var, Param or Array id; Special (cast)
+  int64_t j = 0;    // Elem: index into the array
+  double f = 0;     // FloatConst value
+  BinOp bin = BinOp::Add;
+  UnOp un = UnOp::Neg;
+  std::array<ExprRef, 3> args{};  // Binary: a, b; Unary/Cast: a; Select: cond, a, b
+};
+
+// ---- Statements ------------------------------------------------------------------
+
+// A register operand: a scalar variable or one element of a register array.
+struct Reg {
+  bool isVar = false;
+  uint32_t id = 0;     // Var id or Array id
+  int64_t index = 0;   // element index (arrays)
+
+  static Reg var(uint32_t id) { return Reg{true, id, 0}; }
+  static Reg elem(uint32_t array, int64_t index) { return Reg{false, array, index}; }
+};
+
+// `offset` elements (of the buffer's element type) past the start of `buffer`.
+struct MemRef {
+  uint32_t buffer = 0;
+  ExprRef offset;
+};
+
+struct Stmt;
+using Block = std::vector<Stmt>;
+
+struct Assign {
+  Reg dst;
+  ExprRef value;
+};
+
+// Moves `regs.size()` consecutive elements between memory and registers as one access
+// of regs.size() * typeBytes(type) bytes (1 to 16), when `pred` is null or true.
+struct Load {
+  Type type;
+  MemRef src;
+  std::vector<Reg> dst;
+  ExprRef pred;
+};
+struct Store {
+  Type type;
+  MemRef dst;
+  std::vector<Reg> src;
+  ExprRef pred;
+};
+
+struct If {
+  ExprRef cond;
+  Block then;
+  Block otherwise;
+};
+
+// for (var = begin; var < end; var += step); `unroll` asks the backend to unroll it.
+struct For {
+  uint32_t var;
+  ExprRef begin;
+  ExprRef end;
+  ExprRef step;
+  bool unroll = false;
+  Block body;
+};
+
+// bar.sync 0: every thread of the block waits here.
+struct Barrier {};
+
+// cp.async of `bytes` (4, 8 or 16) from global to shared. Only `srcBytes` bytes are read
+// (null: all); the rest of the destination is zero-filled.
+struct CpAsync {
+  MemRef dst;
+  MemRef src;
+  int bytes = 16;
+  ExprRef srcBytes;
+};
+struct CpAsyncCommit {};
+// cp.async.wait_group n: at most n of this thread's committed groups remain in flight.
+struct CpAsyncWait {
+  int n = 0;
+};
+
+// ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].shared.b16: each lane gives the address of
+// one 16-byte row (lanes 8i..8i+7 address matrix i) and receives one 32-bit word per
+// matrix. `dst` are 32-bit words of 16-bit register arrays (Reg.index = word index).
+struct Ldmatrix {
+  int num = 4;
+  bool trans = false;
+  std::vector<Reg> dst;
+  MemRef addr;
+};
+// stmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].shared.b16 (sm_90): the inverse of ldmatrix.
+struct Stmatrix {
+  int num = 4;
+  bool trans = false;
+  std::vector<Reg> src;
+  MemRef addr;
+};
+
+// mma.sync.aligned.m16n8k16.row.col.f32.{ab}.{ab}.f32: d = a * b + c. `a` (4) and `b` (2)
+// are 32-bit words of 16-bit arrays; `c` and `d` (4 each) are F32 elements.
+struct Mma {
+  Type ab = Type::F16;
+  std::vector<Reg> d;
+  std::vector<Reg> a;
+  std::vector<Reg> b;
+  std::vector<Reg> c;
+};
+
+// A note carried into the generated code (and ignored by the emulator).
+struct Comment {
+  std::string text;
+};
+
+struct Stmt {
+  SourceRange loc;
+  std::variant<Assign, Load, Store, If, For, Barrier, CpAsync, CpAsyncCommit, CpAsyncWait, Ldmatrix, Stmatrix, Mma,
+               Comment>
+      node;
+};
+
+// ---- Kernels ---------------------------------------------------------------------
+
+// A condition the host launcher checks before launching; the launch fails with
+// cudaErrorInvalidValue and `message` when it does not hold.
+struct LaunchCheck {
+  enum class Kind { Condition, PointerAlignment };
+  Kind kind = Kind::Condition;
+  ExprRef cond;         // Condition: over scalar parameters
+  int param = -1;       // PointerAlignment: this pointer parameter ...
+  int64_t alignBytes;   // ... must be a multiple of this
+  std::string message;
+  SourceRange loc;
+};
+
+struct Kernel {
+  std::string name;
+  SourceRange loc;
+  std::vector<Param> params;
+  std::vector<Var> vars;
+  std::vector<Array> arrays;
+  std::vector<Buffer> buffers;
+  std::array<ExprRef, 3> grid;       // over scalar parameters
+  std::array<int64_t, 3> block{1, 1, 1};
+  int64_t sharedBytes = 0;           // dynamic shared memory per block
+  std::vector<LaunchCheck> checks;
+  Block body;
+
+  int64_t threadsPerBlock() const { return block[0] * block[1] * block[2]; }
+};
+
+struct Module {
+  std::string sourceName;  // the .tyl file, for #line directives
+  std::vector<Kernel> kernels;
+};
+
+}  // namespace tyl::tir
