@@ -140,7 +140,8 @@ int bankConflictDegree(std::span<const std::optional<int64_t>> byteAddresses, in
     if (!a) continue;
     if (*a < 0) throw Error(fmt::format("shared-memory address {} is negative", *a));
     if (*a % accessBytes != 0)
-      throw Error(fmt::format("shared-memory address {} is not aligned to the {}-byte access", *a, accessBytes));
+      throw Error(
+          fmt::format("shared-memory address {} is not aligned to the {}-byte access", *a, accessBytes));
   }
   // Each phase moves at most 128 bytes: 32 lanes of <= 4 bytes, 16 of 8, 8 of 16.
   const size_t lanesPerPhase = static_cast<size_t>(128 / std::max(accessBytes, kBankBytes));

@@ -120,9 +120,9 @@ Swizzle Swizzle::make(int perElement, int len, int atom, bool inner) {
     throw Error(fmt::format("swizzle fields overlap: atom_len {} is smaller than swizzle_len {}; the XOR "
                             "would destroy address bits instead of permuting them",
                             atom, len));
-  if (perElement + len + atom > 62)
-    throw Error(fmt::format("swizzle spans {} bits, more than the 62 an offset can hold",
-                            perElement + len + atom));
+  // Summed in 64 bits: three ints near INT_MAX must not wrap past the check.
+  int64_t bits = int64_t{perElement} + len + atom;
+  if (bits > 62) throw Error(fmt::format("swizzle spans {} bits, more than the 62 an offset can hold", bits));
   return Swizzle{perElement, len, atom, inner};
 }
 

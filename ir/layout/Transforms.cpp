@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <tuple>
 
 #include "ir/layout/CheckedMath.h"
@@ -170,20 +171,21 @@ Layout canonicalize(const Layout& layout) {
 Grouped group(const Layout& layout, std::span<const int64_t> shape) {
   checkTile(layout.tile);
   checkShapeMatches(layout.tile, shape, "group shape");
-  // Keep the caller's iters where possible (only unit iters go); fall back to the
-  // canonical form, whose fused iters can be split at boundaries the original iters
-  // straddle unevenly, e.g. S[(4, 6):(6, 1)] grouped by (6, 4).
+  // Keep the caller's iters where possible (only unit iters go); fall back to fused
+  // iters, which can be split at boundaries the original iters straddle unevenly, e.g.
+  // S[(4, 6):(6, 1)] grouped by (6, 4) becomes S[(6, 4):(4, 1)]. Only the shard changes.
   TileLayout base = layout.tile;
   base.shard = withoutUnitIters(base.shard);
   std::optional<Grouping> g = tryGroup(base.shard, shape);
   if (!g) {
-    base = canonicalize(layout.tile);
+    base.shard = fuseContiguous(base.shard);
     g = tryGroup(base.shard, shape);
   }
   if (!g)
-    throw Error(fmt::format("layout {} cannot be grouped by shape {}: a dimension boundary splits an iter "
-                            "whose extent does not divide evenly",
-                            toString(layout), shapeToString(shape)));
+    throw Error(
+        fmt::format("layout {} cannot be grouped by shape {}: a dimension boundary splits an iter "
+                    "whose extent does not divide evenly",
+                    toString(layout), shapeToString(shape)));
   base.shard = std::move(g->shard);
   Layout grouped{std::move(base)};
   grouped.swizzle = layout.swizzle;

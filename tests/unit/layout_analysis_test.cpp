@@ -188,8 +188,10 @@ struct Random {
     static constexpr Axis kAxes[] = {Axis::m, Axis::laneid, Axis::warpid};
     auto axis = [&] { return mOnly ? Axis::m : kAxes[pick(0, 2)]; };
     TileLayout t;
-    for (int64_t i = pick(0, 4); i > 0; --i) t.shard.push_back(Iter{pick(1, 4), pick(mOnly ? 0 : -2, 8), axis()});
-    for (int64_t i = pick(0, 2); i > 0; --i) t.replica.push_back(Iter{pick(1, 3), pick(mOnly ? 0 : -2, 8), axis()});
+    for (int64_t i = pick(0, 4); i > 0; --i)
+      t.shard.push_back(Iter{pick(1, 4), pick(mOnly ? 0 : -2, 8), axis()});
+    for (int64_t i = pick(0, 2); i > 0; --i)
+      t.replica.push_back(Iter{pick(1, 3), pick(mOnly ? 0 : -2, 8), axis()});
     if (pick(0, 1)) t.offset.add(axis(), pick(0, 4));
     return t;
   }
@@ -197,7 +199,8 @@ struct Random {
   Layout layout() {
     if (pick(0, 2) != 0) return Layout{tile(false)};
     int len = static_cast<int>(pick(0, 3));
-    Swizzle s = Swizzle::make(static_cast<int>(pick(0, 2)), len, static_cast<int>(pick(len, 4)), pick(0, 3) != 0);
+    Swizzle s =
+        Swizzle::make(static_cast<int>(pick(0, 2)), len, static_cast<int>(pick(len, 4)), pick(0, 3) != 0);
     return Layout::compose(s, tile(true));
   }
 
@@ -211,8 +214,12 @@ struct Random {
   }
 };
 
-const uint32_t kMasks[] = {~0u, axisBit(Axis::m), axisBit(Axis::laneid), axisBit(Axis::m) | axisBit(Axis::laneid),
-                           axisBit(Axis::warpid) | axisBit(Axis::m), 0u};
+const uint32_t kMasks[] = {~0u,
+                           axisBit(Axis::m),
+                           axisBit(Axis::laneid),
+                           axisBit(Axis::m) | axisBit(Axis::laneid),
+                           axisBit(Axis::warpid) | axisBit(Axis::m),
+                           0u};
 
 // findCollision agrees with the brute-force search, and its witness really collides.
 void checkCollision(const Layout& l, const Shape& shape, uint32_t mask) {
@@ -222,8 +229,9 @@ void checkCollision(const Layout& l, const Shape& shape, uint32_t mask) {
   require(got.has_value() == want.has_value(), [&] { return what + ": injectivity differs"; });
   require(isInjective(l, shape, mask) == !want.has_value(), [&] { return what + ": isInjective differs"; });
   if (!got) return;
-  require(rowMajorIndex(got->first, shape) == want->first && rowMajorIndex(got->second, shape) == want->second,
-          [&] { return what + ": not the first collision"; });
+  require(
+      rowMajorIndex(got->first, shape) == want->first && rowMajorIndex(got->second, shape) == want->second,
+      [&] { return what + ": not the first collision"; });
   require(got->first != got->second, [&] { return what + ": a coordinate collides with itself"; });
   require(toPoint(got->where) == want->where, [&] { return what + ": wrong point"; });
   require((got->where.axesMask() & ~mask) == 0, [&] { return what + ": point not projected"; });
@@ -281,7 +289,8 @@ TEST_CASE("findCollision: errors and the enumeration bound", "[analysis][injecti
                   OverflowError);
 }
 
-TEST_CASE("findCollision agrees with brute force on every small layout", "[analysis][injective][exhaustive]") {
+TEST_CASE("findCollision agrees with brute force on every small layout",
+          "[analysis][injective][exhaustive]") {
   std::vector<TileLayout> family = smallFamily();
   int injective = 0, colliding = 0;
   for (size_t k = 0; k < family.size(); k += 5) {
@@ -358,7 +367,8 @@ TEST_CASE("findHole: examples", "[analysis][complete]") {
   REQUIRE(l16.has_value());
   CHECK((*l16)[Axis::laneid] == 16);
   // Replicas fill the other half.
-  CHECK(isComplete(Layout{makeTile({{16, 1, Axis::laneid}, {2, 1}}, {{2, 16, Axis::laneid}})}, Shape{32}, lanes));
+  CHECK(isComplete(Layout{makeTile({{16, 1, Axis::laneid}, {2, 1}}, {{2, 16, Axis::laneid}})}, Shape{32},
+                   lanes));
   // An axis the layout never uses reads 0: only that row of the box is covered.
   std::vector<AxisExtent> warps{{Axis::warpid, 2}};
   CHECK(findHole(half, Shape{32}, warps).value()[Axis::warpid] == 1);
@@ -377,7 +387,8 @@ TEST_CASE("findHole: errors and the enumeration bound", "[analysis][complete]") 
   CHECK_THROWS_AS(findHole(l, Shape{5}, std::vector<AxisExtent>{{Axis::m, 4}}), Error);
   CHECK_THROWS_AS(findHole(l, Shape{4}, std::vector<AxisExtent>{{Axis::m, int64_t{1} << 25}}), Error);
   CHECK_THROWS_AS(
-      findHole(l, Shape{4}, std::vector<AxisExtent>{{Axis::m, int64_t{1} << 40}, {Axis::laneid, int64_t{1} << 40}}),
+      findHole(l, Shape{4},
+               std::vector<AxisExtent>{{Axis::m, int64_t{1} << 40}, {Axis::laneid, int64_t{1} << 40}}),
       OverflowError);
 }
 

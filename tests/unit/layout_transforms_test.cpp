@@ -270,7 +270,8 @@ struct Random {
   Layout maybeSwizzled(const Shape& shape) {
     if (pick(0, 2) != 0) return Layout{groupable(shape, false, false)};
     int len = static_cast<int>(pick(0, 3));
-    Swizzle s = Swizzle::make(static_cast<int>(pick(0, 2)), len, static_cast<int>(pick(len, 4)), pick(0, 3) != 0);
+    Swizzle s =
+        Swizzle::make(static_cast<int>(pick(0, 2)), len, static_cast<int>(pick(len, 4)), pick(0, 3) != 0);
     return Layout::compose(s, groupable(shape, true, true));
   }
 };
@@ -339,11 +340,13 @@ TEST_CASE("canonicalize: a stride product that overflows just does not fuse", "[
 // Canonical form: no unit iters, no contiguous neighbours, sorted replicas, no zero offset.
 void requireCanonical(const TileLayout& c) {
   for (const Iter& it : c.shard) require(it.extent != 1, [&] { return toString(c) + ": unit iter left"; });
-  for (const Iter& it : c.replica) require(it.extent != 1, [&] { return toString(c) + ": unit replica left"; });
+  for (const Iter& it : c.replica)
+    require(it.extent != 1, [&] { return toString(c) + ": unit replica left"; });
   for (size_t i = 1; i < c.shard.size(); ++i) {
     const Iter& o = c.shard[i - 1];
     const Iter& n = c.shard[i];
-    require(!(o.axis == n.axis && o.stride == n.extent * n.stride), [&] { return toString(c) + ": not fused"; });
+    require(!(o.axis == n.axis && o.stride == n.extent * n.stride),
+            [&] { return toString(c) + ": not fused"; });
   }
   for (size_t i = 1; i < c.replica.size(); ++i) {
     const Iter& a = c.replica[i - 1];
@@ -419,7 +422,8 @@ void requireGroupedCorrectly(const Layout& original, const Shape& shape, const G
     require(g.bounds[d] <= g.bounds[d + 1], [&] { return what + ": bounds not monotone"; });
     int64_t product = 1;
     for (size_t i = g.bounds[d]; i < g.bounds[d + 1]; ++i) product *= shard[i].extent;
-    require(product == shape[d], [&] { return what + ": run of dimension " + std::to_string(d) + " is wrong"; });
+    require(product == shape[d],
+            [&] { return what + ": run of dimension " + std::to_string(d) + " is wrong"; });
   }
   requireSameMap(g.layout, original, what);
   Reference ref = evaluate(original);
@@ -461,11 +465,16 @@ TEST_CASE("group: examples", "[transforms][group]") {
   CHECK(group(Layout{makeTile({{1, 5}})}, Shape{}).bounds == std::vector<size_t>{0});
 
   // Uneven as given, but the canonical form S[24 : 1] splits: (6, 4) : (4, 1).
-  Grouped fused = group(Layout{makeTile({{4, 6}, {6, 1}})}, Shape{6, 4});
+  // Replicas and offsets stay exactly as given (unsorted, zero offset kept).
+  TileLayout uneven = makeTile({{4, 6}, {6, 1}}, {{2, 1, Axis::warpid}, {2, 1, Axis::laneid}}, {{Axis::tx, 0}});
+  Grouped fused = group(Layout{uneven}, Shape{6, 4});
   CHECK(fused.layout.tile.shard == std::vector<Iter>{{6, 4}, {4, 1}});
+  CHECK(fused.layout.tile.replica == uneven.replica);
+  CHECK(fused.layout.tile.offset == uneven.offset);
 
   // Swizzle, replicas and offsets are kept.
-  Layout sw = Layout::compose(Swizzle::make(3, 3, 3), makeTile({{8, 64}, {64, 1}}, {{2, 512}}, {{Axis::m, 4}}));
+  Layout sw =
+      Layout::compose(Swizzle::make(3, 3, 3), makeTile({{8, 64}, {64, 1}}, {{2, 512}}, {{Axis::m, 4}}));
   Grouped gs = group(sw, Shape{4, 2, 8, 8});
   CHECK(gs.layout.swizzle == sw.swizzle);
   CHECK(gs.layout.tile.replica == sw.tile.replica);
@@ -492,8 +501,8 @@ TEST_CASE("group: agrees with the definition on every small layout", "[transform
     std::vector<Shape> shapes = factorizations(l.size());
     for (size_t s = k % 3; s < shapes.size(); s += 3) {
       const Shape& shape = shapes[s];
-      bool possible = refGroupable(withoutUnits(l.tile.shard), shape) ||
-                      refGroupable(canonicalize(l.tile).shard, shape);
+      bool possible =
+          refGroupable(withoutUnits(l.tile.shard), shape) || refGroupable(canonicalize(l.tile).shard, shape);
       bool ok = true;
       Grouped g;
       try {
@@ -586,7 +595,8 @@ TEST_CASE("tile: worked examples", "[transforms][tile]") {
 
   // Replicas: inner first, outer ones in units of whole inner tiles; offsets summed.
   TileLayout in = makeTile({{4, 1}}, {{2, 4}}, {{Axis::m, 1}});
-  TileLayout out = makeTile({{2, 1, Axis::warpid}, {3, 1}}, {{2, 1}, {2, 1, Axis::laneid}}, {{Axis::warpid, 2}});
+  TileLayout out =
+      makeTile({{2, 1, Axis::warpid}, {3, 1}}, {{2, 1}, {2, 1, Axis::laneid}}, {{Axis::warpid, 2}});
   TileLayout r3 = tile(in, out, Shape{6}, Shape{4});
   CHECK(r3 == makeTile({{2, 1, Axis::warpid}, {3, 8}, {4, 1}}, {{2, 1, Axis::laneid}, {2, 4}, {2, 8}},
                        {{Axis::warpid, 2}, {Axis::m, 1}}));
@@ -754,21 +764,25 @@ TEST_CASE("permute: matches its definition on random layouts", "[transforms][per
 // ---- storage ---------------------------------------------------------------------
 
 TEST_CASE("storage keeps exactly the memory axes", "[transforms][storage]") {
-  TileLayout frag = makeTile({{32, 1, Axis::laneid}, {4, 1}}, {{2, 1, Axis::warpid}}, {{Axis::m, 4}, {Axis::warpid, 2}});
+  TileLayout frag =
+      makeTile({{32, 1, Axis::laneid}, {4, 1}}, {{2, 1, Axis::warpid}}, {{Axis::m, 4}, {Axis::warpid, 2}});
   CHECK(storage(frag) == makeTile({{4, 1}}, {}, {{Axis::m, 4}}));
-  TileLayout tmem = makeTile({{4, 32, Axis::TLane}, {16, 1, Axis::TLane}, {8, 1, Axis::TCol}, {2, 1, Axis::wid_in_wg}},
-                             {{4, 32, Axis::TLane}, {2, 1, Axis::bx}}, {{Axis::TLane, 16}, {Axis::tx, 1}});
+  TileLayout tmem =
+      makeTile({{4, 32, Axis::TLane}, {16, 1, Axis::TLane}, {8, 1, Axis::TCol}, {2, 1, Axis::wid_in_wg}},
+               {{4, 32, Axis::TLane}, {2, 1, Axis::bx}}, {{Axis::TLane, 16}, {Axis::tx, 1}});
   CHECK(storage(tmem) == makeTile({{4, 32, Axis::TLane}, {16, 1, Axis::TLane}, {8, 1, Axis::TCol}},
                                   {{4, 32, Axis::TLane}}, {{Axis::TLane, 16}}));
 
   Random gen(kSeed + 4);
   INFO("seed " << kSeed + 4);
-  const Axis axes[] = {Axis::m,  Axis::TLane, Axis::TCol, Axis::laneid, Axis::warpid, Axis::tx,
-                       Axis::wgid, Axis::tid_in_wg, Axis::wid_in_wg, Axis::bx, Axis::by, Axis::bz};
+  const Axis axes[] = {Axis::m,    Axis::TLane,     Axis::TCol,      Axis::laneid, Axis::warpid, Axis::tx,
+                       Axis::wgid, Axis::tid_in_wg, Axis::wid_in_wg, Axis::bx,     Axis::by,     Axis::bz};
   for (int i = 0; i < 300; ++i) {
     TileLayout t;
-    for (int64_t k = gen.pick(0, 5); k > 0; --k) t.shard.push_back(Iter{gen.pick(1, 4), gen.pick(-2, 5), axes[gen.pick(0, 11)]});
-    for (int64_t k = gen.pick(0, 3); k > 0; --k) t.replica.push_back(Iter{gen.pick(1, 4), gen.pick(-2, 5), axes[gen.pick(0, 11)]});
+    for (int64_t k = gen.pick(0, 5); k > 0; --k)
+      t.shard.push_back(Iter{gen.pick(1, 4), gen.pick(-2, 5), axes[gen.pick(0, 11)]});
+    for (int64_t k = gen.pick(0, 3); k > 0; --k)
+      t.replica.push_back(Iter{gen.pick(1, 4), gen.pick(-2, 5), axes[gen.pick(0, 11)]});
     for (int64_t k = gen.pick(0, 3); k > 0; --k) t.offset.add(axes[gen.pick(0, 11)], gen.pick(-3, 3));
     INFO("case " << i << " layout " << toString(t));
     TileLayout s = storage(t);
@@ -824,7 +838,8 @@ TEST_CASE("window: bounds and nesting", "[transforms][window]") {
 TEST_CASE("window: every window of small parents evaluates the parent", "[transforms][window][exhaustive]") {
   std::vector<std::pair<Layout, Shape>> parents = {
       {Layout{TileLayout::rowMajor(Shape{4, 6})}, Shape{4, 6}},
-      {Layout{makeTile({{2, 1, Axis::laneid}, {4, 1}, {3, 8}}, {{2, 1, Axis::warpid}}, {{Axis::m, 5}})}, Shape{4, 6}},
+      {Layout{makeTile({{2, 1, Axis::laneid}, {4, 1}, {3, 8}}, {{2, 1, Axis::warpid}}, {{Axis::m, 5}})},
+       Shape{4, 6}},
       {Layout::compose(Swizzle::make(1, 2, 2), TileLayout::rowMajor(Shape{8, 8})), Shape{8, 8}},
       {Layout::compose(Swizzle::make(0, 1, 3, false), makeTile({{4, 1}, {2, 16}, {4, 4}})), Shape{2, 4, 4}},
   };
@@ -844,8 +859,8 @@ TEST_CASE("window: every window of small parents evaluates the parent", "[transf
           for (size_t d = 0; d < c.size(); ++d) pc[d] = origin[d] + c[d];
           auto index = static_cast<size_t>(rowMajorIndex(pc, pshape));
           require(toPoint(w.apply(c)) == ref.base[index], [&] {
-            return toString(parent) + " window " + shapeToString(origin) + " " + shapeToString(shape) + " at " +
-                   shapeToString(c);
+            return toString(parent) + " window " + shapeToString(origin) + " " + shapeToString(shape) +
+                   " at " + shapeToString(c);
           });
           std::vector<PhysCoord> all = w.applyAll(c);
           std::vector<Point> got;
