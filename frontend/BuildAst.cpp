@@ -294,8 +294,8 @@ std::vector<ast::Arg> AstBuilder::argList(TyloParser::ArgListContext* ctx) {
   std::vector<ast::Arg> args;
   for (TyloParser::ArgContext* a : ctx->arg()) {
     ast::Arg arg;
-    if (a->IDENT()) {
-      ast::Ident name = ident(a->IDENT());
+    if (a->argName()) {
+      ast::Ident name = ident(a->argName()->getStart());
       arg.name = name.name;
       arg.nameRange = name.range;
     }

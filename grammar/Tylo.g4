@@ -85,7 +85,9 @@ primary
 exprList : expr (',' expr)* ','? ;
 
 argList  : arg (',' arg)* ','? ;
-arg      : (IDENT '=')? expr ;
+arg      : (argName '=')? expr ;
+// Keywords that read naturally as argument names: alloc_local(f32[4], layout = L).
+argName  : IDENT | LAYOUT | ALIGN | LAUNCH ;
 
 // ---- Tokens --------------------------------------------------------------------
 

@@ -4,27 +4,51 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <exception>
 #include <iostream>
 
+#include "tools/tyloc/CompileCommand.h"
 #include "tools/tyloc/LayoutCommand.h"
+#include "tools/tyloc/Pipeline.h"
 
 namespace {
 
-constexpr int kExitMisuse = 2;
-constexpr int kExitInternal = 3;
+using tyl::driver::kExitInternal;
+using tyl::driver::kExitMisuse;
+
+// GCC-style warning flags (-Werror, -Wno-<id>) in the spelling CLI11 parses.
+std::vector<std::string> normalizeArgs(int argc, char** argv) {
+  std::vector<std::string> args;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "-Werror")
+      a = "--Werror";
+    else if (a.rfind("-Wno-", 0) == 0)
+      a = "--Wno=" + a.substr(5);
+    args.push_back(a);
+  }
+  // CLI11 takes the arguments in reverse.
+  std::reverse(args.begin(), args.end());
+  return args;
+}
 
 int run(int argc, char** argv) {
   CLI::App app{"tyloc: compiles .tyl kernels with first-class data layouts to CUDA C++"};
   app.set_version_flag("--version", "tyloc 0.1.0");
-  app.require_subcommand(1);
+  app.require_subcommand(0, 1);
+  app.footer(
+      "Exit codes: 0 success, 1 errors in the input (diagnostics printed), 2 command-line misuse,\n"
+      "3 internal compiler error (a bug in tyloc).");
 
   std::function<int()> action;
+  tyl::driver::addCompileCommands(app, action);
   tyl::driver::addLayoutCommand(app, action);
 
   try {
-    app.parse(argc, argv);
+    std::vector<std::string> args = normalizeArgs(argc, argv);
+    app.parse(args);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {

@@ -1,0 +1,146 @@
+#include "backend/cuda/CudaPrinter.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "ir/thread/Builder.h"
+
+namespace tyl::cuda {
+
+using tir::Type;
+
+const char* cppType(Type t) {
+  switch (t) {
+    case Type::Pred: return "bool";
+    case Type::I32: return "int32_t";
+    case Type::I64: return "int64_t";
+    case Type::U32: return "uint32_t";
+    case Type::F32: return "float";
+    case Type::F16: return "__half";
+    case Type::BF16: return "__nv_bfloat16";
+  }
+  return "void";
+}
+
+const char* pointerElemType(Type t) { return cppType(t); }
+
+std::string intLiteral(int64_t v, Type t) {
+  if (t == Type::Pred) return v ? "true" : "false";
+  if (t == Type::I64) {
+    if (v == INT64_MIN) return "INT64_MIN";
+    return fmt::format("{}ll", v);
+  }
+  if (t == Type::U32) return fmt::format("{}u", static_cast<uint32_t>(v));
+  if (v == INT32_MIN) return "(-2147483647 - 1)";
+  return fmt::format("{}", v);
+}
+
+std::string floatLiteral(double v) {
+  if (std::isnan(v)) return "__int_as_float(0x7fffffff)";
+  if (std::isinf(v)) return v > 0 ? "__int_as_float(0x7f800000)" : "__int_as_float(0xff800000)";
+  std::string s = fmt::format("{:.9g}", static_cast<float>(v));
+  if (s.find_first_of(".e") == std::string::npos) s += ".0";
+  return s + "f";
+}
+
+std::string safeName(const std::string& name) { return name; }
+
+std::string ExprPrinter::reg(const tir::Reg& r) const {
+  if (r.isVar) return safeName(k_.vars.at(r.id).name);
+  const tir::Array& a = k_.arrays.at(r.id);
+  if (tir::typeBytes(a.elem) == 2)
+    return fmt::format("tylo::get_{}({}, {})", a.elem == Type::F16 ? "f16" : "bf16", safeName(a.name), r.index);
+  return fmt::format("{}[{}]", safeName(a.name), r.index);
+}
+
+std::string ExprPrinter::castTo(Type to, const tir::ExprRef& a) const {
+  Type from = a->type;
+  std::string inner = print(a);
+  if (from == to) return inner;
+  auto isHalf = [](Type t) { return t == Type::F16 || t == Type::BF16; };
+  if (isHalf(from) && isHalf(to)) return castTo(to, tir::cast(Type::F32, a));
+  if (from == Type::F16) inner = fmt::format("__half2float({})", inner);
+  if (from == Type::BF16) inner = fmt::format("__bfloat162float({})", inner);
+  if (isHalf(from)) from = Type::F32;
+  if (to == Type::F16) return fmt::format("__float2half_rn({})", from == Type::F32 ? inner : fmt::format("static_cast<float>({})", inner));
+  if (to == Type::BF16)
+    return fmt::format("__float2bfloat16_rn({})", from == Type::F32 ? inner : fmt::format("static_cast<float>({})", inner));
+  if (from == to) return inner;
+  return fmt::format("static_cast<{}>({})", cppType(to), inner);
+}
+
+std::string ExprPrinter::binary(const tir::Expr& e) const {
+  using tir::BinOp;
+  std::string a = print(e.args[0]);
+  std::string b = print(e.args[1]);
+  const char* op = nullptr;
+  switch (e.bin) {
+    case BinOp::Add: op = "+"; break;
+    case BinOp::Sub: op = "-"; break;
+    case BinOp::Mul: op = "*"; break;
+    case BinOp::Div: op = "/"; break;
+    case BinOp::Rem: op = "%"; break;
+    case BinOp::Shl: op = "<<"; break;
+    case BinOp::Shr: op = ">>"; break;
+    case BinOp::And: op = "&"; break;
+    case BinOp::Or: op = "|"; break;
+    case BinOp::Xor: op = "^"; break;
+    case BinOp::Lt: op = "<"; break;
+    case BinOp::Le: op = "<="; break;
+    case BinOp::Gt: op = ">"; break;
+    case BinOp::Ge: op = ">="; break;
+    case BinOp::Eq: op = "=="; break;
+    case BinOp::Ne: op = "!="; break;
+    case BinOp::LAnd: op = "&&"; break;
+    case BinOp::LOr: op = "||"; break;
+    case BinOp::Min: return fmt::format("tylo::min({}, {})", a, b);
+    case BinOp::Max: return fmt::format("tylo::max({}, {})", a, b);
+  }
+  return fmt::format("({} {} {})", a, op, b);
+}
+
+std::string ExprPrinter::print(const tir::ExprRef& e) const {
+  switch (e->kind) {
+    case tir::ExprKind::IntConst: return intLiteral(e->i, e->type);
+    case tir::ExprKind::FloatConst: return floatLiteral(e->f);
+    case tir::ExprKind::VarRef: return safeName(k_.vars.at(e->i).name);
+    case tir::ExprKind::ParamRef: return safeName(k_.params.at(e->i).name);
+    case tir::ExprKind::SpecialReg: {
+      bool oneDim = k_.block[1] == 1 && k_.block[2] == 1;
+      std::string linear = oneDim ? "static_cast<int32_t>(threadIdx.x)"
+                                  : "static_cast<int32_t>(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * "
+                                    "threadIdx.z))";
+      switch (static_cast<tir::Special>(e->i)) {
+        case tir::Special::TidX: return "static_cast<int32_t>(threadIdx.x)";
+        case tir::Special::TidY: return "static_cast<int32_t>(threadIdx.y)";
+        case tir::Special::TidZ: return "static_cast<int32_t>(threadIdx.z)";
+        case tir::Special::CtaidX: return "static_cast<int32_t>(blockIdx.x)";
+        case tir::Special::CtaidY: return "static_cast<int32_t>(blockIdx.y)";
+        case tir::Special::CtaidZ: return "static_cast<int32_t>(blockIdx.z)";
+        case tir::Special::NctaidX: return "static_cast<int32_t>(gridDim.x)";
+        case tir::Special::NctaidY: return "static_cast<int32_t>(gridDim.y)";
+        case tir::Special::NctaidZ: return "static_cast<int32_t>(gridDim.z)";
+        case tir::Special::LaneId: return fmt::format("({} & 31)", linear);
+        case tir::Special::WarpId: return fmt::format("({} >> 5)", linear);
+      }
+      return "0";
+    }
+    case tir::ExprKind::Elem: return reg(tir::Reg::elem(static_cast<uint32_t>(e->i), e->j));
+    case tir::ExprKind::Binary: return binary(*e);
+    case tir::ExprKind::Unary:
+      switch (e->un) {
+        case tir::UnOp::Neg: return fmt::format("(-{})", print(e->args[0]));
+        case tir::UnOp::Not: return fmt::format("(!{})", print(e->args[0]));
+        case tir::UnOp::Relu: return fmt::format("fmaxf({}, 0.0f)", print(e->args[0]));
+      }
+      return "0";
+    case tir::ExprKind::Select:
+      return fmt::format("({} ? {} : {})", print(e->args[0]), print(e->args[1]), print(e->args[2]));
+    case tir::ExprKind::Cast: return castTo(e->type, e->args[0]);
+  }
+  return "0";
+}
+
+}  // namespace tyl::cuda

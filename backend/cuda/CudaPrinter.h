@@ -1,0 +1,36 @@
+// Spelling thread IR types and expressions as CUDA C++. Shared by the kernel and the
+// launcher printers.
+#pragma once
+
+#include <string>
+
+#include "ir/thread/ThreadIR.h"
+
+namespace tyl::cuda {
+
+// The C++ type of a scalar (16-bit floats as __half / __nv_bfloat16).
+const char* cppType(tir::Type t);
+// The C++ element type of a pointer parameter.
+const char* pointerElemType(tir::Type t);
+
+class ExprPrinter {
+ public:
+  // `device` selects how special registers are spelled (they do not exist on the host).
+  ExprPrinter(const tir::Kernel& k, bool device) : k_(k), device_(device) {}
+  std::string print(const tir::ExprRef& e) const;
+  // A register operand, as an rvalue.
+  std::string reg(const tir::Reg& r) const;
+
+ private:
+  std::string binary(const tir::Expr& e) const;
+  std::string castTo(tir::Type to, const tir::ExprRef& a) const;
+  const tir::Kernel& k_;
+  bool device_;
+};
+
+std::string intLiteral(int64_t v, tir::Type t);
+std::string floatLiteral(double v);
+// A C++ identifier that cannot clash with CUDA or C++ names.
+std::string safeName(const std::string& name);
+
+}  // namespace tyl::cuda

@@ -1,0 +1,33 @@
+// The CUDA backend: prints thread IR as CUDA C++ with inline PTX (.cu) and a header of
+// host launchers (.cuh).
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "ir/thread/ThreadIR.h"
+
+namespace tyl::cuda {
+
+enum class Arch { Sm80, Sm90, Sm90a };
+
+struct EmitOptions {
+  Arch arch = Arch::Sm80;
+  bool lineDirectives = true;
+  std::string headerName;  // how the .cu includes the header, e.g. "add_one.cuh"
+  std::string sourcePath;  // the .tyl path for #line directives
+  std::string outputName;  // the .cu file's own name, to point host code back at it
+  // The source line of a location (0 when unknown), for #line directives.
+  std::function<uint32_t(SourceRange)> lineOf;
+};
+
+struct EmitResult {
+  std::string source;  // the .cu file
+  std::string header;  // the .cuh file
+};
+
+EmitResult emit(const tir::Module& module, const EmitOptions& options);
+
+const char* archName(Arch a);
+
+}  // namespace tyl::cuda

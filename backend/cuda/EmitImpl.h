@@ -1,0 +1,19 @@
+// Internals of the CUDA backend.
+#pragma once
+
+#include <string>
+
+#include "backend/cuda/CudaPrinter.h"
+#include "backend/cuda/EmitCuda.h"
+
+namespace tyl::cuda {
+
+// The __global__ function for one kernel.
+std::string emitKernel(const tir::Kernel& k, const EmitOptions& options);
+// The host launcher's definition (for the .cu) and declaration (for the .cuh).
+std::string emitLauncher(const tir::Kernel& k, const EmitOptions& options);
+std::string launcherDeclaration(const tir::Kernel& k);
+
+inline std::string kernelSymbol(const tir::Kernel& k) { return k.name + "_kernel"; }
+
+}  // namespace tyl::cuda

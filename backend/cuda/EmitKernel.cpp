@@ -1,0 +1,262 @@
+// Prints one kernel's thread IR as a __global__ function.
+#include <fmt/format.h>
+
+#include "backend/cuda/EmitImpl.h"
+#include "frontend/Source.h"
+#include "ir/thread/Builder.h"
+
+namespace tyl::cuda {
+
+using tir::Type;
+
+namespace {
+
+const char* vectorType(int bytes) {
+  switch (bytes) {
+    case 2: return "uint16_t";
+    case 4: return "uint32_t";
+    case 8: return "uint2";
+    case 16: return "uint4";
+  }
+  return nullptr;
+}
+
+class KernelPrinter {
+ public:
+  KernelPrinter(const tir::Kernel& k, const EmitOptions& o) : k_(k), o_(o), expr_(k, true) {}
+
+  std::string run() {
+    std::string params;
+    for (const tir::Param& p : k_.params) {
+      if (!params.empty()) params += ", ";
+      if (p.isPointer) {
+        bool ro = k_.buffers.at(p.buffer).readOnly;
+        params += fmt::format("{}{}* __restrict__ {}", ro ? "const " : "", pointerElemType(p.type), safeName(p.name));
+      } else {
+        params += fmt::format("{} {}", cppType(p.type), safeName(p.name));
+      }
+    }
+    out_ += fmt::format("__global__ void __launch_bounds__({}) {}({}) {{\n", k_.threadsPerBlock(), kernelSymbol(k_),
+                        params);
+    if (k_.sharedBytes > 0) {
+      out_ += "  extern __shared__ __align__(1024) unsigned char tylo_smem[];\n";
+      for (const tir::Buffer& b : k_.buffers) {
+        if (b.space != tir::Space::Shared) continue;
+        out_ += fmt::format("  {}* const {} = reinterpret_cast<{}*>(tylo_smem + {});\n", cppType(b.elem),
+                            safeName(b.name), cppType(b.elem), b.sharedOffset);
+      }
+    }
+    for (const tir::Var& v : k_.vars) out_ += fmt::format("  {} {};\n", cppType(v.type), safeName(v.name));
+    for (const tir::Array& a : k_.arrays) {
+      if (tir::typeBytes(a.elem) == 2)
+        out_ += fmt::format("  uint32_t {}[{}];  // {} x {}, two per word\n", safeName(a.name), (a.count + 1) / 2,
+                            a.count, tir::typeName(a.elem));
+      else
+        out_ += fmt::format("  {} {}[{}];\n", cppType(a.elem), safeName(a.name), a.count);
+    }
+    block(k_.body, 1);
+    out_ += "}\n";
+    return out_;
+  }
+
+ private:
+  void line(int depth, const std::string& text) { out_ += std::string(depth * 2, ' ') + text + "\n"; }
+
+  void mark(const tir::Stmt& s) {
+    if (!o_.lineDirectives || !s.loc.valid()) return;
+    uint32_t lineNo = o_.lineOf ? o_.lineOf(s.loc) : 0;
+    if (lineNo == 0 || lineNo == lastLine_) return;
+    lastLine_ = lineNo;
+    out_ += fmt::format("#line {} \"{}\"\n", lineNo, o_.sourcePath);
+  }
+
+  std::string pointer(const tir::MemRef& m) {
+    const tir::Buffer& b = k_.buffers.at(m.buffer);
+    std::string base = b.space == tir::Space::Global ? safeName(k_.params.at(b.param).name) : safeName(b.name);
+    return fmt::format("{} + {}", base, expr_.print(m.offset));
+  }
+
+  void assignReg(int depth, const tir::Reg& r, const std::string& value) {
+    if (r.isVar) {
+      line(depth, fmt::format("{} = {};", safeName(k_.vars.at(r.id).name), value));
+      return;
+    }
+    const tir::Array& a = k_.arrays.at(r.id);
+    if (tir::typeBytes(a.elem) == 2)
+      line(depth, fmt::format("tylo::set_{}({}, {}, {});", a.elem == Type::F16 ? "f16" : "bf16", safeName(a.name),
+                              r.index, value));
+    else
+      line(depth, fmt::format("{}[{}] = {};", safeName(a.name), r.index, value));
+  }
+
+  // The raw bits of a register, as a 16- or 32-bit unsigned value.
+  std::string regBits(const tir::Reg& r, Type t) {
+    std::string v = expr_.reg(r);
+    switch (t) {
+      case Type::F32: return fmt::format("__float_as_uint({})", v);
+      case Type::F16: return fmt::format("__half_as_ushort({})", v);
+      case Type::BF16: return fmt::format("__bfloat16_as_ushort({})", v);
+      default: return fmt::format("static_cast<uint32_t>({})", v);
+    }
+  }
+
+  std::string fromBits(const std::string& bits, Type t) {
+    switch (t) {
+      case Type::F32: return fmt::format("__uint_as_float({})", bits);
+      case Type::F16: return fmt::format("__ushort_as_half(static_cast<unsigned short>({}))", bits);
+      case Type::BF16: return fmt::format("__ushort_as_bfloat16(static_cast<unsigned short>({}))", bits);
+      default: return fmt::format("static_cast<{}>({})", cppType(t), bits);
+    }
+  }
+
+  void load(int depth, const tir::Load& n) {
+    int eb = tir::typeBytes(n.type);
+    int bytes = eb * static_cast<int>(n.dst.size());
+    std::string ptr = pointer(n.src);
+    int d = depth;
+    if (!tir::isTrue(n.pred)) {
+      line(depth, fmt::format("if ({}) {{", expr_.print(n.pred)));
+      d = depth + 1;
+    }
+    if (n.dst.size() == 1) {
+      assignReg(d, n.dst[0], fmt::format("*({})", ptr));
+    } else {
+      line(d, fmt::format("{{ const {} v = *reinterpret_cast<const {}*>({});", vectorType(bytes), vectorType(bytes),
+                          ptr));
+      std::vector<std::string> words = wordsOf("v", bytes);
+      for (size_t i = 0; i < n.dst.size(); ++i) {
+        std::string bits = eb == 4 ? words[i] : fmt::format("({} >> {})", words[i * eb / 4], (i * eb % 4) * 8);
+        assignReg(d + 1, n.dst[i], fromBits(bits, n.type));
+      }
+      line(d, "}");
+    }
+    if (d != depth) line(depth, "}");
+  }
+
+  static std::vector<std::string> wordsOf(const std::string& v, int bytes) {
+    if (bytes == 4) return {v};
+    if (bytes == 8) return {v + ".x", v + ".y"};
+    return {v + ".x", v + ".y", v + ".z", v + ".w"};
+  }
+
+  void store(int depth, const tir::Store& n) {
+    int eb = tir::typeBytes(n.type);
+    int bytes = eb * static_cast<int>(n.src.size());
+    std::string ptr = pointer(n.dst);
+    int d = depth;
+    if (!tir::isTrue(n.pred)) {
+      line(depth, fmt::format("if ({}) {{", expr_.print(n.pred)));
+      d = depth + 1;
+    }
+    if (n.src.size() == 1) {
+      line(d, fmt::format("*({}) = {};", ptr, expr_.reg(n.src[0])));
+    } else {
+      std::vector<std::string> words;
+      int perWord = 4 / eb;
+      for (size_t w = 0; w < n.src.size() / perWord; ++w) {
+        std::string word;
+        for (int j = 0; j < perWord; ++j) {
+          std::string bits = regBits(n.src[w * perWord + j], n.type);
+          if (perWord > 1) bits = fmt::format("(static_cast<uint32_t>({}) << {})", bits, j * eb * 8);
+          word += (j ? " | " : "") + bits;
+        }
+        words.push_back(word);
+      }
+      std::string init;
+      for (size_t i = 0; i < words.size(); ++i) init += (i ? ", " : "") + words[i];
+      if (bytes == 4)
+        line(d, fmt::format("*reinterpret_cast<uint32_t*>({}) = {};", ptr, init));
+      else
+        line(d, fmt::format("*reinterpret_cast<{}*>({}) = make_{}({});", vectorType(bytes), ptr, vectorType(bytes),
+                            init));
+    }
+    if (d != depth) line(depth, "}");
+  }
+
+  std::string wordRef(const tir::Reg& r) {
+    const tir::Array& a = k_.arrays.at(r.id);
+    if (tir::typeBytes(a.elem) == 2) return fmt::format("{}[{}]", safeName(a.name), r.index);
+    return fmt::format("{}[{}]", safeName(a.name), r.index);
+  }
+
+  std::string sharedAddress(const tir::MemRef& m) {
+    return fmt::format("tylo::smem_addr({})", pointer(m));
+  }
+
+  void stmt(const tir::Stmt& s, int depth) {
+    mark(s);
+    std::visit(
+        [&](const auto& n) {
+          using T = std::decay_t<decltype(n)>;
+          if constexpr (std::is_same_v<T, tir::Assign>) {
+            assignReg(depth, n.dst, expr_.print(n.value));
+          } else if constexpr (std::is_same_v<T, tir::Load>) {
+            load(depth, n);
+          } else if constexpr (std::is_same_v<T, tir::Store>) {
+            store(depth, n);
+          } else if constexpr (std::is_same_v<T, tir::If>) {
+            line(depth, fmt::format("if ({}) {{", expr_.print(n.cond)));
+            block(n.then, depth + 1);
+            if (!n.otherwise.empty()) {
+              line(depth, "} else {");
+              block(n.otherwise, depth + 1);
+            }
+            line(depth, "}");
+          } else if constexpr (std::is_same_v<T, tir::For>) {
+            if (n.unroll) line(depth, "#pragma unroll");
+            std::string v = safeName(k_.vars.at(n.var).name);
+            line(depth, fmt::format("for ({} = {}; {} < {}; {} += {}) {{", v, expr_.print(n.begin), v,
+                                    expr_.print(n.end), v, expr_.print(n.step)));
+            block(n.body, depth + 1);
+            line(depth, "}");
+          } else if constexpr (std::is_same_v<T, tir::Barrier>) {
+            line(depth, "__syncthreads();");
+          } else if constexpr (std::is_same_v<T, tir::CpAsync>) {
+            std::string src = n.srcBytes ? expr_.print(n.srcBytes) : std::to_string(n.bytes);
+            line(depth, fmt::format("tylo::cp_async_{}({}, {}, {});", n.bytes, sharedAddress(n.dst), pointer(n.src), src));
+          } else if constexpr (std::is_same_v<T, tir::CpAsyncCommit>) {
+            line(depth, "tylo::cp_async_commit();");
+          } else if constexpr (std::is_same_v<T, tir::CpAsyncWait>) {
+            line(depth, fmt::format("tylo::cp_async_wait<{}>();", n.n));
+          } else if constexpr (std::is_same_v<T, tir::Ldmatrix>) {
+            std::string regs;
+            for (const tir::Reg& r : n.dst) regs += ", " + wordRef(r);
+            line(depth, fmt::format("tylo::ldmatrix_x{}{}({}{});", n.num, n.trans ? "_trans" : "", sharedAddress(n.addr),
+                                    regs));
+          } else if constexpr (std::is_same_v<T, tir::Stmatrix>) {
+            std::string regs;
+            for (const tir::Reg& r : n.src) regs += ", " + wordRef(r);
+            line(depth, fmt::format("tylo::stmatrix_x{}{}({}{});", n.num, n.trans ? "_trans" : "", sharedAddress(n.addr),
+                                    regs));
+          } else if constexpr (std::is_same_v<T, tir::Mma>) {
+            auto list = [&](const std::vector<tir::Reg>& rs) {
+              std::string s;
+              for (const tir::Reg& r : rs) s += ", " + wordRef(r);
+              return s;
+            };
+            line(depth, fmt::format("tylo::mma_m16n8k16_{}(/*d*/{}, /*a*/{}, /*b*/{}, /*c*/{});",
+                                    n.ab == Type::F16 ? "f16" : "bf16", list(n.d).substr(2), list(n.a).substr(2),
+                                    list(n.b).substr(2), list(n.c).substr(2)));
+          } else {
+            line(depth, "// " + n.text);
+          }
+        },
+        s.node);
+  }
+
+  void block(const tir::Block& b, int depth) {
+    for (const tir::Stmt& s : b) stmt(s, depth);
+  }
+
+  const tir::Kernel& k_;
+  const EmitOptions& o_;
+  ExprPrinter expr_;
+  std::string out_;
+  uint32_t lastLine_ = 0;
+};
+
+}  // namespace
+
+std::string emitKernel(const tir::Kernel& k, const EmitOptions& options) { return KernelPrinter(k, options).run(); }
+
+}  // namespace tyl::cuda

@@ -1,0 +1,83 @@
+// Prints the host launcher of a kernel: it checks every run-time condition the layouts
+// need, sets the shared-memory limit, launches, and returns the CUDA error.
+#include <fmt/format.h>
+
+#include "backend/cuda/EmitImpl.h"
+
+namespace tyl::cuda {
+
+namespace {
+
+std::string paramList(const tir::Kernel& k) {
+  std::string s;
+  for (const tir::Param& p : k.params) {
+    if (!s.empty()) s += ", ";
+    if (p.isPointer) {
+      bool ro = k.buffers.at(p.buffer).readOnly;
+      s += fmt::format("{}{}* {}", ro ? "const " : "", pointerElemType(p.type), safeName(p.name));
+    } else {
+      s += fmt::format("{} {}", cppType(p.type), safeName(p.name));
+    }
+  }
+  return s;
+}
+
+std::string quoted(const std::string& s) {
+  std::string q = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') q += '\\';
+    q += c;
+  }
+  return q + "\"";
+}
+
+}  // namespace
+
+std::string launcherDeclaration(const tir::Kernel& k) {
+  std::string params = paramList(k);
+  return fmt::format("cudaError_t {}({}{}cudaStream_t stream = 0);\n", k.name, params, params.empty() ? "" : ", ");
+}
+
+std::string emitLauncher(const tir::Kernel& k, const EmitOptions&) {
+  ExprPrinter host(k, false);
+  std::string params = paramList(k);
+  std::string out = fmt::format("cudaError_t {}({}{}cudaStream_t stream) {{\n", k.name, params,
+                                params.empty() ? "" : ", ");
+  auto fail = [&](const std::string& msg) {
+    return fmt::format("return tylo::launch_error({});", quoted(k.name + ": " + msg));
+  };
+  // Conditions on the sizes first: they decide whether there is anything to launch.
+  for (const tir::LaunchCheck& c : k.checks)
+    if (c.kind == tir::LaunchCheck::Kind::Condition && c.message.find("must not be negative") != std::string::npos)
+      out += fmt::format("  if (!{}) {}\n", host.print(c.cond), fail(c.message));
+  const char* axes[] = {"x", "y", "z"};
+  for (int i = 0; i < 3; ++i) out += fmt::format("  const int64_t grid_{} = {};\n", axes[i], host.print(k.grid[i]));
+  out += fmt::format("  if (grid_x < 0 || grid_y < 0 || grid_z < 0) {}\n", fail("the grid size is negative"));
+  out += "  if (grid_x == 0 || grid_y == 0 || grid_z == 0) return cudaSuccess;  // nothing to do\n";
+  out += fmt::format("  if (grid_x > 2147483647ll || grid_y > 65535 || grid_z > 65535) {}\n",
+                     fail("the grid is larger than CUDA allows"));
+  for (const tir::LaunchCheck& c : k.checks) {
+    if (c.kind == tir::LaunchCheck::Kind::PointerAlignment) {
+      out += fmt::format("  if (!tylo::is_aligned({}, {})) {}\n", safeName(k.params.at(c.param).name), c.alignBytes,
+                         fail(c.message));
+    } else if (c.message.find("must not be negative") == std::string::npos) {
+      out += fmt::format("  if (!{}) {}\n", host.print(c.cond), fail(c.message));
+    }
+  }
+  if (k.sharedBytes > 48 * 1024) {
+    out += fmt::format(
+        "  {{\n    // More than 48 KB of dynamic shared memory must be requested explicitly.\n"
+        "    const cudaError_t err = cudaFuncSetAttribute({}, cudaFuncAttributeMaxDynamicSharedMemorySize, {});\n"
+        "    if (err != cudaSuccess) return err;\n  }}\n",
+        kernelSymbol(k), k.sharedBytes);
+  }
+  std::string args;
+  for (const tir::Param& p : k.params) args += (args.empty() ? "" : ", ") + safeName(p.name);
+  out += fmt::format("  {}<<<dim3(static_cast<unsigned>(grid_x), static_cast<unsigned>(grid_y), "
+                     "static_cast<unsigned>(grid_z)), dim3({}, {}, {}), {}, stream>>>({});\n",
+                     kernelSymbol(k), k.block[0], k.block[1], k.block[2], k.sharedBytes, args);
+  out += "  return cudaGetLastError();\n}\n";
+  return out;
+}
+
+}  // namespace tyl::cuda

@@ -1,0 +1,478 @@
+#include "frontend/Sema.h"
+
+#include <fmt/format.h>
+
+#include "frontend/CommonDiags.h"
+#include "frontend/SemaImpl.h"
+#include "ir/layout/CheckedMath.h"
+#include "ir/thread/Print.h"
+
+namespace tyl {
+
+TYL_DIAG(kDuplicateName, Error, "duplicate-name", "a name declared twice in the same scope");
+TYL_DIAG(kBadParam, Error, "bad-param", "a kernel parameter with an unknown type, space or alignment");
+TYL_DIAG(kBadLaunch, Error, "bad-launch", "a launch configuration that is missing, malformed or too large");
+TYL_DIAG(kBadTypeParam, Error, "bad-type-param", "a generic kernel parameter with an unknown element type");
+TYL_DIAG(kGlobalLayout, Error, "global-layout", "a global tensor layout that does not match its shape");
+TYL_DIAG(kTooLarge, Error, "too-large", "a program that expands beyond the compiler's limits");
+
+namespace sema {
+
+using tir::ExprRef;
+
+const char* describe(const Value& v) {
+  switch (v.kind) {
+    case Value::Kind::Void: return "nothing";
+    case Value::Kind::Const: return constKindName(v.cv).data();
+    case Value::Kind::Scalar: return "a run-time scalar";
+    case Value::Kind::View: return "a tensor";
+    case Value::Kind::Frag: return "a fragment expression";
+    case Value::Kind::DType: return "a type";
+    case Value::Kind::TensorType: return "a tensor type";
+    case Value::Kind::Namespace: return "a group of ids";
+  }
+  return "a value";
+}
+
+KernelSema::Binding* KernelSema::lookup(const std::string& n) {
+  for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it) {
+    auto found = it->find(n);
+    if (found != it->end()) return &found->second;
+  }
+  return nullptr;
+}
+
+ConstEvaluator KernelSema::constEvaluator() {
+  return ConstEvaluator(diags_, [this](std::string_view n) -> const ConstValue* {
+    if (Binding* b = lookup(std::string(n)))
+      return b->value.kind == Value::Kind::Const ? &b->value.cv : nullptr;
+    auto it = env_.consts.find(n);
+    return it == env_.consts.end() ? nullptr : &it->second;
+  });
+}
+
+uint32_t KernelSema::newVar(const std::string& base, tir::Type type) {
+  int n = nameCounts_[base]++;
+  return tir::addVar(k_.skeleton, n == 0 ? base : fmt::format("{}_{}", base, n), type);
+}
+
+uint32_t KernelSema::addTensor(tile::Tensor t) {
+  k_.tensors.push_back(std::move(t));
+  return static_cast<uint32_t>(k_.tensors.size() - 1);
+}
+
+tile::View KernelSema::wholeView(uint32_t tensor, SourceRange loc) const {
+  const tile::Tensor& t = k_.tensors[tensor];
+  tile::View v;
+  v.tensor = tensor;
+  v.loc = loc;
+  for (size_t d = 0; d < t.shape.size(); ++d) {
+    v.origin.push_back(tir::intConst(0, tir::Type::I64));
+    v.dims.push_back(static_cast<int>(d));
+    v.shape.push_back(t.staticShape[d]);
+  }
+  return v;
+}
+
+bool KernelSema::countStmt(SourceRange where) {
+  if (tooLarge_) return false;
+  if (++expanded_ > kMaxExpandedStmts) {
+    diags_.report(kTooLarge, where,
+                  fmt::format("the kernel expands to more than {} statements after unrolling", kMaxExpandedStmts));
+    tooLarge_ = true;
+    return false;
+  }
+  return true;
+}
+
+// ---- Parameters ------------------------------------------------------------------
+
+static std::optional<tir::Type> scalarParamType(std::string_view n, tile::DType* dtype) {
+  std::optional<tile::DType> t = tile::dtypeFromName(n);
+  if (!t) return std::nullopt;
+  *dtype = *t;
+  return tile::toTir(*t);
+}
+
+bool KernelSema::declareParams() {
+  // Scalars first, so tensor shapes may name any scalar parameter.
+  std::vector<int> paramOf(decl_.params.size(), -1);
+  bool ok = true;
+  std::map<std::string, SourceRange> seen;
+  for (const ast::Param& p : decl_.params) {
+    auto [it, fresh] = seen.emplace(p.name.name, p.name.range);
+    if (!fresh) {
+      diags_.report(kDuplicateName, p.name.range, fmt::format("parameter '{}' is declared twice", p.name.name))
+          .note(it->second, "the first declaration is here");
+      ok = false;
+    }
+  }
+  for (size_t i = 0; i < decl_.params.size(); ++i) {
+    const ast::Param& p = decl_.params[i];
+    tir::Param tp;
+    tp.name = p.name.name;
+    std::string dtypeName = p.dtype.name;
+    tile::DType dtype = tile::DType::F32;
+    if (auto it = typeArgs_.find(dtypeName); it != typeArgs_.end()) dtypeName = tile::dtypeName(it->second);
+    std::optional<tir::Type> type = scalarParamType(dtypeName, &dtype);
+    if (!type) {
+      diags_.report(kBadParam, p.dtype.range,
+                    fmt::format("unknown element type '{}' (known: f32, f16, bf16, i32, i64, bool)", p.dtype.name));
+      ok = false;
+      type = tir::Type::I32;
+    }
+    tp.type = *type;
+    tp.isPointer = p.isTensor;
+    k_.skeleton.params.push_back(tp);
+    paramOf[i] = static_cast<int>(i);
+    if (!p.isTensor) {
+      Binding b;
+      b.value = Value::runtime(tir::paramRef(k_.skeleton, static_cast<int>(i)));
+      b.declared = p.name.range;
+      bind(p.name.name, std::move(b));
+    }
+  }
+  if (!ok) return false;
+  for (size_t i = 0; i < decl_.params.size(); ++i) {
+    const ast::Param& p = decl_.params[i];
+    if (!p.isTensor) continue;
+    std::optional<tile::Tensor> t = tensorParam(p, static_cast<int>(i));
+    if (!t) {
+      ok = false;
+      continue;
+    }
+    uint32_t id = addTensor(std::move(*t));
+    Binding b;
+    b.value = Value::ofView(wholeView(id, p.name.range));
+    b.declared = p.name.range;
+    bind(p.name.name, std::move(b));
+  }
+  return ok;
+}
+
+std::optional<tile::Tensor> KernelSema::tensorParam(const ast::Param& p, int paramIndex) {
+  if (p.space.name != "global") {
+    diags_.report(kBadParam, p.space.range,
+                  fmt::format("tensor parameters live in 'global' memory, not '{}'", p.space.name));
+    return std::nullopt;
+  }
+  tile::Tensor t;
+  t.name = p.name.name;
+  t.space = tile::MemSpace::Global;
+  std::string dtypeName = p.dtype.name;
+  if (auto it = typeArgs_.find(dtypeName); it != typeArgs_.end()) dtypeName = tile::dtypeName(it->second);
+  std::optional<tile::DType> dtype = tile::dtypeFromName(dtypeName);
+  if (!dtype || *dtype == tile::DType::Bool) {
+    diags_.report(kBadParam, p.dtype.range,
+                  fmt::format("unknown tensor element type '{}' (known: f32, f16, bf16, i32, i64)", p.dtype.name));
+    return std::nullopt;
+  }
+  t.dtype = *dtype;
+  t.loc = p.range;
+  if (p.shape.empty()) {
+    diags_.report(kBadParam, p.range, "a tensor parameter needs at least one dimension");
+    return std::nullopt;
+  }
+  for (const ast::ExprPtr& d : p.shape) {
+    std::optional<Value> v = expr(*d);
+    if (!v) return std::nullopt;
+    if (v->kind == Value::Kind::Const) {
+      std::optional<int64_t> n = constInt(*d, "a tensor dimension");
+      if (!n) return std::nullopt;
+      if (*n <= 0) {
+        diags_.report(kBadParam, d->range, fmt::format("a static tensor dimension must be positive, found {}", *n));
+        return std::nullopt;
+      }
+      t.staticShape.push_back(*n);
+      t.shape.push_back(tir::intConst(*n, tir::Type::I64));
+      continue;
+    }
+    std::optional<ExprRef> s = toScalar(*v, d->range, tir::Type::I64);
+    if (!s) return std::nullopt;
+    if (!tir::isInt((*s)->type)) {
+      diags_.report(kTypeMismatch, d->range, "a tensor dimension must be an integer");
+      return std::nullopt;
+    }
+    t.staticShape.push_back(-1);
+    t.shape.push_back(*s);
+  }
+  t.alignBytes = tile::dtypeBytes(t.dtype);
+  if (p.align) {
+    std::optional<int64_t> a = constInt(*p.align, "an alignment");
+    if (!a) return std::nullopt;
+    if (*a < t.alignBytes || *a > 256 || (*a & (*a - 1)) != 0) {
+      diags_.report(kBadParam, p.align->range,
+                    fmt::format("alignment must be a power of two between the element size ({}) and 256, found {}",
+                                t.alignBytes, *a));
+      return std::nullopt;
+    }
+    t.alignBytes = *a;
+  }
+  // Default layout: row-major strides, computed at run time when the shape is.
+  t.strides.assign(t.shape.size(), nullptr);
+  ExprRef stride = tir::intConst(1, tir::Type::I64);
+  for (size_t d = t.shape.size(); d-- > 0;) {
+    t.strides[d] = stride;
+    stride = tir::mul(stride, t.shape[d]);
+  }
+  if (p.layout && !globalLayout(*p.layout, t)) return std::nullopt;
+  if (t.isStatic()) {
+    // A static global tensor also gets a static layout, so every layout check applies.
+    layout::TileLayout tl;
+    for (size_t d = 0; d < t.shape.size(); ++d) {
+      int64_t s = 0;
+      if (!tir::isIntConst(t.strides[d], &s)) break;
+      tl.shard.push_back({t.staticShape[d], s, layout::Axis::m});
+    }
+    if (tl.shard.size() == t.shape.size()) t.layout = layout::Layout(tl);
+  }
+  tir::Buffer buf;
+  buf.name = t.name;
+  buf.space = tir::Space::Global;
+  buf.elem = tile::toTir(t.dtype);
+  buf.param = paramIndex;
+  buf.alignBytes = t.alignBytes;
+  k_.skeleton.buffers.push_back(buf);
+  t.buffer = static_cast<uint32_t>(k_.skeleton.buffers.size() - 1);
+  k_.skeleton.params[paramIndex].buffer = static_cast<int>(t.buffer);
+  return t;
+}
+
+static bool sameExpr(const ExprRef& a, const ExprRef& b) {
+  if (a == b) return true;
+  if (!a || !b || a->kind != b->kind || a->type != b->type) return false;
+  if (a->i != b->i || a->j != b->j || a->f != b->f || a->bin != b->bin || a->un != b->un) return false;
+  for (int i = 0; i < 3; ++i)
+    if (!sameExpr(a->args[i], b->args[i])) return false;
+  return true;
+}
+
+// `: S[(M, K) : (K, 1)]` on a global tensor: one iter per dimension, extents equal to
+// the dimensions, strides on `m` that may use scalar parameters.
+bool KernelSema::globalLayout(const ast::Expr& e, tile::Tensor& t) {
+  t.layoutLoc = e.range;
+  const auto* spec = e.as<ast::IterSpec>();
+  if (!spec || spec->replica) {
+    diags_.report(kGlobalLayout, e.range,
+                  "a global tensor's layout is written S[(d0, d1, ...) : (s0, s1, ...)], one iter per dimension");
+    return false;
+  }
+  auto flatten = [&](const std::vector<ast::ExprPtr>& list, std::vector<const ast::Expr*>& out) {
+    std::function<void(const ast::Expr&)> walk = [&](const ast::Expr& x) {
+      if (const auto* tup = x.as<ast::Tuple>()) {
+        for (const ast::ExprPtr& el : tup->elems) walk(*el);
+      } else {
+        out.push_back(&x);
+      }
+    };
+    for (const ast::ExprPtr& x : list) walk(*x);
+  };
+  std::vector<const ast::Expr*> extents, strides;
+  flatten(spec->extents, extents);
+  flatten(spec->strides, strides);
+  if (extents.size() != t.shape.size()) {
+    diags_.report(kGlobalLayout, e.range,
+                  fmt::format("the layout has {} iters but the tensor has {} dimensions; a global layout has one "
+                              "iter per dimension",
+                              extents.size(), t.shape.size()));
+    return false;
+  }
+  if (spec->hasStrides && strides.size() != extents.size()) {
+    diags_.report(kGlobalLayout, e.range,
+                  fmt::format("the layout has {} extents but {} strides", extents.size(), strides.size()));
+    return false;
+  }
+  for (size_t d = 0; d < extents.size(); ++d) {
+    std::optional<ExprRef> ext = scalar(*extents[d], tir::Type::I64);
+    if (!ext) return false;
+    if (!sameExpr(*ext, t.shape[d])) {
+      diags_.report(kGlobalLayout, extents[d]->range,
+                    fmt::format("iter {} has extent {} but dimension {} of the tensor is {}", d,
+                                tir::print(k_.skeleton, *ext), d, tir::print(k_.skeleton, t.shape[d])));
+      return false;
+    }
+  }
+  if (!spec->hasStrides) return true;  // S[(M, K)] is the default row-major layout
+  for (size_t d = 0; d < strides.size(); ++d) {
+    const ast::Expr* s = strides[d];
+    if (const auto* on = s->as<ast::OnAxis>()) {
+      if (on->axis != "m") {
+        diags_.report(kGlobalLayout, on->axisRange,
+                      fmt::format("a global tensor's layout maps onto memory ('m'), not '{}'", on->axis));
+        return false;
+      }
+      if (!on->value) {
+        t.strides[d] = tir::intConst(1, tir::Type::I64);
+        continue;
+      }
+      s = on->value.get();
+    }
+    std::optional<ExprRef> v = scalar(*s, tir::Type::I64);
+    if (!v) return false;
+    int64_t c = 0;
+    if (tir::isIntConst(*v, &c) && c < 0) {
+      diags_.report(kGlobalLayout, s->range, fmt::format("a global stride must not be negative, found {}", c));
+      return false;
+    }
+    t.strides[d] = *v;
+  }
+  return true;
+}
+
+// ---- Launch ----------------------------------------------------------------------
+
+bool KernelSema::declareLaunch() {
+  const ast::Expr* grid = nullptr;
+  const ast::Expr* block = nullptr;
+  for (const ast::Arg& a : decl_.launch) {
+    const ast::Expr** slot = a.name == "grid" ? &grid : a.name == "block" ? &block : nullptr;
+    if (!slot) {
+      diags_.report(kBadLaunch, a.name.empty() ? a.value->range : a.nameRange,
+                    "launch takes 'grid = ...' and 'block = ...'");
+      return false;
+    }
+    if (*slot) {
+      diags_.report(kBadLaunch, a.nameRange, fmt::format("'{}' is given twice", a.name));
+      return false;
+    }
+    *slot = a.value.get();
+  }
+  if (!grid || !block) {
+    diags_.report(kBadLaunch, decl_.launchRange, "launch needs both 'grid = ...' and 'block = ...'");
+    return false;
+  }
+  auto items = [](const ast::Expr* e) {
+    std::vector<const ast::Expr*> list;
+    if (const auto* t = e->as<ast::Tuple>()) {
+      for (const ast::ExprPtr& x : t->elems) list.push_back(x.get());
+    } else {
+      list.push_back(e);
+    }
+    return list;
+  };
+  std::vector<const ast::Expr*> g = items(grid), b = items(block);
+  if (g.empty() || g.size() > 3 || b.empty() || b.size() > 3) {
+    diags_.report(kBadLaunch, g.empty() || g.size() > 3 ? grid->range : block->range,
+                  "grid and block take one to three dimensions");
+    return false;
+  }
+  int64_t threads = 1;
+  for (size_t i = 0; i < b.size(); ++i) {
+    std::optional<int64_t> n = constInt(*b[i], "a block dimension");
+    if (!n) return false;
+    if (*n <= 0 || *n > 1024) {
+      diags_.report(kBadLaunch, b[i]->range, fmt::format("a block dimension must lie in 1..1024, found {}", *n));
+      return false;
+    }
+    k_.skeleton.block[i] = *n;
+    threads *= *n;
+  }
+  if (threads > 1024) {
+    diags_.report(kBadLaunch, block->range, fmt::format("a block has at most 1024 threads, this one has {}", threads));
+    return false;
+  }
+  for (size_t i = 0; i < 3; ++i) {
+    if (i >= g.size()) {
+      k_.skeleton.grid[i] = tir::intConst(1, tir::Type::I64);
+      continue;
+    }
+    std::optional<ExprRef> v = scalar(*g[i], tir::Type::I64);
+    if (!v) return false;
+    if (!tir::isInt((*v)->type)) {
+      diags_.report(kBadLaunch, g[i]->range, "a grid dimension must be an integer");
+      return false;
+    }
+    int64_t c = 0;
+    if (tir::isIntConst(*v, &c) && c <= 0) {
+      diags_.report(kBadLaunch, g[i]->range, fmt::format("a grid dimension must be positive, found {}", c));
+      return false;
+    }
+    k_.skeleton.grid[i] = tir::cast(tir::Type::I64, *v);
+  }
+  return true;
+}
+
+std::optional<tile::Kernel> KernelSema::run(std::string name) {
+  k_.skeleton.name = std::move(name);
+  k_.skeleton.loc = decl_.name.range;
+  pushScope();
+  if (!declareParams() || !declareLaunch()) return std::nullopt;
+  out_.push_back(&k_.body);
+  pushScope();
+  block(decl_.body);
+  popScope();
+  if (diags_.hasErrors()) return std::nullopt;
+  return std::move(k_);
+}
+
+}  // namespace sema
+
+// ---- Module ----------------------------------------------------------------------
+
+std::optional<tile::Module> analyze(const ast::Module& module, DiagnosticEngine& diags) {
+  sema::ModuleEnv env;
+  tile::Module out;
+  out.sourceName = module.file == kNoFile ? "" : diags.sources().file(module.file).name;
+  ConstEvaluator eval(diags, [&](std::string_view n) -> const ConstValue* {
+    auto it = env.consts.find(n);
+    return it == env.consts.end() ? nullptr : &it->second;
+  });
+  auto declare = [&](const std::string& n, SourceRange at) {
+    auto [it, fresh] = env.declaredAt.emplace(n, at);
+    if (!fresh)
+      diags.report(kDuplicateName, at, fmt::format("'{}' is declared twice", n)).note(it->second, "the first declaration is here");
+    return fresh;
+  };
+  std::vector<const ast::KernelDecl*> kernels;
+  for (const ast::Decl& d : module.decls) {
+    if (const auto* c = std::get_if<ast::ConstDecl>(&d)) {
+      if (!declare(c->name, c->nameRange)) continue;
+      if (std::optional<ConstValue> v = eval.eval(*c->value)) env.consts[c->name] = std::move(*v);
+    } else if (const auto* l = std::get_if<ast::LayoutDecl>(&d)) {
+      if (!declare(l->name, l->nameRange)) continue;
+      std::optional<ConstValue> v = eval.eval(*l->value);
+      if (!v) continue;
+      // A layout declaration must be a complete layout.
+      if (!eval.toLayout(*v, l->value->range)) continue;
+      env.consts[l->name] = std::move(*v);
+    } else {
+      const auto& k = std::get<ast::KernelDecl>(d);
+      if (declare(k.name.name, k.name.range)) kernels.push_back(&k);
+    }
+  }
+  if (diags.hasErrors()) return std::nullopt;
+
+  for (const ast::KernelDecl* k : kernels) {
+    // One instantiation per combination of type arguments.
+    std::vector<std::map<std::string, tile::DType>> instances{{}};
+    bool ok = true;
+    for (const ast::TypeParam& tp : k->typeParams) {
+      std::vector<std::map<std::string, tile::DType>> next;
+      for (const ast::Ident& choice : tp.choices) {
+        std::optional<tile::DType> t = tile::dtypeFromName(choice.name);
+        if (!t || *t == tile::DType::Bool) {
+          diags.report(kBadTypeParam, choice.range, fmt::format("unknown element type '{}'", choice.name));
+          ok = false;
+          continue;
+        }
+        for (const auto& inst : instances) {
+          auto extended = inst;
+          extended[tp.name.name] = *t;
+          next.push_back(std::move(extended));
+        }
+      }
+      instances = std::move(next);
+    }
+    if (!ok) continue;
+    for (const auto& inst : instances) {
+      std::string name = k->name.name;
+      for (const ast::TypeParam& tp : k->typeParams) name += std::string("_") + tile::dtypeName(inst.at(tp.name.name));
+      sema::KernelSema ks(diags, env, *k, inst);
+      if (std::optional<tile::Kernel> kernel = ks.run(name)) out.kernels.push_back(std::move(*kernel));
+    }
+  }
+  if (diags.hasErrors()) return std::nullopt;
+  return out;
+}
+
+}  // namespace tyl

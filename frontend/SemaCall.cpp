@@ -1,0 +1,536 @@
+// Semantic analysis of calls: builtins, allocations, views, and tile operations.
+#include <fmt/format.h>
+
+#include "frontend/CommonDiags.h"
+#include "frontend/SemaImpl.h"
+#include "ir/layout/Analysis.h"
+#include "ir/layout/Transforms.h"
+
+namespace tyl {
+
+TYL_DIAG(kLayoutSize, Error, "layout-size-mismatch", "a layout whose size differs from its tensor's size");
+TYL_DIAG(kLayoutSpace, Error, "layout-space", "a layout whose axes do not suit the tensor's memory space");
+TYL_DIAG(kWindowBounds, Error, "window-bounds", "a window that does not lie inside its tensor");
+TYL_DIAG(kCopyShape, Error, "copy-shape-mismatch", "a copy between tensors of different shapes");
+TYL_DIAG(kCopySpaces, Error, "copy-spaces", "a copy between memory spaces it does not support");
+TYL_DIAG(kRegisterLimit, Error, "register-limit", "a register fragment that needs too many registers per thread");
+TYL_DIAG(kSharedLimit, Error, "shared-limit", "shared memory beyond what one block can have");
+
+namespace sema {
+
+using tir::ExprRef;
+using tir::Type;
+
+namespace {
+
+constexpr int64_t kMaxSlots = 1024;
+// Largest dynamic shared memory per block (sm_90: 227 KB).
+constexpr int64_t kMaxSharedBytes = 227 * 1024;
+
+bool isName(const ast::Expr& e, const char* n) {
+  const auto* nm = e.as<ast::Name>();
+  return nm && nm->name == n;
+}
+
+// Rebuilds an integer expression in 64 bits, so offsets into large global tensors
+// (block_id.x * 1024 with many blocks) cannot overflow 32-bit arithmetic.
+ExprRef widen(const ExprRef& e) {
+  using tir::BinOp;
+  if (!tir::isInt(e->type) || e->type == Type::I64) return e;
+  if (e->kind == tir::ExprKind::Binary &&
+      (e->bin == BinOp::Add || e->bin == BinOp::Sub || e->bin == BinOp::Mul || e->bin == BinOp::Min ||
+       e->bin == BinOp::Max))
+    return tir::binary(e->bin, widen(e->args[0]), widen(e->args[1]));
+  return tir::cast(Type::I64, e);
+}
+
+}  // namespace
+
+std::optional<layout::Layout> KernelSema::layoutArg(const ast::Expr& e) {
+  ConstEvaluator eval = constEvaluator();
+  return eval.evalLayout(e);
+}
+
+std::optional<Value> KernelSema::allocLocal(const ast::Expr& e, const ast::Call& c) {
+  const ast::Expr* typeArg = nullptr;
+  const ast::Expr* layoutExpr = nullptr;
+  for (const ast::Arg& a : c.args) {
+    if (a.name.empty() && !typeArg) {
+      typeArg = a.value.get();
+    } else if (a.name == "layout" && !layoutExpr) {
+      layoutExpr = a.value.get();
+    } else {
+      diags_.report(kBadArgument, a.name.empty() ? a.value->range : a.nameRange,
+                    "alloc_local takes a tensor type and 'layout = ...'");
+      return std::nullopt;
+    }
+  }
+  if (!typeArg) {
+    diags_.report(kBadArgument, e.range, "alloc_local needs a tensor type, e.g. alloc_local(f32[32, 4], layout = L)");
+    return std::nullopt;
+  }
+  std::optional<TensorType> tt = tensorType(*typeArg);
+  if (!tt) return std::nullopt;
+  tile::Tensor t;
+  t.space = tile::MemSpace::Local;
+  t.dtype = tt->dtype;
+  t.shape = tt->shape;
+  t.staticShape = tt->staticShape;
+  t.loc = e.range;
+  int64_t size = layout::shapeSize(t.staticShape);
+  if (layoutExpr) {
+    std::optional<layout::Layout> l = layoutArg(*layoutExpr);
+    if (!l) return std::nullopt;
+    t.layout = *l;
+    t.layoutLoc = layoutExpr->range;
+  } else {
+    // Without a layout every thread holds every element.
+    t.layout = layout::Layout(layout::TileLayout::rowMajor(t.staticShape));
+    t.layoutLoc = typeArg->range;
+  }
+  if (t.layout->size() != size) {
+    diags_.report(kLayoutSize, t.layoutLoc,
+                  fmt::format("the layout places {} elements but the tensor {} has {}", t.layout->size(),
+                              layout::shapeToString(t.staticShape), size));
+    return std::nullopt;
+  }
+  if (t.layout->swizzle) {
+    diags_.report(kLayoutSpace, t.layoutLoc, "a register fragment cannot be swizzled; swizzles permute memory offsets");
+    return std::nullopt;
+  }
+  uint32_t foreign = t.layout->tile.axesMask() & ~layout::threadAxesMask() & ~layout::axisBit(layout::Axis::m);
+  if (foreign) {
+    diags_.report(kLayoutSpace, t.layoutLoc,
+                  "a register fragment's layout maps onto thread axes and register slots ('m') only");
+    return std::nullopt;
+  }
+  layout::TileLayout perThread = layout::storage(t.layout->tile);
+  t.slots = layout::cosize(layout::Layout(perThread), layout::Axis::m);
+  if (t.slots <= 0) t.slots = 1;
+  if (t.slots > kMaxSlots) {
+    diags_.report(kRegisterLimit, t.layoutLoc,
+                  fmt::format("each thread would hold {} register slots; the limit is {}", t.slots, kMaxSlots));
+    return std::nullopt;
+  }
+  int n = static_cast<int>(k_.tensors.size());
+  t.name = fmt::format("frag{}", n);
+  t.array = tir::addArray(k_.skeleton, t.name, tile::toTir(t.dtype), t.slots);
+  uint32_t id = addTensor(std::move(t));
+  return Value::ofView(wholeView(id, e.range));
+}
+
+std::optional<Value> KernelSema::allocShared(const ast::Expr& e, const ast::Call& c) {
+  const ast::Expr* typeArg = nullptr;
+  const ast::Expr* layoutExpr = nullptr;
+  for (const ast::Arg& a : c.args) {
+    if (a.name.empty() && !typeArg) {
+      typeArg = a.value.get();
+    } else if (a.name == "layout" && !layoutExpr) {
+      layoutExpr = a.value.get();
+    } else {
+      diags_.report(kBadArgument, a.name.empty() ? a.value->range : a.nameRange,
+                    "alloc_shared takes a tensor type and 'layout = ...'");
+      return std::nullopt;
+    }
+  }
+  if (!typeArg) {
+    diags_.report(kBadArgument, e.range, "alloc_shared needs a tensor type, e.g. alloc_shared(f16[128, 32])");
+    return std::nullopt;
+  }
+  std::optional<TensorType> tt = tensorType(*typeArg);
+  if (!tt) return std::nullopt;
+  tile::Tensor t;
+  t.space = tile::MemSpace::Shared;
+  t.dtype = tt->dtype;
+  t.shape = tt->shape;
+  t.staticShape = tt->staticShape;
+  t.loc = e.range;
+  int64_t size = layout::shapeSize(t.staticShape);
+  if (layoutExpr) {
+    std::optional<layout::Layout> l = layoutArg(*layoutExpr);
+    if (!l) return std::nullopt;
+    t.layout = *l;
+    t.layoutLoc = layoutExpr->range;
+  } else {
+    t.layout = layout::Layout(layout::TileLayout::rowMajor(t.staticShape));
+    t.layoutLoc = typeArg->range;
+  }
+  // A layout for a smaller tile is repeated over leading dimensions (one stage each).
+  if (t.layout->size() != size && size % t.layout->size() == 0 && t.staticShape.size() > 1) {
+    int64_t inner = t.layout->size();
+    std::vector<int64_t> lead;
+    int64_t rest = size;
+    size_t d = 0;
+    while (rest > inner && d < t.staticShape.size()) {
+      lead.push_back(t.staticShape[d]);
+      rest /= t.staticShape[d];
+      ++d;
+    }
+    if (rest == inner) {
+      int64_t span = layout::cosize(*t.layout, layout::Axis::m);
+      if (t.layout->swizzle) span = (span + t.layout->swizzle->period() - 1) / t.layout->swizzle->period() *
+                                    t.layout->swizzle->period();
+      layout::TileLayout stacked;
+      int64_t stride = span;
+      for (size_t i = lead.size(); i-- > 0;) {
+        stacked.shard.insert(stacked.shard.begin(), layout::Iter{lead[i], stride, layout::Axis::m});
+        stride *= lead[i];
+      }
+      for (const layout::Iter& it : t.layout->tile.shard) stacked.shard.push_back(it);
+      stacked.offset = t.layout->tile.offset;
+      t.layout = t.layout->swizzle ? layout::Layout::compose(*t.layout->swizzle, stacked) : layout::Layout(stacked);
+    }
+  }
+  if (t.layout->size() != size) {
+    diags_.report(kLayoutSize, t.layoutLoc,
+                  fmt::format("the layout places {} elements but the tensor {} has {}", t.layout->size(),
+                              layout::shapeToString(t.staticShape), size));
+    return std::nullopt;
+  }
+  if (t.layout->tile.axesMask() & ~layout::axisBit(layout::Axis::m)) {
+    diags_.report(kLayoutSpace, t.layoutLoc, "a shared-memory layout maps onto memory offsets ('m') only");
+    return std::nullopt;
+  }
+  int64_t elems = layout::cosize(*t.layout, layout::Axis::m);
+  int64_t bytes = elems * tile::dtypeBytes(t.dtype);
+  // Allocations start on 128 bytes, or on the swizzle's whole period, so the pattern's
+  // phase is the one the layout describes.
+  int64_t align = 128;
+  if (t.layout->swizzle)
+    align = std::max<int64_t>(align, std::min<int64_t>(1024, t.layout->swizzle->period() * tile::dtypeBytes(t.dtype)));
+  int64_t offset = (k_.skeleton.sharedBytes + align - 1) / align * align;
+  if (offset + bytes > kMaxSharedBytes) {
+    diags_.report(kSharedLimit, e.range,
+                  fmt::format("shared memory would reach {} bytes; a block can have at most {} bytes", offset + bytes,
+                              kMaxSharedBytes));
+    return std::nullopt;
+  }
+  k_.skeleton.sharedBytes = offset + bytes;
+  t.name = fmt::format("smem{}", k_.tensors.size());
+  t.alignBytes = align;
+  tir::Buffer buf;
+  buf.name = t.name;
+  buf.space = tir::Space::Shared;
+  buf.elem = tile::toTir(t.dtype);
+  buf.sharedOffset = offset;
+  buf.sharedBytes = bytes;
+  buf.alignBytes = align;
+  k_.skeleton.buffers.push_back(buf);
+  t.buffer = static_cast<uint32_t>(k_.skeleton.buffers.size() - 1);
+  uint32_t id = addTensor(std::move(t));
+  return Value::ofView(wholeView(id, e.range));
+}
+
+std::optional<Value> KernelSema::window(const ast::Expr& e, const ast::Call& c, const tile::View& base) {
+  if (c.args.size() != 2 || !c.args[0].name.empty() || !c.args[1].name.empty()) {
+    diags_.report(kBadArgument, e.range, "window takes an origin and a shape: t.window((row, col), (rows, cols))");
+    return std::nullopt;
+  }
+  auto items = [](const ast::Expr& x) {
+    std::vector<const ast::Expr*> list;
+    if (const auto* t = x.as<ast::Tuple>()) {
+      for (const ast::ExprPtr& el : t->elems) list.push_back(el.get());
+    } else {
+      list.push_back(&x);
+    }
+    return list;
+  };
+  std::vector<const ast::Expr*> origin = items(*c.args[0].value);
+  std::vector<const ast::Expr*> shape = items(*c.args[1].value);
+  const tile::Tensor& t = k_.tensors[base.tensor];
+  if (origin.size() != base.rank() || shape.size() != base.rank()) {
+    diags_.report(kBadArgument, e.range,
+                  fmt::format("'{}' has {} dimensions; the window's origin and shape need {} entries each", t.name,
+                              base.rank(), base.rank()));
+    return std::nullopt;
+  }
+  tile::View w = base;
+  w.loc = e.range;
+  for (size_t i = 0; i < base.rank(); ++i) {
+    std::optional<int64_t> n = constInt(*shape[i], "a window extent");
+    if (!n) return std::nullopt;
+    if (*n <= 0) {
+      diags_.report(kWindowBounds, shape[i]->range, fmt::format("a window extent must be positive, found {}", *n));
+      return std::nullopt;
+    }
+    std::optional<ExprRef> o = scalar(*origin[i]);
+    if (!o) return std::nullopt;
+    if (!tir::isInt((*o)->type)) {
+      diags_.report(kTypeMismatch, origin[i]->range, "a window origin must be an integer");
+      return std::nullopt;
+    }
+    int d = base.dims[i];
+    w.origin[d] = tir::add(base.origin[d], widen(*o));
+    w.shape[i] = *n;
+    // Windows of shared and register tensors must lie inside them; windows of global
+    // tensors may run past the edge, and the elements outside are skipped.
+    int64_t oc = 0;
+    if (t.space != tile::MemSpace::Global && t.staticShape[d] >= 0) {
+      if (*n > base.shape[i] || (tir::isIntConst(w.origin[d], &oc) && (oc < 0 || oc + *n > t.staticShape[d]))) {
+        diags_.report(kWindowBounds, e.range,
+                      fmt::format("the window covers [{}, {}) of dimension {}, but '{}' has extent {} there",
+                                  tir::isIntConst(w.origin[d], &oc) ? fmt::format("{}", oc) : "?",
+                                  tir::isIntConst(w.origin[d], &oc) ? fmt::format("{}", oc + *n) : "?", i, t.name,
+                                  t.staticShape[d]))
+            .note(t.loc, fmt::format("'{}' is declared here", t.name));
+        return std::nullopt;
+      }
+    }
+  }
+  return Value::ofView(std::move(w));
+}
+
+std::optional<Value> KernelSema::slotView(const ast::Expr& e, const ast::Call& c, const tile::View& base) {
+  const tile::Tensor& t = k_.tensors[base.tensor];
+  if (t.space != tile::MemSpace::Local) {
+    diags_.report(kTypeMismatch, e.range, "view(...) gives this thread's slots of a register fragment");
+    return std::nullopt;
+  }
+  std::vector<int64_t> shape;
+  for (const ast::Arg& a : c.args) {
+    if (!a.name.empty()) {
+      diags_.report(kBadArgument, a.nameRange, "view takes only a shape");
+      return std::nullopt;
+    }
+    std::optional<int64_t> n = constInt(*a.value, "a view extent");
+    if (!n) return std::nullopt;
+    if (*n <= 0) {
+      diags_.report(kBadArgument, a.value->range, fmt::format("a view extent must be positive, found {}", *n));
+      return std::nullopt;
+    }
+    shape.push_back(*n);
+  }
+  if (shape.empty() || layout::shapeSize(shape) != t.slots) {
+    diags_.report(kLayoutSize, e.range,
+                  fmt::format("each thread holds {} slots of '{}', but the view has {} elements", t.slots, t.name,
+                              shape.empty() ? 0 : layout::shapeSize(shape)))
+        .note(t.layoutLoc, "the layout that decides the slots is here");
+    return std::nullopt;
+  }
+  tile::Tensor v;
+  v.name = t.name + "_view";
+  v.space = tile::MemSpace::Local;
+  v.dtype = t.dtype;
+  v.staticShape = shape;
+  for (int64_t d : shape) v.shape.push_back(tir::intConst(d, Type::I64));
+  v.layout = layout::Layout(layout::TileLayout::rowMajor(shape));
+  v.array = t.array;
+  v.slots = t.slots;
+  v.loc = e.range;
+  v.layoutLoc = e.range;
+  uint32_t id = addTensor(std::move(v));
+  return Value::ofView(wholeView(id, e.range));
+}
+
+std::optional<Value> KernelSema::copy(const ast::Expr& e, const ast::Call& c, bool async) {
+  const char* fn = async ? "copy_async" : "copy";
+  if (c.args.size() != 2 || !c.args[0].name.empty() || !c.args[1].name.empty()) {
+    diags_.report(kBadArgument, e.range, fmt::format("{} takes a destination and a source: {}(dst, src)", fn, fn));
+    return std::nullopt;
+  }
+  std::optional<Value> dst = expr(*c.args[0].value);
+  if (!dst) return std::nullopt;
+  std::optional<Value> src = expr(*c.args[1].value);
+  if (!src) return std::nullopt;
+  if (dst->kind != Value::Kind::View) {
+    diags_.report(kTypeMismatch, c.args[0].value->range, fmt::format("the destination of {} must be a tensor", fn));
+    return std::nullopt;
+  }
+  const tile::Tensor& dt = k_.tensors[dst->view.tensor];
+  tile::Copy cp;
+  cp.dst = dst->view;
+  cp.async = async;
+  std::vector<int64_t> srcShape;
+  if (src->kind == Value::Kind::View && k_.tensors[src->view.tensor].space != tile::MemSpace::Local) {
+    cp.src = src->view;
+    srcShape = src->view.shape;
+  } else {
+    std::optional<tile::FragRef> f = toFrag(*src, c.args[1].value->range);
+    if (!f) return std::nullopt;
+    cp.value = *f;
+    const tile::FragExpr* leaf = nullptr;
+    std::function<void(const tile::FragRef&)> find = [&](const tile::FragRef& x) {
+      if (!x || leaf) return;
+      if (x->kind == tile::FragExpr::Kind::Tensor) leaf = x.get();
+      find(x->a);
+      find(x->b);
+    };
+    find(*f);
+    if (!leaf) {
+      diags_.report(kTypeMismatch, c.args[1].value->range,
+                    fmt::format("the source of {} must be a tensor or fragment arithmetic", fn));
+      return std::nullopt;
+    }
+    srcShape = k_.tensors[leaf->tensor].staticShape;
+  }
+  if (srcShape != dst->view.shape) {
+    diags_.report(kCopyShape, e.range,
+                  fmt::format("{} from shape {} to shape {}", fn, layout::shapeToString(srcShape),
+                              layout::shapeToString(dst->view.shape)));
+    return std::nullopt;
+  }
+  if (async) {
+    if (dt.space != tile::MemSpace::Shared || !cp.src || k_.tensors[cp.src->tensor].space != tile::MemSpace::Global) {
+      diags_.report(kCopySpaces, e.range, "copy_async copies from global memory to shared memory (cp.async)");
+      return std::nullopt;
+    }
+  }
+  emit(e.range, std::move(cp));
+  return Value{};
+}
+
+std::optional<Value> KernelSema::method(const ast::Expr& e, const ast::Call& c, const ast::Member& m) {
+  std::optional<Value> base = expr(*m.base);
+  if (!base) return std::nullopt;
+  if (base->kind == Value::Kind::View) {
+    if (m.name == "window") return window(e, c, base->view);
+    if (m.name == "view") return slotView(e, c, base->view);
+  }
+  diags_.report(kUnknownName, m.nameRange, fmt::format("{} has no method '{}'", describe(*base), m.name));
+  return std::nullopt;
+}
+
+std::optional<Value> KernelSema::call(const ast::Expr& e, const ast::Call& c) {
+  if (const auto* m = c.callee->as<ast::Member>()) return method(e, c, *m);
+  const auto* callee = c.callee->as<ast::Name>();
+  if (!callee) return constExpr(e);  // Swizzle(...)(layout)
+  const std::string& fn = callee->name;
+  auto noArgs = [&]() {
+    if (!c.args.empty()) {
+      diags_.report(kBadArgument, e.range, fmt::format("{}() takes no arguments", fn));
+      return false;
+    }
+    return true;
+  };
+  using S = tir::Special;
+  if (fn == "lane_id") return noArgs() ? std::optional(Value::runtime(tir::special(S::LaneId))) : std::nullopt;
+  if (fn == "warp_id") return noArgs() ? std::optional(Value::runtime(tir::special(S::WarpId))) : std::nullopt;
+  if (fn == "thread_index") {
+    if (!noArgs()) return std::nullopt;
+    ExprRef t = tir::special(S::TidX);
+    const auto& b = k_.skeleton.block;
+    t = tir::add(t, tir::mul(tir::special(S::TidY), tir::intConst(b[0])));
+    t = tir::add(t, tir::mul(tir::special(S::TidZ), tir::intConst(b[0] * b[1])));
+    if (b[1] == 1 && b[2] == 1) t = tir::special(S::TidX);
+    return Value::runtime(t);
+  }
+  if (fn == "alloc_local") return allocLocal(e, c);
+  if (fn == "alloc_shared") return allocShared(e, c);
+  if (fn == "copy" || fn == "store") return copy(e, c, false);
+  if (fn == "copy_async") return copy(e, c, true);
+  if (fn == "barrier") {
+    if (!noArgs()) return std::nullopt;
+    emit(e.range, tile::Barrier{});
+    return Value{};
+  }
+  if (fn == "commit_copies") {
+    if (!noArgs()) return std::nullopt;
+    emit(e.range, tile::CommitCopies{});
+    return Value{};
+  }
+  if (fn == "wait_copies") {
+    if (c.args.size() != 1 || !c.args[0].name.empty()) {
+      diags_.report(kBadArgument, e.range, "wait_copies takes the number of copy groups that may stay in flight");
+      return std::nullopt;
+    }
+    std::optional<int64_t> n = constInt(*c.args[0].value, "the number of pending copy groups");
+    if (!n) return std::nullopt;
+    if (*n < 0 || *n > 8) {
+      diags_.report(kBadArgument, c.args[0].value->range,
+                    fmt::format("wait_copies takes 0..8 pending groups, found {}", *n));
+      return std::nullopt;
+    }
+    emit(e.range, tile::WaitCopies{static_cast<int>(*n)});
+    return Value{};
+  }
+  // Conversions and elementwise functions on scalars and fragments.
+  std::optional<tile::DType> castTo = tile::dtypeFromName(fn);
+  if (castTo || fn == "relu" || fn == "min" || fn == "max" || fn == "cdiv") {
+    size_t arity = (castTo || fn == "relu") ? 1 : 2;
+    if (c.args.size() != arity) {
+      diags_.report(kBadArgument, e.range, fmt::format("{} takes {} argument{}", fn, arity, arity == 1 ? "" : "s"));
+      return std::nullopt;
+    }
+    std::vector<Value> args;
+    bool allConst = true, anyFrag = false;
+    for (const ast::Arg& a : c.args) {
+      if (!a.name.empty()) {
+        diags_.report(kBadArgument, a.nameRange, fmt::format("{} takes no keyword arguments", fn));
+        return std::nullopt;
+      }
+      std::optional<Value> v = expr(*a.value);
+      if (!v) return std::nullopt;
+      allConst &= v->kind == Value::Kind::Const;
+      anyFrag |= v->kind == Value::Kind::Frag || v->kind == Value::Kind::View;
+      args.push_back(std::move(*v));
+    }
+    if (allConst && !castTo && fn != "relu") return constExpr(e);
+    if (anyFrag) {
+      tile::FragExpr f;
+      std::optional<tile::FragRef> a0 = toFrag(args[0], c.args[0].value->range);
+      if (!a0) return std::nullopt;
+      f.a = *a0;
+      f.dtype = (*a0)->dtype;
+      if (castTo) {
+        f.kind = tile::FragExpr::Kind::Cast;
+        f.dtype = *castTo;
+      } else if (fn == "relu") {
+        f.kind = tile::FragExpr::Kind::Unary;
+        f.un = tir::UnOp::Relu;
+        f.dtype = tile::DType::F32;
+      } else if (fn == "min" || fn == "max") {
+        std::optional<tile::FragRef> a1 = toFrag(args[1], c.args[1].value->range);
+        if (!a1) return std::nullopt;
+        f.kind = tile::FragExpr::Kind::Binary;
+        f.bin = fn == "min" ? tir::BinOp::Min : tir::BinOp::Max;
+        f.b = *a1;
+        f.dtype = tile::DType::F32;
+      } else {
+        diags_.report(kTypeMismatch, e.range, "cdiv works on integers, not fragments");
+        return std::nullopt;
+      }
+      Value v;
+      v.kind = Value::Kind::Frag;
+      v.frag = std::make_shared<const tile::FragExpr>(std::move(f));
+      return v;
+    }
+    std::optional<ExprRef> a = toScalar(args[0], c.args[0].value->range, std::nullopt);
+    if (!a) return std::nullopt;
+    if (castTo) return Value::runtime(tir::cast(tile::toTir(*castTo), *a));
+    if (fn == "relu") return Value::runtime(tir::unary(tir::UnOp::Relu, tir::cast(Type::F32, *a)));
+    std::optional<ExprRef> b = toScalar(args[1], c.args[1].value->range, std::nullopt);
+    if (!b) return std::nullopt;
+    if (fn == "cdiv") {
+      if (tir::isFloat((*a)->type) || tir::isFloat((*b)->type)) {
+        diags_.report(kTypeMismatch, e.range, "cdiv works on integers");
+        return std::nullopt;
+      }
+      std::optional<ExprRef> sum = arith(tir::BinOp::Add, *a, *b, e.range);
+      if (!sum) return std::nullopt;
+      std::optional<ExprRef> num = arith(tir::BinOp::Sub, *sum, tir::intConst(1, (*sum)->type), e.range);
+      if (!num) return std::nullopt;
+      std::optional<ExprRef> q = arith(tir::BinOp::Div, *num, *b, e.range);
+      if (!q) return std::nullopt;
+      return Value::runtime(*q);
+    }
+    std::optional<ExprRef> r = arith(fn == "min" ? tir::BinOp::Min : tir::BinOp::Max, *a, *b, e.range);
+    if (!r) return std::nullopt;
+    return Value::runtime(*r);
+  }
+  if (fn == "range" || fn == "unroll") {
+    diags_.report(kBadArgument, e.range, fmt::format("{}(...) is only used as the iterable of a for loop", fn));
+    return std::nullopt;
+  }
+  if (fn == "ComposeLayout" || fn == "Swizzle" || fn == "compose" || fn == "TileLayout" || fn == "log2")
+    return constExpr(e);
+  if (isName(*c.callee, "tiled_mma") || isName(*c.callee, "load_a") || isName(*c.callee, "load_b")) {
+    diags_.report(kUnknownName, c.callee->range,
+                  fmt::format("'{}' is not available yet in this version of tyloc", fn));
+    return std::nullopt;
+  }
+  diags_.report(kUnknownName, c.callee->range, fmt::format("unknown function '{}'", fn));
+  return std::nullopt;
+}
+
+}  // namespace sema
+}  // namespace tyl

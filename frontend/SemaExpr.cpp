@@ -1,0 +1,485 @@
+// Semantic analysis of expressions in kernel bodies.
+#include <fmt/format.h>
+
+#include "frontend/CommonDiags.h"
+#include "frontend/SemaImpl.h"
+#include "ir/layout/Transforms.h"
+
+namespace tyl {
+
+TYL_DIAG(kRegisterIndex, Error, "register-index",
+         "a register fragment indexed by a value that is not a compile-time constant");
+TYL_DIAG(kBadIndex, Error, "bad-index", "an index with the wrong number of coordinates or out of range");
+TYL_DIAG(kFragmentLayout, Error, "fragment-layout-mismatch",
+         "elementwise arithmetic on fragments whose layouts or shapes differ");
+
+namespace sema {
+
+using tir::ExprRef;
+using tir::Type;
+
+std::optional<Value> KernelSema::constExpr(const ast::Expr& e) {
+  ConstEvaluator eval = constEvaluator();
+  std::optional<ConstValue> v = eval.eval(e);
+  if (!v) return std::nullopt;
+  return Value::constant(std::move(*v));
+}
+
+std::optional<int64_t> KernelSema::constInt(const ast::Expr& e, const char* what) {
+  std::optional<Value> v = expr(e);
+  if (!v) return std::nullopt;
+  if (v->kind == Value::Kind::Const)
+    if (const auto* i = std::get_if<int64_t>(&v->cv.v)) return *i;
+  diags_.report(kNotConstant, e.range, fmt::format("{} must be a compile-time integer, found {}", what, describe(*v)));
+  return std::nullopt;
+}
+
+std::optional<ExprRef> KernelSema::toScalar(const Value& v, SourceRange where, std::optional<Type> want) {
+  if (v.kind == Value::Kind::Const) {
+    if (const auto* i = std::get_if<int64_t>(&v.cv.v)) {
+      Type t = want.value_or(Type::I32);
+      if (t == Type::Pred) return tir::boolConst(*i != 0);
+      if (tir::isFloat(t)) return tir::floatConst(static_cast<double>(*i), Type::F32);
+      if (t == Type::I32 && (*i < INT32_MIN || *i > INT32_MAX)) t = Type::I64;
+      return tir::intConst(*i, t);
+    }
+    if (const auto* d = std::get_if<double>(&v.cv.v)) {
+      if (want && tir::isInt(*want)) {
+        diags_.report(kTypeMismatch, where, "expected an integer, found a floating-point number");
+        return std::nullopt;
+      }
+      return tir::floatConst(*d, Type::F32);
+    }
+  }
+  if (v.kind == Value::Kind::Scalar) {
+    if (!want || *want == v.scalar->type) return v.scalar;
+    if (*want == Type::Pred) {
+      if (tir::isInt(v.scalar->type)) return tir::binary(tir::BinOp::Ne, v.scalar, tir::intConst(0, v.scalar->type));
+      diags_.report(kTypeMismatch, where, fmt::format("expected a condition, found {}", tir::typeName(v.scalar->type)));
+      return std::nullopt;
+    }
+    if (tir::isInt(*want) && tir::isFloat(v.scalar->type)) {
+      diags_.report(kTypeMismatch, where,
+                    fmt::format("expected an integer, found {}; convert with i32(...) or i64(...)",
+                                tir::typeName(v.scalar->type)));
+      return std::nullopt;
+    }
+    return tir::cast(*want, v.scalar);
+  }
+  diags_.report(kTypeMismatch, where, fmt::format("expected a scalar, found {}", describe(v)));
+  return std::nullopt;
+}
+
+std::optional<ExprRef> KernelSema::scalar(const ast::Expr& e, std::optional<Type> want) {
+  std::optional<Value> v = expr(e);
+  if (!v) return std::nullopt;
+  return toScalar(*v, e.range, want);
+}
+
+static Type promote(Type a, Type b) {
+  if (tir::isFloat(a) || tir::isFloat(b)) return Type::F32;
+  if (a == Type::I64 || b == Type::I64) return Type::I64;
+  if (a == Type::Pred && b == Type::Pred) return Type::Pred;
+  return Type::I32;
+}
+
+std::optional<ExprRef> KernelSema::arith(tir::BinOp op, ExprRef a, ExprRef b, SourceRange where) {
+  using tir::BinOp;
+  if (op == BinOp::LAnd || op == BinOp::LOr) {
+    std::optional<ExprRef> pa = toScalar(Value::runtime(a), where, Type::Pred);
+    std::optional<ExprRef> pb = toScalar(Value::runtime(b), where, Type::Pred);
+    if (!pa || !pb) return std::nullopt;
+    return tir::binary(op, *pa, *pb);
+  }
+  Type t = promote(a->type, b->type);
+  if (t == Type::Pred) t = Type::I32;
+  bool isBits = op == BinOp::And || op == BinOp::Or || op == BinOp::Xor || op == BinOp::Shl || op == BinOp::Shr ||
+                op == BinOp::Rem;
+  if (isBits && tir::isFloat(t)) {
+    diags_.report(kTypeMismatch, where, "bitwise operators and '%' need integer operands");
+    return std::nullopt;
+  }
+  return tir::binary(op, tir::cast(t, a), tir::cast(t, b));
+}
+
+static std::optional<tir::BinOp> tirOp(ast::BinOp op) {
+  using A = ast::BinOp;
+  using T = tir::BinOp;
+  switch (op) {
+    case A::Add: return T::Add;
+    case A::Sub: return T::Sub;
+    case A::Mul: return T::Mul;
+    case A::Div: return T::Div;
+    case A::Mod: return T::Rem;
+    case A::Shl: return T::Shl;
+    case A::Shr: return T::Shr;
+    case A::Lt: return T::Lt;
+    case A::Le: return T::Le;
+    case A::Gt: return T::Gt;
+    case A::Ge: return T::Ge;
+    case A::Eq: return T::Eq;
+    case A::Ne: return T::Ne;
+    case A::BitAnd: return T::And;
+    case A::BitXor: return T::Xor;
+    case A::BitOr: return T::Or;
+    case A::And: return T::LAnd;
+    case A::Or: return T::LOr;
+  }
+  return std::nullopt;
+}
+
+std::optional<tile::FragRef> KernelSema::toFrag(const Value& v, SourceRange where) {
+  auto make = [](tile::FragExpr f) { return std::make_shared<const tile::FragExpr>(std::move(f)); };
+  if (v.kind == Value::Kind::Frag) return v.frag;
+  if (v.kind == Value::Kind::View) {
+    const tile::Tensor& t = k_.tensors[v.view.tensor];
+    bool whole = t.space == tile::MemSpace::Local && v.view.dims.size() == t.shape.size();
+    for (size_t d = 0; whole && d < v.view.dims.size(); ++d) {
+      whole = v.view.shape[d] == t.staticShape[d] && tir::isIntConst(v.view.origin[d]);
+      int64_t o = 0;
+      whole = whole && tir::isIntConst(v.view.origin[d], &o) && o == 0;
+    }
+    if (!whole) {
+      diags_.report(kTypeMismatch, where,
+                    fmt::format("arithmetic on tensors needs a whole register fragment; '{}' is {} memory{}", t.name,
+                                tile::spaceName(t.space), t.space == tile::MemSpace::Local ? " (a part of it)" : ""));
+      return std::nullopt;
+    }
+    tile::FragExpr f;
+    f.kind = tile::FragExpr::Kind::Tensor;
+    f.dtype = t.dtype;
+    f.tensor = v.view.tensor;
+    return make(std::move(f));
+  }
+  std::optional<ExprRef> s = toScalar(v, where, std::nullopt);
+  if (!s) return std::nullopt;
+  tile::FragExpr f;
+  f.kind = tile::FragExpr::Kind::Scalar;
+  f.scalar = tir::isFloat((*s)->type) ? tir::cast(Type::F32, *s) : *s;
+  f.dtype = tir::isFloat((*s)->type) ? tile::DType::F32 : tile::DType::I32;
+  return make(std::move(f));
+}
+
+// The fragment tensor an elementwise expression is shaped like (the first leaf).
+static const tile::FragExpr* firstLeaf(const tile::FragRef& f) {
+  if (!f) return nullptr;
+  if (f->kind == tile::FragExpr::Kind::Tensor) return f.get();
+  if (const tile::FragExpr* l = firstLeaf(f->a)) return l;
+  return firstLeaf(f->b);
+}
+
+std::optional<Value> KernelSema::binary(const ast::Expr& e, const ast::Binary& b) {
+  std::optional<Value> lhs = expr(*b.lhs);
+  if (!lhs) return std::nullopt;
+  std::optional<Value> rhs = expr(*b.rhs);
+  if (!rhs) return std::nullopt;
+  if (lhs->kind == Value::Kind::Const && rhs->kind == Value::Kind::Const) return constExpr(e);
+  std::optional<tir::BinOp> op = tirOp(b.op);
+  bool fragment = lhs->kind == Value::Kind::Frag || rhs->kind == Value::Kind::Frag ||
+                  lhs->kind == Value::Kind::View || rhs->kind == Value::Kind::View;
+  if (fragment) {
+    std::optional<tile::FragRef> fa = toFrag(*lhs, b.lhs->range);
+    if (!fa) return std::nullopt;
+    std::optional<tile::FragRef> fb = toFrag(*rhs, b.rhs->range);
+    if (!fb) return std::nullopt;
+    if (*op != tir::BinOp::Add && *op != tir::BinOp::Sub && *op != tir::BinOp::Mul && *op != tir::BinOp::Div) {
+      diags_.report(kTypeMismatch, e.range,
+                    fmt::format("fragments support + - * / and max/min, not '{}'", ast::binOpSpelling(b.op)));
+      return std::nullopt;
+    }
+    const tile::FragExpr* la = firstLeaf(*fa);
+    const tile::FragExpr* lb = firstLeaf(*fb);
+    if (la && lb && la->tensor != lb->tensor) {
+      const tile::Tensor& ta = k_.tensors[la->tensor];
+      const tile::Tensor& tb = k_.tensors[lb->tensor];
+      if (ta.staticShape != tb.staticShape || ta.layout != tb.layout) {
+        diags_.report(kFragmentLayout, e.range,
+                      fmt::format("'{}' and '{}' have different shapes or layouts, so their elements are not held by "
+                                  "the same threads and slots",
+                                  ta.name, tb.name))
+            .note(ta.loc, fmt::format("'{}' is allocated here", ta.name))
+            .note(tb.loc, fmt::format("'{}' is allocated here", tb.name));
+        return std::nullopt;
+      }
+    }
+    tile::FragExpr f;
+    f.kind = tile::FragExpr::Kind::Binary;
+    f.bin = *op;
+    f.a = *fa;
+    f.b = *fb;
+    bool isFloat = tile::isFloat((*fa)->dtype) || tile::isFloat((*fb)->dtype);
+    f.dtype = isFloat ? tile::DType::F32 : tile::DType::I32;
+    Value v;
+    v.kind = Value::Kind::Frag;
+    v.frag = std::make_shared<const tile::FragExpr>(std::move(f));
+    return v;
+  }
+  if (lhs->kind == Value::Kind::Const || rhs->kind == Value::Kind::Const ||
+      (lhs->kind == Value::Kind::Scalar && rhs->kind == Value::Kind::Scalar)) {
+    // Constants take the type of the run-time operand.
+    std::optional<Type> hint;
+    if (lhs->kind == Value::Kind::Scalar) hint = lhs->scalar->type;
+    if (rhs->kind == Value::Kind::Scalar && !hint) hint = rhs->scalar->type;
+    if (hint == Type::Pred) hint = std::nullopt;
+    if (hint && tir::isInt(*hint)) {
+      for (const Value* v : {&*lhs, &*rhs})
+        if (v->kind == Value::Kind::Const && std::holds_alternative<double>(v->cv.v)) hint = Type::F32;
+    }
+    std::optional<ExprRef> a = toScalar(*lhs, b.lhs->range, lhs->kind == Value::Kind::Const ? hint : std::nullopt);
+    std::optional<ExprRef> c = toScalar(*rhs, b.rhs->range, rhs->kind == Value::Kind::Const ? hint : std::nullopt);
+    if (!a || !c) return std::nullopt;
+    std::optional<ExprRef> r = arith(*op, *a, *c, e.range);
+    if (!r) return std::nullopt;
+    return Value::runtime(*r);
+  }
+  diags_.report(kTypeMismatch, e.range,
+                fmt::format("cannot apply '{}' to {} and {}", ast::binOpSpelling(b.op), describe(*lhs), describe(*rhs)));
+  return std::nullopt;
+}
+
+std::optional<Value> KernelSema::unary(const ast::Expr& e, const ast::Unary& u) {
+  std::optional<Value> v = expr(*u.operand);
+  if (!v) return std::nullopt;
+  if (v->kind == Value::Kind::Const) return constExpr(e);
+  if (v->kind == Value::Kind::Scalar) {
+    if (u.op == ast::UnOp::Not) {
+      std::optional<ExprRef> p = toScalar(*v, e.range, Type::Pred);
+      if (!p) return std::nullopt;
+      return Value::runtime(tir::unary(tir::UnOp::Not, *p));
+    }
+    return Value::runtime(tir::unary(tir::UnOp::Neg, v->scalar));
+  }
+  if (u.op == ast::UnOp::Neg) {
+    std::optional<tile::FragRef> f = toFrag(*v, e.range);
+    if (!f) return std::nullopt;
+    tile::FragExpr n;
+    n.kind = tile::FragExpr::Kind::Unary;
+    n.un = tir::UnOp::Neg;
+    n.dtype = tile::isFloat((*f)->dtype) ? tile::DType::F32 : (*f)->dtype;
+    n.a = *f;
+    Value r;
+    r.kind = Value::Kind::Frag;
+    r.frag = std::make_shared<const tile::FragExpr>(std::move(n));
+    return r;
+  }
+  diags_.report(kTypeMismatch, e.range, fmt::format("cannot apply '!' to {}", describe(*v)));
+  return std::nullopt;
+}
+
+std::optional<Value> KernelSema::name(const ast::Expr& e, const std::string& n) {
+  if (Binding* b = lookup(n)) return b->value;
+  if (auto it = typeArgs_.find(n); it != typeArgs_.end()) {
+    Value v;
+    v.kind = Value::Kind::DType;
+    v.dtype = it->second;
+    return v;
+  }
+  if (auto it = env_.consts.find(n); it != env_.consts.end()) return Value::constant(it->second);
+  if (std::optional<tile::DType> t = tile::dtypeFromName(n)) {
+    Value v;
+    v.kind = Value::Kind::DType;
+    v.dtype = *t;
+    return v;
+  }
+  for (const char* ns : {"block_id", "thread_id", "block_dim", "grid_dim"}) {
+    if (n == ns) {
+      Value v;
+      v.kind = Value::Kind::Namespace;
+      v.ns = n;
+      return v;
+    }
+  }
+  if (n == "True" || n == "False" || n == "true" || n == "false") return constExpr(e);
+  diags_.report(kUnknownName, e.range, fmt::format("unknown name '{}'", n));
+  return std::nullopt;
+}
+
+std::optional<Value> KernelSema::member(const ast::Expr&, const ast::Member& m) {
+  std::optional<Value> base = expr(*m.base);
+  if (!base) return std::nullopt;
+  if (base->kind == Value::Kind::Namespace) {
+    int axis = m.name == "x" ? 0 : m.name == "y" ? 1 : m.name == "z" ? 2 : -1;
+    if (axis < 0) {
+      diags_.report(kUnknownName, m.nameRange, fmt::format("'{}' has fields x, y and z, not '{}'", base->ns, m.name));
+      return std::nullopt;
+    }
+    using S = tir::Special;
+    if (base->ns == "block_id") return Value::runtime(tir::special(std::array{S::CtaidX, S::CtaidY, S::CtaidZ}[axis]));
+    if (base->ns == "thread_id") return Value::runtime(tir::special(std::array{S::TidX, S::TidY, S::TidZ}[axis]));
+    if (base->ns == "grid_dim")
+      return Value::runtime(tir::special(std::array{S::NctaidX, S::NctaidY, S::NctaidZ}[axis]));
+    return Value::constant(ConstValue{k_.skeleton.block[axis]});
+  }
+  diags_.report(kUnknownName, m.nameRange, fmt::format("{} has no field '{}'", describe(*base), m.name));
+  return std::nullopt;
+}
+
+std::optional<std::vector<ExprRef>> KernelSema::indices(const std::vector<ast::ExprPtr>& list) {
+  std::vector<ExprRef> out;
+  for (const ast::ExprPtr& x : list) {
+    std::optional<ExprRef> s = scalar(*x);
+    if (!s) return std::nullopt;
+    if (!tir::isInt((*s)->type)) {
+      diags_.report(kTypeMismatch, x->range, "an index must be an integer");
+      return std::nullopt;
+    }
+    out.push_back(tir::cast(Type::I64, *s));
+  }
+  return out;
+}
+
+std::optional<TensorType> KernelSema::tensorType(const ast::Expr& e) {
+  std::optional<Value> v = expr(e);
+  if (!v) return std::nullopt;
+  if (v->kind != Value::Kind::TensorType) {
+    diags_.report(kTypeMismatch, e.range, fmt::format("expected a tensor type such as f32[32, 4], found {}", describe(*v)));
+    return std::nullopt;
+  }
+  return v->ttype;
+}
+
+// The register holding element `idx` of a view into a register tensor: the index must
+// be known at compile time and the tensor must not be spread over threads.
+std::optional<tir::Reg> KernelSema::registerElement(SourceRange where, const tile::View& view,
+                                                     const std::vector<ExprRef>& idx,
+                                                     const std::vector<ast::ExprPtr>& idxExprs) {
+  const tile::Tensor& t = k_.tensors[view.tensor];
+  std::vector<int64_t> coord(t.shape.size());
+  for (size_t d = 0; d < t.shape.size(); ++d) {
+    int64_t o = 0;
+    if (!tir::isIntConst(view.origin[d], &o)) o = -1;
+    coord[d] = o;
+  }
+  for (size_t i = 0; i < idx.size(); ++i) {
+    int64_t c = 0;
+    if (!tir::isIntConst(idx[i], &c) || coord[view.dims[i]] < 0) {
+      diags_.report(kRegisterIndex, idxExprs[i]->range,
+                    "registers are indexed by compile-time constants; iterate with 'unroll' instead of 'range'");
+      return std::nullopt;
+    }
+    coord[view.dims[i]] += c;
+  }
+  if (t.layout->tile.baseAxesMask() & layout::threadAxesMask()) {
+    diags_.report(kRegisterIndex, where,
+                  fmt::format("'{}' is spread over threads; address this thread's slots through a view, e.g. "
+                              "'.view({})' of it",
+                              t.name, t.slots));
+    return std::nullopt;
+  }
+  int64_t slot = layout::apply(*t.layout, coord, t.staticShape)[layout::Axis::m];
+  return tir::Reg::elem(t.array, slot);
+}
+
+std::optional<Value> KernelSema::index(const ast::Expr& e, const ast::Index& ix) {
+  std::optional<Value> base = expr(*ix.base);
+  if (!base) return std::nullopt;
+  if (base->kind == Value::Kind::DType) {
+    // `f32[32, 4]`: a tensor type. Allocation shapes are static.
+    Value v;
+    v.kind = Value::Kind::TensorType;
+    v.ttype.dtype = base->dtype;
+    std::vector<const ast::Expr*> dims;
+    for (const ast::ExprPtr& d : ix.indices) {
+      if (const auto* t = d->as<ast::Tuple>()) {
+        for (const ast::ExprPtr& x : t->elems) dims.push_back(x.get());
+      } else {
+        dims.push_back(d.get());
+      }
+    }
+    for (const ast::Expr* d : dims) {
+      std::optional<int64_t> n = constInt(*d, "an allocation dimension");
+      if (!n) return std::nullopt;
+      if (*n <= 0) {
+        diags_.report(kBadIndex, d->range, fmt::format("a dimension must be positive, found {}", *n));
+        return std::nullopt;
+      }
+      v.ttype.staticShape.push_back(*n);
+      v.ttype.shape.push_back(tir::intConst(*n, Type::I64));
+    }
+    return v;
+  }
+  if (base->kind != Value::Kind::View) {
+    diags_.report(kTypeMismatch, ix.base->range, fmt::format("{} cannot be indexed", describe(*base)));
+    return std::nullopt;
+  }
+  const tile::View& view = base->view;
+  const tile::Tensor& t = k_.tensors[view.tensor];
+  if (ix.indices.size() > view.rank()) {
+    diags_.report(kBadIndex, e.range,
+                  fmt::format("'{}' has {} dimensions but is indexed with {}", t.name, view.rank(), ix.indices.size()));
+    return std::nullopt;
+  }
+  std::optional<std::vector<ExprRef>> idx = indices(ix.indices);
+  if (!idx) return std::nullopt;
+  // Static indices must be inside the view.
+  for (size_t i = 0; i < idx->size(); ++i) {
+    int64_t c = 0;
+    if (tir::isIntConst((*idx)[i], &c) && view.shape[i] >= 0 && (c < 0 || c >= view.shape[i])) {
+      diags_.report(kBadIndex, ix.indices[i]->range,
+                    fmt::format("index {} is outside dimension {} of extent {}", c, i, view.shape[i]));
+      return std::nullopt;
+    }
+  }
+  if (idx->size() < view.rank()) {
+    // Partial indexing drops leading dimensions: `As[stage]`.
+    tile::View sub = view;
+    sub.loc = e.range;
+    for (size_t i = 0; i < idx->size(); ++i) {
+      int d = view.dims[i];
+      sub.origin[d] = tir::add(sub.origin[d], (*idx)[i]);
+    }
+    sub.dims.erase(sub.dims.begin(), sub.dims.begin() + static_cast<long>(idx->size()));
+    sub.shape.erase(sub.shape.begin(), sub.shape.begin() + static_cast<long>(idx->size()));
+    return Value::ofView(std::move(sub));
+  }
+  if (t.space == tile::MemSpace::Local) {
+    std::optional<tir::Reg> reg = registerElement(e.range, view, *idx, ix.indices);
+    if (!reg) return std::nullopt;
+    return Value::runtime(tir::regRef(k_.skeleton, *reg));
+  }
+  // Global or shared memory: load into a fresh register.
+  uint32_t var = newVar(t.name + "_elem", tile::toTir(t.dtype));
+  tile::ElemLoad load{tir::Reg::var(var), view, *idx};
+  load.view.loc = e.range;
+  emit(e.range, std::move(load));
+  return Value::runtime(tir::varRef(k_.skeleton, var));
+}
+
+std::optional<Value> KernelSema::expr(const ast::Expr& e) {
+  return std::visit(
+      [&](const auto& n) -> std::optional<Value> {
+        using T = std::decay_t<decltype(n)>;
+        if constexpr (std::is_same_v<T, ast::IntLit> || std::is_same_v<T, ast::FloatLit> ||
+                      std::is_same_v<T, ast::OnAxis> || std::is_same_v<T, ast::IterSpec>) {
+          return constExpr(e);
+        } else if constexpr (std::is_same_v<T, ast::Name>) {
+          return name(e, n.name);
+        } else if constexpr (std::is_same_v<T, ast::Tuple>) {
+          for (const ast::ExprPtr& el : n.elems) {
+            std::optional<Value> v = expr(*el);
+            if (!v) return std::nullopt;
+            if (v->kind != Value::Kind::Const) {
+              diags_.report(kNotConstant, el->range,
+                            "tuples hold compile-time values; run-time tuples are only written as arguments, as in "
+                            "A.window((row, col), (16, 16))");
+              return std::nullopt;
+            }
+          }
+          return constExpr(e);
+        } else if constexpr (std::is_same_v<T, ast::Binary>) {
+          return binary(e, n);
+        } else if constexpr (std::is_same_v<T, ast::Unary>) {
+          return unary(e, n);
+        } else if constexpr (std::is_same_v<T, ast::Member>) {
+          return member(e, n);
+        } else if constexpr (std::is_same_v<T, ast::Call>) {
+          return call(e, n);
+        } else {
+          return index(e, n);
+        }
+      },
+      e.node);
+}
+
+}  // namespace sema
+}  // namespace tyl

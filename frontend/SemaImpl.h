@@ -1,0 +1,150 @@
+// Internals of semantic analysis, shared by Sema*.cpp. Not part of the frontend's API.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "frontend/ConstEval.h"
+#include "frontend/Sema.h"
+#include "ir/thread/Builder.h"
+
+namespace tyl::sema {
+
+// `f32[32, 4]`: an element type and a shape, as written in alloc_local and parameters.
+struct TensorType {
+  tile::DType dtype = tile::DType::F32;
+  std::vector<tir::ExprRef> shape;
+  std::vector<int64_t> staticShape;
+};
+
+// What an expression in a kernel body denotes.
+struct Value {
+  enum class Kind { Void, Const, Scalar, View, Frag, DType, TensorType, Namespace };
+  Kind kind = Kind::Void;
+  ConstValue cv;           // Const: known at compile time
+  tir::ExprRef scalar;     // Scalar: computed at run time
+  tile::View view;         // View: part of a tensor
+  tile::FragRef frag;      // Frag: elementwise fragment arithmetic
+  tile::DType dtype{};     // DType
+  TensorType ttype;        // TensorType
+  std::string ns;          // Namespace: `block_id`, `thread_id`, `block_dim`, `grid_dim`
+
+  static Value constant(ConstValue v) {
+    Value r;
+    r.kind = Kind::Const;
+    r.cv = std::move(v);
+    return r;
+  }
+  static Value runtime(tir::ExprRef e) {
+    Value r;
+    r.kind = Kind::Scalar;
+    r.scalar = std::move(e);
+    return r;
+  }
+  static Value ofView(tile::View v) {
+    Value r;
+    r.kind = Kind::View;
+    r.view = std::move(v);
+    return r;
+  }
+};
+
+const char* describe(const Value& v);
+
+// Module-level names: constants and layouts, in declaration order.
+struct ModuleEnv {
+  std::map<std::string, ConstValue, std::less<>> consts;
+  std::map<std::string, SourceRange, std::less<>> declaredAt;
+};
+
+// Analyses one instantiation of one kernel.
+class KernelSema {
+ public:
+  KernelSema(DiagnosticEngine& diags, const ModuleEnv& env, const ast::KernelDecl& decl,
+             std::map<std::string, tile::DType> typeArgs)
+      : diags_(diags), env_(env), decl_(decl), typeArgs_(std::move(typeArgs)) {}
+
+  std::optional<tile::Kernel> run(std::string name);
+
+ private:
+  // Declarations (Sema.cpp)
+  bool declareParams();
+  bool declareLaunch();
+  std::optional<tile::Tensor> tensorParam(const ast::Param& p, int paramIndex);
+  bool globalLayout(const ast::Expr& e, tile::Tensor& t);
+
+  // Statements (SemaStmt.cpp)
+  void block(const ast::Block& b);
+  void stmt(const ast::Stmt& s);
+  void let(const ast::Stmt& s, const ast::Let& l);
+  void assign(const ast::Stmt& s, const ast::Assign& a);
+  void forLoop(const ast::Stmt& s, const ast::For& f);
+  void ifStmt(const ast::Stmt& s, const ast::If& i);
+  void exprStmt(const ast::Stmt& s, const ast::ExprStmt& e);
+  bool storeElement(const ast::Stmt& s, const ast::Index& target, tir::ExprRef value, SourceRange valueRange);
+  void emit(SourceRange loc, auto node) {
+    if (!countStmt(loc)) return;
+    out_.back()->push_back(tile::Stmt{loc, std::move(node)});
+  }
+
+  // Expressions (SemaExpr.cpp)
+  std::optional<Value> expr(const ast::Expr& e);
+  std::optional<Value> name(const ast::Expr& e, const std::string& n);
+  std::optional<Value> binary(const ast::Expr& e, const ast::Binary& b);
+  std::optional<Value> unary(const ast::Expr& e, const ast::Unary& u);
+  std::optional<Value> member(const ast::Expr& e, const ast::Member& m);
+  std::optional<Value> index(const ast::Expr& e, const ast::Index& i);
+  std::optional<Value> constExpr(const ast::Expr& e);
+  std::optional<tir::ExprRef> scalar(const ast::Expr& e, std::optional<tir::Type> want = std::nullopt);
+  std::optional<int64_t> constInt(const ast::Expr& e, const char* what);
+  std::optional<tir::ExprRef> toScalar(const Value& v, SourceRange where, std::optional<tir::Type> want);
+  std::optional<tile::FragRef> toFrag(const Value& v, SourceRange where);
+  std::optional<tir::ExprRef> arith(tir::BinOp op, tir::ExprRef a, tir::ExprRef b, SourceRange where);
+  std::optional<std::vector<tir::ExprRef>> indices(const std::vector<ast::ExprPtr>& list);
+  std::optional<TensorType> tensorType(const ast::Expr& e);
+  std::optional<tir::Reg> registerElement(SourceRange where, const tile::View& view,
+                                          const std::vector<tir::ExprRef>& idx,
+                                          const std::vector<ast::ExprPtr>& idxExprs);
+
+  // Calls (SemaCall.cpp)
+  std::optional<Value> call(const ast::Expr& e, const ast::Call& c);
+  std::optional<Value> method(const ast::Expr& e, const ast::Call& c, const ast::Member& m);
+  std::optional<Value> allocLocal(const ast::Expr& e, const ast::Call& c);
+  std::optional<Value> allocShared(const ast::Expr& e, const ast::Call& c);
+  std::optional<Value> window(const ast::Expr& e, const ast::Call& c, const tile::View& base);
+  std::optional<Value> slotView(const ast::Expr& e, const ast::Call& c, const tile::View& base);
+  std::optional<Value> copy(const ast::Expr& e, const ast::Call& c, bool async);
+  std::optional<layout::Layout> layoutArg(const ast::Expr& e);
+
+  // Names in scope
+  struct Binding {
+    Value value;
+    bool mutableScalar = false;  // a `let` of a run-time scalar: assignable
+    tir::Reg reg;                // the register of a mutable scalar
+    SourceRange declared;
+  };
+  void pushScope() { scopes_.emplace_back(); }
+  void popScope() { scopes_.pop_back(); }
+  void bind(const std::string& n, Binding b) { scopes_.back()[n] = std::move(b); }
+  Binding* lookup(const std::string& n);
+  ConstEvaluator constEvaluator();
+
+  uint32_t newVar(const std::string& base, tir::Type type);
+  uint32_t addTensor(tile::Tensor t);
+  tile::View wholeView(uint32_t tensor, SourceRange loc) const;
+  bool countStmt(SourceRange where);
+
+  DiagnosticEngine& diags_;
+  const ModuleEnv& env_;
+  const ast::KernelDecl& decl_;
+  std::map<std::string, tile::DType> typeArgs_;
+  tile::Kernel k_;
+  std::vector<std::map<std::string, Binding>> scopes_;
+  std::vector<tile::Block*> out_;
+  std::map<std::string, int> nameCounts_;
+  int64_t expanded_ = 0;
+  bool tooLarge_ = false;
+};
+
+}  // namespace tyl::sema

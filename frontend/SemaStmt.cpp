@@ -1,0 +1,332 @@
+// Semantic analysis of statements in kernel bodies.
+#include <fmt/format.h>
+
+#include "frontend/CommonDiags.h"
+#include "frontend/SemaImpl.h"
+
+namespace tyl {
+
+TYL_DIAG(kBadAssign, Error, "bad-assignment", "an assignment to something that cannot be assigned");
+TYL_DIAG(kBadLoop, Error, "bad-loop", "a for loop over something other than range(...) or unroll(...)");
+TYL_DIAG(kUnusedValue, Warning, "unused-value", "an expression statement whose value is discarded");
+
+namespace sema {
+
+using tir::ExprRef;
+using tir::Type;
+
+void KernelSema::block(const ast::Block& b) {
+  for (const ast::StmtPtr& s : b.stmts) {
+    if (tooLarge_) return;
+    stmt(*s);
+  }
+}
+
+void KernelSema::stmt(const ast::Stmt& s) {
+  std::visit(
+      [&](const auto& n) {
+        using T = std::decay_t<decltype(n)>;
+        if constexpr (std::is_same_v<T, ast::Let>) {
+          let(s, n);
+        } else if constexpr (std::is_same_v<T, ast::Assign>) {
+          assign(s, n);
+        } else if constexpr (std::is_same_v<T, ast::For>) {
+          forLoop(s, n);
+        } else if constexpr (std::is_same_v<T, ast::If>) {
+          ifStmt(s, n);
+        } else if constexpr (std::is_same_v<T, ast::ExprStmt>) {
+          exprStmt(s, n);
+        } else {
+          pushScope();
+          block(n);
+          popScope();
+        }
+      },
+      s.node);
+}
+
+void KernelSema::let(const ast::Stmt& s, const ast::Let& l) {
+  std::optional<Value> v = expr(*l.value);
+  if (!v) return;
+  if (v->kind == Value::Kind::Void) {
+    diags_.report(kTypeMismatch, l.value->range, "this expression has no value to bind");
+    return;
+  }
+  Binding b;
+  b.declared = l.nameRange;
+  if (v->kind == Value::Kind::Scalar) {
+    // A run-time scalar gets its own register, so it can be assigned later.
+    uint32_t var = newVar(l.name, v->scalar->type);
+    emit(s.range, tile::ScalarSet{tir::Reg::var(var), v->scalar});
+    b.value = Value::runtime(tir::varRef(k_.skeleton, var));
+    b.mutableScalar = true;
+    b.reg = tir::Reg::var(var);
+  } else if (v->kind == Value::Kind::Frag) {
+    // Fragment arithmetic bound to a name is materialized into a new fragment.
+    diags_.report(kBadAssign, s.range,
+                  "bind fragment arithmetic by assigning it to an allocated fragment: "
+                  "let y = alloc_local(...); y = x * 2.0;");
+    return;
+  } else {
+    b.value = std::move(*v);
+  }
+  bind(l.name, std::move(b));
+}
+
+static std::optional<tir::BinOp> compoundOp(ast::AssignOp op) {
+  switch (op) {
+    case ast::AssignOp::Add: return tir::BinOp::Add;
+    case ast::AssignOp::Sub: return tir::BinOp::Sub;
+    case ast::AssignOp::Mul: return tir::BinOp::Mul;
+    case ast::AssignOp::Set: return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+void KernelSema::assign(const ast::Stmt& s, const ast::Assign& a) {
+  // `x += v` is `x = x + v`.
+  std::optional<Value> value = expr(*a.value);
+  if (!value) return;
+  std::optional<tir::BinOp> op = compoundOp(a.op);
+  if (const auto* ix = a.target->as<ast::Index>()) {
+    std::optional<ExprRef> v = toScalar(*value, a.value->range, std::nullopt);
+    if (!v) return;
+    if (op) {
+      std::optional<Value> old = expr(*a.target);
+      if (!old) return;
+      std::optional<ExprRef> o = toScalar(*old, a.target->range, std::nullopt);
+      if (!o) return;
+      std::optional<ExprRef> r = arith(*op, *o, *v, s.range);
+      if (!r) return;
+      v = r;
+    }
+    storeElement(s, *ix, *v, a.value->range);
+    return;
+  }
+  const auto* nm = a.target->as<ast::Name>();
+  Binding* b = nm ? lookup(nm->name) : nullptr;
+  if (!b) {
+    if (nm && !expr(*a.target)) return;
+    diags_.report(kBadAssign, a.target->range, "only variables, tensor elements and fragments can be assigned");
+    return;
+  }
+  if (b->mutableScalar) {
+    std::optional<ExprRef> v = toScalar(*value, a.value->range, std::nullopt);
+    if (!v) return;
+    if (op) {
+      std::optional<ExprRef> r = arith(*op, tir::varRef(k_.skeleton, b->reg.id), *v, s.range);
+      if (!r) return;
+      v = r;
+    }
+    Type t = k_.skeleton.vars[b->reg.id].type;
+    if (tir::isInt(t) && tir::isFloat((*v)->type)) {
+      diags_.report(kTypeMismatch, a.value->range,
+                    fmt::format("'{}' is {}, but the value is {}", nm->name, tir::typeName(t), tir::typeName((*v)->type)));
+      return;
+    }
+    emit(s.range, tile::ScalarSet{b->reg, tir::cast(t, *v)});
+    return;
+  }
+  if (b->value.kind == Value::Kind::View && k_.tensors[b->value.view.tensor].space == tile::MemSpace::Local) {
+    uint32_t dst = b->value.view.tensor;
+    Value rhs = *value;
+    if (op) {
+      Value lhs = b->value;
+      std::optional<tile::FragRef> fl = toFrag(lhs, a.target->range);
+      std::optional<tile::FragRef> fr = toFrag(rhs, a.value->range);
+      if (!fl || !fr) return;
+      tile::FragExpr f;
+      f.kind = tile::FragExpr::Kind::Binary;
+      f.bin = *op;
+      f.a = *fl;
+      f.b = *fr;
+      f.dtype = tile::DType::F32;
+      rhs.kind = Value::Kind::Frag;
+      rhs.frag = std::make_shared<const tile::FragExpr>(std::move(f));
+    }
+    std::optional<tile::FragRef> f = toFrag(rhs, a.value->range);
+    if (!f) return;
+    emit(s.range, tile::FragAssign{dst, *f});
+    return;
+  }
+  diags_.report(kBadAssign, a.target->range,
+                fmt::format("'{}' is {} and cannot be assigned{}", nm->name, describe(b->value),
+                            b->value.kind == Value::Kind::Const ? " (a 'let' of a compile-time value is constant)" : ""))
+      .note(b->declared, "it is declared here");
+}
+
+bool KernelSema::storeElement(const ast::Stmt& s, const ast::Index& target, ExprRef value, SourceRange valueRange) {
+  std::optional<Value> base = expr(*target.base);
+  if (!base) return false;
+  if (base->kind != Value::Kind::View) {
+    diags_.report(kBadAssign, target.base->range, fmt::format("{} cannot be assigned through an index", describe(*base)));
+    return false;
+  }
+  const tile::View& view = base->view;
+  const tile::Tensor& t = k_.tensors[view.tensor];
+  if (target.indices.size() != view.rank()) {
+    diags_.report(kBadAssign, s.range,
+                  fmt::format("'{}' has {} dimensions; an element assignment needs {} indices", t.name, view.rank(),
+                              view.rank()));
+    return false;
+  }
+  Type elem = tile::toTir(t.dtype);
+  if (tir::isInt(elem) && tir::isFloat(value->type)) {
+    diags_.report(kTypeMismatch, valueRange,
+                  fmt::format("'{}' holds {} but the value is {}", t.name, tile::dtypeName(t.dtype),
+                              tir::typeName(value->type)));
+    return false;
+  }
+  std::optional<std::vector<ExprRef>> idx = indices(target.indices);
+  if (!idx) return false;
+  for (size_t i = 0; i < idx->size(); ++i) {
+    int64_t c = 0;
+    if (tir::isIntConst((*idx)[i], &c) && (c < 0 || c >= view.shape[i])) {
+      diags_.report(kBadAssign, target.indices[i]->range,
+                    fmt::format("index {} is outside dimension {} of extent {}", c, i, view.shape[i]));
+      return false;
+    }
+  }
+  if (t.space == tile::MemSpace::Local) {
+    std::optional<tir::Reg> reg = registerElement(s.range, view, *idx, target.indices);
+    if (!reg) return false;
+    emit(s.range, tile::ScalarSet{*reg, tir::cast(elem, value)});
+    return true;
+  }
+  emit(s.range, tile::ElemStore{view, *idx, tir::cast(elem, value)});
+  return true;
+}
+
+void KernelSema::forLoop(const ast::Stmt& s, const ast::For& f) {
+  const auto* c = f.iterable->as<ast::Call>();
+  const auto* callee = c ? c->callee->as<ast::Name>() : nullptr;
+  if (!callee || (callee->name != "range" && callee->name != "unroll")) {
+    diags_.report(kBadLoop, f.iterable->range, "a for loop iterates over range(...) or unroll(...)");
+    return;
+  }
+  bool unrolled = callee->name == "unroll";
+  if (c->args.empty() || c->args.size() > 3) {
+    diags_.report(kBadLoop, f.iterable->range,
+                  fmt::format("{} takes (end), (begin, end) or (begin, end, step)", callee->name));
+    return;
+  }
+  for (const ast::Arg& a : c->args) {
+    if (!a.name.empty()) {
+      diags_.report(kBadLoop, a.nameRange, fmt::format("{} takes no keyword arguments", callee->name));
+      return;
+    }
+  }
+  if (f.pipeline) {
+    diags_.report(kBadLoop, f.pipelineRange, "pipeline(...) loops are not available yet in this version of tyloc");
+    return;
+  }
+  if (unrolled) {
+    int64_t bounds[3] = {0, 0, 1};
+    size_t n = c->args.size();
+    for (size_t i = 0; i < n; ++i) {
+      std::optional<int64_t> v = constInt(*c->args[i].value, "an unroll bound");
+      if (!v) return;
+      bounds[n == 1 ? 1 : i] = *v;
+    }
+    if (bounds[2] == 0) {
+      diags_.report(kBadLoop, c->args[2].value->range, "the step of a loop cannot be zero");
+      return;
+    }
+    int64_t count = bounds[2] > 0 ? (bounds[1] - bounds[0] + bounds[2] - 1) / bounds[2]
+                                  : (bounds[0] - bounds[1] - bounds[2] - 1) / -bounds[2];
+    if (count > kMaxUnrollCount) {
+      diags_.report(kBadLoop, f.iterable->range,
+                    fmt::format("unroll of {} iterations; the limit is {} (use range for a run-time loop)", count,
+                                kMaxUnrollCount));
+      return;
+    }
+    for (int64_t i = 0; i < count && !tooLarge_; ++i) {
+      pushScope();
+      Binding b;
+      b.value = Value::constant(ConstValue{bounds[0] + i * bounds[2]});
+      b.declared = f.varRange;
+      bind(f.var, std::move(b));
+      block(f.body);
+      popScope();
+    }
+    return;
+  }
+  std::vector<ExprRef> bounds;
+  for (const ast::Arg& a : c->args) {
+    std::optional<ExprRef> v = scalar(*a.value);
+    if (!v) return;
+    if (!tir::isInt((*v)->type)) {
+      diags_.report(kBadLoop, a.value->range, "loop bounds must be integers");
+      return;
+    }
+    bounds.push_back(*v);
+  }
+  if (bounds.size() == 1) bounds.insert(bounds.begin(), tir::intConst(0));
+  if (bounds.size() == 2) bounds.push_back(tir::intConst(1));
+  int64_t step = 0;
+  if (!tir::isIntConst(bounds[2], &step) || step <= 0) {
+    diags_.report(kBadLoop, c->args.back().value->range, "the step of a range loop must be a positive constant");
+    return;
+  }
+  Type t = Type::I32;
+  for (const ExprRef& b : bounds)
+    if (b->type == Type::I64) t = Type::I64;
+  uint32_t var = newVar(f.var, t);
+  tile::For loop{var, tir::cast(t, bounds[0]), tir::cast(t, bounds[1]), tir::cast(t, bounds[2]), {}};
+  out_.push_back(&loop.body);
+  pushScope();
+  Binding b;
+  b.value = Value::runtime(tir::varRef(k_.skeleton, var));
+  b.declared = f.varRange;
+  bind(f.var, std::move(b));
+  block(f.body);
+  popScope();
+  out_.pop_back();
+  emit(s.range, std::move(loop));
+}
+
+void KernelSema::ifStmt(const ast::Stmt& s, const ast::If& i) {
+  std::optional<Value> cond = expr(*i.cond);
+  if (!cond) return;
+  if (cond->kind == Value::Kind::Const) {
+    // A compile-time condition keeps only the branch taken.
+    const auto* c = std::get_if<int64_t>(&cond->cv.v);
+    if (!c) {
+      diags_.report(kTypeMismatch, i.cond->range, fmt::format("a condition must be a boolean, found {}", describe(*cond)));
+      return;
+    }
+    pushScope();
+    if (*c)
+      block(i.then);
+    else if (i.otherwise)
+      block(*i.otherwise);
+    popScope();
+    return;
+  }
+  std::optional<ExprRef> p = toScalar(*cond, i.cond->range, Type::Pred);
+  if (!p) return;
+  tile::If node{*p, {}, {}};
+  out_.push_back(&node.then);
+  pushScope();
+  block(i.then);
+  popScope();
+  out_.pop_back();
+  if (i.otherwise) {
+    out_.push_back(&node.otherwise);
+    pushScope();
+    block(*i.otherwise);
+    popScope();
+    out_.pop_back();
+  }
+  emit(s.range, std::move(node));
+}
+
+void KernelSema::exprStmt(const ast::Stmt& s, const ast::ExprStmt& e) {
+  std::optional<Value> v = expr(*e.expr);
+  if (!v) return;
+  if (v->kind != Value::Kind::Void)
+    diags_.report(kUnusedValue, s.range, fmt::format("the value of this expression ({}) is not used", describe(*v)));
+}
+
+}  // namespace sema
+}  // namespace tyl

@@ -1,0 +1,100 @@
+#include "ir/lower/Addressing.h"
+
+#include "ir/layout/Transforms.h"
+#include "ir/lower/Affine.h"
+#include "ir/thread/Builder.h"
+
+namespace tyl::lower {
+
+using tir::ExprRef;
+using tir::Type;
+
+namespace {
+
+bool isPow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+
+ExprRef constOf(int64_t v, Type t) { return tir::intConst(v, t); }
+
+}  // namespace
+
+ExprRef divConst(ExprRef x, int64_t d) {
+  if (d == 1) return x;
+  if (isPow2(d)) return tir::binary(tir::BinOp::Shr, x, constOf(__builtin_ctzll(static_cast<uint64_t>(d)), x->type));
+  return tir::binary(tir::BinOp::Div, x, constOf(d, x->type));
+}
+
+ExprRef modConst(ExprRef x, int64_t d) {
+  if (d == 1) return constOf(0, x->type);
+  if (isPow2(d)) return tir::binary(tir::BinOp::And, x, constOf(d - 1, x->type));
+  return tir::binary(tir::BinOp::Rem, x, constOf(d, x->type));
+}
+
+std::vector<ExprRef> tensorCoord(const tile::View& v, const std::vector<ExprRef>& c) {
+  std::vector<ExprRef> coord = v.origin;
+  for (size_t i = 0; i < v.dims.size(); ++i) {
+    int d = v.dims[i];
+    coord[d] = tir::add(coord[d], tir::cast(coord[d]->type, c[i]));
+  }
+  return coord;
+}
+
+ExprRef elementOffset(const tile::Tensor& t, const std::vector<ExprRef>& coord) {
+  if (t.space == tile::MemSpace::Global && !t.layout) {
+    ExprRef off = constOf(0, Type::I64);
+    for (size_t d = 0; d < coord.size(); ++d)
+      off = tir::add(off, tir::mul(tir::cast(Type::I64, coord[d]), tir::cast(Type::I64, t.strides[d])));
+    return off;
+  }
+  Type type = t.space == tile::MemSpace::Global ? Type::I64 : Type::I32;
+  const layout::Layout& l = *t.layout;
+  layout::Grouped g = layout::group(l, t.staticShape);
+  const layout::TileLayout& tl = g.layout.tile;
+  ExprRef off = constOf(tl.offset[layout::Axis::m], type);
+  for (size_t d = 0; d < coord.size(); ++d) {
+    ExprRef x = tir::cast(type, coord[d]);
+    int64_t weight = 1;
+    for (size_t i = g.bounds[d + 1]; i-- > g.bounds[d];) {
+      const layout::Iter& it = tl.shard[i];
+      ExprRef c = divConst(x, weight);
+      if (i > g.bounds[d]) c = modConst(c, it.extent);
+      off = tir::add(off, tir::mul(c, constOf(it.stride, type)));
+      weight *= it.extent;
+    }
+  }
+  if (!l.swizzle) return off;
+  // Swizzle<B, M, S>: y = m >> M; y ^= (y >> S) & (2^B - 1); m' = (y << M) | (m & (2^M - 1)).
+  const layout::Swizzle& s = *l.swizzle;
+  ExprRef y = tir::binary(tir::BinOp::Shr, off, constOf(s.perElement, type));
+  ExprRef field = constOf((int64_t{1} << s.len) - 1, type);
+  if (s.inner)
+    y = tir::binary(tir::BinOp::Xor, y,
+                    tir::binary(tir::BinOp::And, tir::binary(tir::BinOp::Shr, y, constOf(s.atom, type)), field));
+  else
+    y = tir::binary(tir::BinOp::Xor, y,
+                    tir::binary(tir::BinOp::Shl, tir::binary(tir::BinOp::And, y, field), constOf(s.atom, type)));
+  ExprRef low = tir::binary(tir::BinOp::And, off, constOf((int64_t{1} << s.perElement) - 1, type));
+  return tir::binary(tir::BinOp::Or, tir::binary(tir::BinOp::Shl, y, constOf(s.perElement, type)), low);
+}
+
+ExprRef inBounds(const tile::Tensor& t, const std::vector<ExprRef>& coord) {
+  ExprRef pred;
+  for (size_t d = 0; d < coord.size(); ++d) {
+    AffineForm f = linearize(coord[d]);
+    bool maybeNegative = f.constant < 0;
+    for (const auto& [atom, c] : f.terms) {
+      bool nonNegativeAtom = atom->kind == tir::ExprKind::SpecialReg;
+      maybeNegative |= c < 0 || !nonNegativeAtom;
+    }
+    int64_t extent = t.staticShape[d];
+    // A static coordinate inside a static extent needs no test.
+    int64_t cv = 0;
+    if (extent >= 0 && tir::isIntConst(coord[d], &cv) && cv >= 0 && cv < extent) continue;
+    ExprRef x = tir::cast(Type::I64, coord[d]);
+    ExprRef upper = tir::lt(x, tir::cast(Type::I64, t.shape[d]));
+    pred = pred ? tir::land(pred, upper) : upper;
+    if (maybeNegative) pred = tir::land(pred, tir::binary(tir::BinOp::Ge, x, constOf(0, Type::I64)));
+  }
+  return pred;
+}
+
+}  // namespace tyl::lower

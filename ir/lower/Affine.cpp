@@ -1,0 +1,146 @@
+#include "ir/lower/Affine.h"
+
+#include <numeric>
+
+#include "ir/thread/Builder.h"
+
+namespace tyl::lower {
+
+int64_t gcd64(int64_t a, int64_t b) { return std::gcd(a < 0 ? -a : a, b < 0 ? -b : b); }
+
+bool sameExpr(const tir::ExprRef& a, const tir::ExprRef& b) {
+  if (a == b) return true;
+  if (!a || !b || a->kind != b->kind || a->type != b->type) return false;
+  if (a->i != b->i || a->j != b->j || a->f != b->f || a->bin != b->bin || a->un != b->un) return false;
+  for (int i = 0; i < 3; ++i)
+    if (!sameExpr(a->args[i], b->args[i])) return false;
+  return true;
+}
+
+int64_t AffineForm::runtimeDivisor() const {
+  int64_t g = 0;
+  for (const auto& [atom, coeff] : terms) g = gcd64(g, coeff);
+  return g;
+}
+
+namespace {
+
+void addTerm(AffineForm& f, const tir::ExprRef& atom, int64_t coeff) {
+  if (coeff == 0) return;
+  for (auto& [a, c] : f.terms) {
+    if (sameExpr(a, atom)) {
+      c += coeff;
+      return;
+    }
+  }
+  f.terms.emplace_back(atom, coeff);
+}
+
+AffineForm scaled(AffineForm f, int64_t k) {
+  f.constant *= k;
+  for (auto& t : f.terms) t.second *= k;
+  std::erase_if(f.terms, [](const auto& t) { return t.second == 0; });
+  return f;
+}
+
+AffineForm sum(AffineForm a, const AffineForm& b, int64_t sign) {
+  a.constant += sign * b.constant;
+  for (const auto& [atom, c] : b.terms) addTerm(a, atom, sign * c);
+  std::erase_if(a.terms, [](const auto& t) { return t.second == 0; });
+  return a;
+}
+
+}  // namespace
+
+AffineForm linearize(const tir::ExprRef& e) {
+  AffineForm f;
+  int64_t c = 0;
+  if (tir::isIntConst(e, &c)) {
+    f.constant = c;
+    return f;
+  }
+  if (e->kind == tir::ExprKind::Cast && tir::isInt(e->type) && tir::isInt(e->args[0]->type))
+    return linearize(e->args[0]);
+  if (e->kind == tir::ExprKind::Binary) {
+    const tir::ExprRef& a = e->args[0];
+    const tir::ExprRef& b = e->args[1];
+    switch (e->bin) {
+      case tir::BinOp::Add: return sum(linearize(a), linearize(b), 1);
+      case tir::BinOp::Sub: return sum(linearize(a), linearize(b), -1);
+      case tir::BinOp::Mul:
+        if (tir::isIntConst(b, &c)) return scaled(linearize(a), c);
+        if (tir::isIntConst(a, &c)) return scaled(linearize(b), c);
+        break;
+      case tir::BinOp::Shl:
+        if (tir::isIntConst(b, &c) && c >= 0 && c < 62) return scaled(linearize(a), int64_t{1} << c);
+        break;
+      default: break;
+    }
+  }
+  addTerm(f, e, 1);
+  return f;
+}
+
+std::optional<int64_t> evalAtThread(const tir::ExprRef& e, const ThreadPoint& p) {
+  if (!e) return std::nullopt;
+  switch (e->kind) {
+    case tir::ExprKind::IntConst: return e->i;
+    case tir::ExprKind::SpecialReg: {
+      int64_t linear = p.tid[0] + p.tid[1] * p.blockDim[0] + p.tid[2] * p.blockDim[0] * p.blockDim[1];
+      switch (static_cast<tir::Special>(e->i)) {
+        case tir::Special::TidX: return p.tid[0];
+        case tir::Special::TidY: return p.tid[1];
+        case tir::Special::TidZ: return p.tid[2];
+        case tir::Special::LaneId: return linear % 32;
+        case tir::Special::WarpId: return linear / 32;
+        default: return std::nullopt;
+      }
+    }
+    case tir::ExprKind::Cast:
+      if (tir::isInt(e->type)) return evalAtThread(e->args[0], p);
+      return std::nullopt;
+    case tir::ExprKind::Binary: {
+      std::optional<int64_t> a = evalAtThread(e->args[0], p);
+      std::optional<int64_t> b = evalAtThread(e->args[1], p);
+      if (!a || !b) return std::nullopt;
+      switch (e->bin) {
+        case tir::BinOp::Add: return *a + *b;
+        case tir::BinOp::Sub: return *a - *b;
+        case tir::BinOp::Mul: return *a * *b;
+        case tir::BinOp::Div: return *b == 0 ? std::nullopt : std::optional(*a / *b);
+        case tir::BinOp::Rem: return *b == 0 ? std::nullopt : std::optional(*a % *b);
+        case tir::BinOp::Shl: return *a << *b;
+        case tir::BinOp::Shr: return *a >> *b;
+        case tir::BinOp::And: return *a & *b;
+        case tir::BinOp::Or: return *a | *b;
+        case tir::BinOp::Xor: return *a ^ *b;
+        case tir::BinOp::Min: return std::min(*a, *b);
+        case tir::BinOp::Max: return std::max(*a, *b);
+        case tir::BinOp::Lt: return *a < *b;
+        case tir::BinOp::Le: return *a <= *b;
+        case tir::BinOp::Gt: return *a > *b;
+        case tir::BinOp::Ge: return *a >= *b;
+        case tir::BinOp::Eq: return *a == *b;
+        case tir::BinOp::Ne: return *a != *b;
+        case tir::BinOp::LAnd: return *a && *b;
+        case tir::BinOp::LOr: return *a || *b;
+      }
+      return std::nullopt;
+    }
+    case tir::ExprKind::Unary: {
+      std::optional<int64_t> a = evalAtThread(e->args[0], p);
+      if (!a) return std::nullopt;
+      if (e->un == tir::UnOp::Neg) return -*a;
+      if (e->un == tir::UnOp::Not) return !*a;
+      return std::nullopt;
+    }
+    case tir::ExprKind::Select: {
+      std::optional<int64_t> c = evalAtThread(e->args[0], p);
+      if (!c) return std::nullopt;
+      return evalAtThread(*c ? e->args[1] : e->args[2], p);
+    }
+    default: return std::nullopt;
+  }
+}
+
+}  // namespace tyl::lower

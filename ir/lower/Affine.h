@@ -1,0 +1,41 @@
+// Affine views of thread IR integer expressions, used to prove facts about addresses
+// that depend on run-time values: `block_id.x * 1024 + 4 * tid` is 4 * tid plus a
+// multiple of 1024, whatever the block.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "ir/thread/ThreadIR.h"
+
+namespace tyl::lower {
+
+// constant + sum of coeff * atom, where an atom is any non-affine subexpression.
+struct AffineForm {
+  int64_t constant = 0;
+  std::vector<std::pair<tir::ExprRef, int64_t>> terms;
+
+  // The largest d such that every value of the run-time part is a multiple of d (0 when
+  // there is no run-time part).
+  int64_t runtimeDivisor() const;
+  bool isConstant() const { return terms.empty(); }
+};
+
+AffineForm linearize(const tir::ExprRef& e);
+bool sameExpr(const tir::ExprRef& a, const tir::ExprRef& b);
+
+// Values for the special registers of one concrete thread, for evaluating per-thread
+// expressions at compile time.
+struct ThreadPoint {
+  int64_t tid[3] = {0, 0, 0};
+  int64_t blockDim[3] = {1, 1, 1};
+};
+
+// Evaluates an expression built only from constants and thread ids; nullopt otherwise.
+std::optional<int64_t> evalAtThread(const tir::ExprRef& e, const ThreadPoint& p);
+
+int64_t gcd64(int64_t a, int64_t b);
+
+}  // namespace tyl::lower

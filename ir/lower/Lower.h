@@ -1,0 +1,16 @@
+// Lowering: checked tile IR -> thread IR, through the layout algebra. Each tile
+// operation becomes what every thread does; copies choose the widest vector accesses the
+// layouts and alignments allow, and say why when they could not use a wider one.
+#pragma once
+
+#include <optional>
+
+#include "frontend/Diagnostics.h"
+#include "ir/thread/ThreadIR.h"
+#include "ir/tile/TileIR.h"
+
+namespace tyl::lower {
+
+std::optional<tir::Module> lower(const tile::Module& module, DiagnosticEngine& diags);
+
+}  // namespace tyl::lower

@@ -1,0 +1,181 @@
+#include <fmt/format.h>
+
+#include "ir/lower/LowerImpl.h"
+
+namespace tyl::lower {
+
+TYL_DIAG(kUnsupportedLayout, Error, "unsupported-layout", "a fragment layout that cannot be lowered per thread");
+TYL_DIAG(kOwnershipLaunch, Error, "ownership-outside-launch",
+         "a fragment layout that places elements on lanes, warps or threads the launch does not have");
+
+using tir::ExprRef;
+using tir::Type;
+
+const FragmentMap* KernelLowering::fragment(uint32_t tensor, SourceRange where) {
+  auto it = fragments_.find(tensor);
+  if (it != fragments_.end()) return &it->second;
+  const tile::Tensor& t = tk_.tensors[tensor];
+  auto decoded = decodeFragment(*t.layout, t.staticShape, k_.block);
+  if (const auto* err = std::get_if<OwnershipError>(&decoded)) {
+    diags_.report(kUnsupportedLayout, t.layoutLoc.valid() ? t.layoutLoc : where,
+                  fmt::format("tyloc cannot lower this fragment layout: {}", err->message));
+    return nullptr;
+  }
+  // Every thread axis value the layout uses must exist in the launch.
+  const layout::Layout& l = *t.layout;
+  layout::Shape shape = t.staticShape;
+  int64_t size = layout::shapeSize(shape);
+  for (int64_t i = 0; i < size; ++i) {
+    std::vector<int64_t> coord = layout::unflatten(i, shape);
+    for (const layout::PhysCoord& p : layout::applyAll(l, coord, shape)) {
+      std::optional<std::string> problem;
+      p.forEach([&](layout::Axis a, int64_t v) {
+        if (problem || !layout::isThreadAxis(a)) return;
+        int64_t extent = threadAxisExtent(a, k_.block);
+        if (v < 0 || v >= extent)
+          problem = fmt::format("element {} is held by {} {}, but a block of {} threads has {} 0..{}",
+                                layout::shapeToString(coord), layout::axisName(a), v, k_.threadsPerBlock(),
+                                layout::axisName(a), extent - 1);
+      });
+      if (problem) {
+        diags_.report(kOwnershipLaunch, t.layoutLoc, *problem).note(tk_.skeleton.loc, "the launch is declared here");
+        return nullptr;
+      }
+    }
+  }
+  return &fragments_.emplace(tensor, std::get<FragmentMap>(std::move(decoded))).first->second;
+}
+
+tir::MemRef KernelLowering::memRef(const tile::Tensor& t, const std::vector<ExprRef>& coord) {
+  return tir::MemRef{t.buffer, elementOffset(t, coord)};
+}
+
+void KernelLowering::addLaunchCheck(tir::LaunchCheck check) {
+  for (const tir::LaunchCheck& c : k_.checks) {
+    if (c.kind == check.kind && c.param == check.param && c.alignBytes == check.alignBytes &&
+        sameExpr(c.cond, check.cond))
+      return;
+  }
+  k_.checks.push_back(std::move(check));
+}
+
+void KernelLowering::block(const tile::Block& b) {
+  for (const tile::Stmt& s : b) stmt(s);
+}
+
+void KernelLowering::stmt(const tile::Stmt& s) {
+  std::visit(
+      [&](const auto& n) {
+        using T = std::decay_t<decltype(n)>;
+        if constexpr (std::is_same_v<T, tile::ScalarSet>) {
+          emit(s.loc, tir::Assign{n.dst, n.value});
+        } else if constexpr (std::is_same_v<T, tile::ElemLoad>) {
+          const tile::Tensor& t = tk_.tensors[n.view.tensor];
+          emit(s.loc, tir::Load{tile::toTir(t.dtype), memRef(t, tensorCoord(n.view, n.index)), {n.dst}, nullptr});
+        } else if constexpr (std::is_same_v<T, tile::ElemStore>) {
+          const tile::Tensor& t = tk_.tensors[n.view.tensor];
+          Type type = tile::toTir(t.dtype);
+          ExprRef value = tir::cast(type, n.value);
+          // Store straight from a register when the value already is one.
+          tir::Reg src;
+          if (value->kind == tir::ExprKind::VarRef) {
+            src = tir::Reg::var(static_cast<uint32_t>(value->i));
+          } else if (value->kind == tir::ExprKind::Elem) {
+            src = tir::Reg::elem(static_cast<uint32_t>(value->i), value->j);
+          } else {
+            src = tir::Reg::var(tir::addVar(k_, fmt::format("st{}", temps_++), type));
+            emit(s.loc, tir::Assign{src, value});
+          }
+          emit(s.loc, tir::Store{type, memRef(t, tensorCoord(n.view, n.index)), {src}, nullptr});
+        } else if constexpr (std::is_same_v<T, tile::Copy>) {
+          copy(s.loc, n);
+        } else if constexpr (std::is_same_v<T, tile::FragAssign>) {
+          fragAssign(s.loc, n.dst, n.value);
+        } else if constexpr (std::is_same_v<T, tile::CommitCopies>) {
+          emit(s.loc, tir::CpAsyncCommit{});
+        } else if constexpr (std::is_same_v<T, tile::WaitCopies>) {
+          emit(s.loc, tir::CpAsyncWait{n.pending});
+        } else if constexpr (std::is_same_v<T, tile::Barrier>) {
+          emit(s.loc, tir::Barrier{});
+        } else if constexpr (std::is_same_v<T, tile::For>) {
+          tir::For loop{n.var, n.begin, n.end, n.step, false, {}};
+          out_.push_back(&loop.body);
+          block(n.body);
+          out_.pop_back();
+          emit(s.loc, std::move(loop));
+        } else {
+          tir::If node{n.cond, {}, {}};
+          out_.push_back(&node.then);
+          block(n.then);
+          out_.pop_back();
+          out_.push_back(&node.otherwise);
+          block(n.otherwise);
+          out_.pop_back();
+          emit(s.loc, std::move(node));
+        }
+      },
+      s.node);
+}
+
+std::optional<tir::Kernel> KernelLowering::run() {
+  size_t errors = diags_.errorCount();
+  // Global pointers must have the alignment their declarations promise.
+  for (const tile::Tensor& t : tk_.tensors) {
+    if (t.space != tile::MemSpace::Global || t.alignBytes <= tile::dtypeBytes(t.dtype)) continue;
+    tir::LaunchCheck c;
+    c.kind = tir::LaunchCheck::Kind::PointerAlignment;
+    c.param = k_.buffers[t.buffer].param;
+    c.alignBytes = t.alignBytes;
+    c.message = fmt::format("{} must be aligned to {} bytes (declared 'align {}')", t.name, t.alignBytes, t.alignBytes);
+    c.loc = t.loc;
+    addLaunchCheck(std::move(c));
+  }
+  // Run-time dimensions must not be negative.
+  for (const tile::Tensor& t : tk_.tensors) {
+    for (size_t d = 0; d < t.shape.size(); ++d) {
+      if (t.staticShape[d] >= 0) continue;
+      tir::LaunchCheck c;
+      c.cond = tir::binary(tir::BinOp::Ge, t.shape[d], tir::intConst(0, t.shape[d]->type));
+      c.message = fmt::format("dimension {} of {} must not be negative", d, t.name);
+      c.loc = t.loc;
+      addLaunchCheck(std::move(c));
+    }
+  }
+  out_.push_back(&k_.body);
+  block(tk_.body);
+  out_.pop_back();
+  // Buffers never stored to are read-only (the backend may read them through the
+  // read-only cache).
+  std::function<void(const tir::Block&)> markWrites = [&](const tir::Block& b) {
+    for (const tir::Stmt& s : b) {
+      std::visit(
+          [&](const auto& n) {
+            using T = std::decay_t<decltype(n)>;
+            if constexpr (std::is_same_v<T, tir::Store>) k_.buffers[n.dst.buffer].readOnly = false;
+            if constexpr (std::is_same_v<T, tir::If>) {
+              markWrites(n.then);
+              markWrites(n.otherwise);
+            }
+            if constexpr (std::is_same_v<T, tir::For>) markWrites(n.body);
+          },
+          s.node);
+    }
+  };
+  for (tir::Buffer& b : k_.buffers) b.readOnly = b.space == tir::Space::Global;
+  markWrites(k_.body);
+  if (diags_.errorCount() > errors) return std::nullopt;
+  return std::move(k_);
+}
+
+std::optional<tir::Module> lower(const tile::Module& module, DiagnosticEngine& diags) {
+  tir::Module out;
+  out.sourceName = module.sourceName;
+  for (const tile::Kernel& k : module.kernels) {
+    KernelLowering kl(k, diags);
+    if (std::optional<tir::Kernel> lowered = kl.run()) out.kernels.push_back(std::move(*lowered));
+  }
+  if (diags.hasErrors()) return std::nullopt;
+  return out;
+}
+
+}  // namespace tyl::lower

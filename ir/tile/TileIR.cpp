@@ -1,0 +1,75 @@
+#include "ir/tile/TileIR.h"
+
+namespace tyl::tile {
+
+tir::Type toTir(DType t) {
+  switch (t) {
+    case DType::F32: return tir::Type::F32;
+    case DType::F16: return tir::Type::F16;
+    case DType::BF16: return tir::Type::BF16;
+    case DType::I32: return tir::Type::I32;
+    case DType::I64: return tir::Type::I64;
+    case DType::Bool: return tir::Type::Pred;
+  }
+  return tir::Type::F32;
+}
+
+const char* dtypeName(DType t) {
+  switch (t) {
+    case DType::F32: return "f32";
+    case DType::F16: return "f16";
+    case DType::BF16: return "bf16";
+    case DType::I32: return "i32";
+    case DType::I64: return "i64";
+    case DType::Bool: return "bool";
+  }
+  return "?";
+}
+
+int dtypeBytes(DType t) {
+  switch (t) {
+    case DType::F16:
+    case DType::BF16: return 2;
+    case DType::I64: return 8;
+    case DType::Bool: return 1;
+    default: return 4;
+  }
+}
+
+std::optional<DType> dtypeFromName(std::string_view name) {
+  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::I32, DType::I64, DType::Bool})
+    if (name == dtypeName(t)) return t;
+  return std::nullopt;
+}
+
+const char* spaceName(MemSpace s) {
+  switch (s) {
+    case MemSpace::Global: return "global";
+    case MemSpace::Shared: return "shared";
+    case MemSpace::Local: return "local";
+  }
+  return "?";
+}
+
+bool Tensor::isStatic() const {
+  for (int64_t d : staticShape)
+    if (d < 0) return false;
+  return true;
+}
+
+int64_t Tensor::staticSize() const {
+  int64_t n = 1;
+  for (int64_t d : staticShape) {
+    if (d < 0) return -1;
+    n *= d;
+  }
+  return n;
+}
+
+int64_t View::size() const {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+}  // namespace tyl::tile

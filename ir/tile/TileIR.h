@@ -1,0 +1,162 @@
+// Tile IR: kernels as operations on whole tensors that carry layouts.
+//
+// Semantic analysis produces it from the AST; the layout checks read it; lowering turns
+// each tile operation into what every thread does (the thread IR). Scalar computations
+// are already thread IR expressions here: they lower one to one. What the tile IR adds
+// are tensors with layouts, views into them, and operations on whole tiles.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "frontend/Source.h"
+#include "ir/layout/Layout.h"
+#include "ir/thread/ThreadIR.h"
+
+namespace tyl::tile {
+
+enum class DType : uint8_t { F32, F16, BF16, I32, I64, Bool };
+
+tir::Type toTir(DType t);
+const char* dtypeName(DType t);
+int dtypeBytes(DType t);
+std::optional<DType> dtypeFromName(std::string_view name);
+inline bool isFloat(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16; }
+
+enum class MemSpace : uint8_t { Global, Shared, Local };
+const char* spaceName(MemSpace s);
+
+// A tensor: a global kernel parameter, a shared allocation, or a register fragment.
+struct Tensor {
+  std::string name;
+  MemSpace space = MemSpace::Local;
+  DType dtype = DType::F32;
+  // Every dimension as an i64 expression (a constant when static); staticShape holds
+  // the value, or -1 for a dimension known only at run time.
+  std::vector<tir::ExprRef> shape;
+  std::vector<int64_t> staticShape;
+  // Shared and local tensors (and global ones with a constant layout) have a static
+  // layout. Global tensors also carry one stride per dimension, possibly at run time.
+  std::optional<layout::Layout> layout;
+  std::vector<tir::ExprRef> strides;
+  int64_t alignBytes = 0;    // global: declared base alignment; shared: allocation alignment
+  uint32_t buffer = ~0u;     // global and shared: the thread IR buffer
+  uint32_t array = ~0u;      // local: the register array holding this thread's slots
+  int64_t slots = 0;         // local: register slots per thread
+  SourceRange loc;
+  SourceRange layoutLoc;
+
+  bool isStatic() const;
+  int64_t staticSize() const;  // -1 when a dimension is dynamic
+};
+
+// A rectangular part of a tensor: the element at view coordinate c is the tensor
+// element with coordinate `origin` + c placed on the kept dimensions `dims`. Dropped
+// dimensions (indexed away, as in `As[stage]`) stay at their origin.
+struct View {
+  uint32_t tensor = 0;
+  std::vector<tir::ExprRef> origin;  // one per tensor dimension
+  std::vector<int> dims;             // the tensor dimensions this view keeps
+  std::vector<int64_t> shape;        // the view's extent along each kept dimension
+  SourceRange loc;
+
+  size_t rank() const { return shape.size(); }
+  int64_t size() const;
+};
+
+// Elementwise arithmetic over register fragments that share one layout, or scalars
+// broadcast to every element.
+struct FragExpr;
+using FragRef = std::shared_ptr<const FragExpr>;
+
+struct FragExpr {
+  enum class Kind : uint8_t { Tensor, Scalar, Binary, Unary, Cast };
+  Kind kind = Kind::Tensor;
+  DType dtype = DType::F32;
+  uint32_t tensor = 0;      // Tensor
+  tir::ExprRef scalar;      // Scalar
+  tir::BinOp bin = tir::BinOp::Add;
+  tir::UnOp un = tir::UnOp::Neg;
+  FragRef a, b;
+};
+
+struct Stmt;
+using Block = std::vector<Stmt>;
+
+// dst = value, for a scalar register (a `let` or an assignment).
+struct ScalarSet {
+  tir::Reg dst;
+  tir::ExprRef value;
+};
+
+// dst = one element of a tensor view.
+struct ElemLoad {
+  tir::Reg dst;
+  View view;
+  std::vector<tir::ExprRef> index;
+};
+
+// One element of a tensor view = value.
+struct ElemStore {
+  View view;
+  std::vector<tir::ExprRef> index;
+  tir::ExprRef value;
+};
+
+// A tile copy. `src` is a view, or `value` an elementwise fragment expression. Copies
+// between a fragment and memory are done by the owning threads; copies between two
+// memories are spread over the block's threads. `async` uses cp.async (global to shared).
+struct Copy {
+  View dst;
+  std::optional<View> src;
+  FragRef value;
+  bool async = false;
+};
+
+// A fragment = an elementwise expression over fragments of the same layout.
+struct FragAssign {
+  uint32_t dst = 0;
+  FragRef value;
+};
+
+struct CommitCopies {};
+struct WaitCopies {
+  int pending = 0;
+};
+struct Barrier {};
+
+struct For {
+  uint32_t var = 0;
+  tir::ExprRef begin, end, step;
+  Block body;
+};
+
+struct If {
+  tir::ExprRef cond;
+  Block then;
+  Block otherwise;
+};
+
+struct Stmt {
+  SourceRange loc;
+  std::variant<ScalarSet, ElemLoad, ElemStore, Copy, FragAssign, CommitCopies, WaitCopies, Barrier, For, If> node;
+};
+
+struct Kernel {
+  // Parameters, registers, buffers and the launch configuration, shared with the
+  // thread IR that lowering fills in.
+  tir::Kernel skeleton;
+  std::vector<Tensor> tensors;
+  Block body;
+};
+
+struct Module {
+  std::string sourceName;
+  std::vector<Kernel> kernels;
+};
+
+}  // namespace tyl::tile

@@ -1,0 +1,189 @@
+#include "tools/tyloc/Pipeline.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "frontend/AstPrint.h"
+#include "frontend/Parse.h"
+#include "frontend/Sema.h"
+#include "ir/lower/Lower.h"
+#include "ir/thread/Print.h"
+#include "ir/tile/Print.h"
+
+namespace tyl::driver {
+
+std::optional<std::string> readFile(const std::string& path, std::string& error) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    error = "is a directory";
+    return std::nullopt;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    error = std::strerror(errno);
+    return std::nullopt;
+  }
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) {
+    error = "read error";
+    return std::nullopt;
+  }
+  return ss.str();
+}
+
+std::string writeFileAtomically(const std::string& path, const std::string& contents) {
+  std::filesystem::path target(path);
+  std::filesystem::path dir = target.parent_path();
+  if (dir.empty()) dir = ".";
+  std::string tmpl = (dir / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
+  std::vector<char> name(tmpl.begin(), tmpl.end());
+  name.push_back('\0');
+  int fd = mkstemp(name.data());
+  if (fd < 0) return std::strerror(errno);
+  size_t written = 0;
+  while (written < contents.size()) {
+    ssize_t n = ::write(fd, contents.data() + written, contents.size() - written);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      std::string err = std::strerror(errno);
+      ::close(fd);
+      std::remove(name.data());
+      return err;
+    }
+    written += static_cast<size_t>(n);
+  }
+  // Generated files are ordinary readable files, not private temporaries.
+  fchmod(fd, 0644);
+  if (::close(fd) != 0 || std::rename(name.data(), path.c_str()) != 0) {
+    std::string err = std::strerror(errno);
+    std::remove(name.data());
+    return err;
+  }
+  return "";
+}
+
+std::optional<tir::Module> compileToThreadIR(FileId file, DiagnosticEngine& diags) {
+  std::optional<ast::Module> ast = parseModule(file, diags);
+  if (!ast) return std::nullopt;
+  std::optional<tile::Module> tileIR = analyze(*ast, diags);
+  if (!tileIR) return std::nullopt;
+  return lower::lower(*tileIR, diags);
+}
+
+namespace {
+
+void render(const DiagnosticEngine& diags, const CompileOptions& o) {
+  if (o.diagnosticsJson)
+    diags.renderJson(std::cerr);
+  else
+    diags.renderText(std::cerr);
+}
+
+// Prints to the output file, or to stdout without -o.
+int deliver(const CompileOptions& o, const std::string& text) {
+  if (o.output.empty()) {
+    std::cout << text;
+    return kExitOk;
+  }
+  std::string err = writeFileAtomically(o.output, text);
+  if (!err.empty()) {
+    std::cerr << fmt::format("tyloc: error: cannot write '{}': {}\n", o.output, err);
+    return kExitMisuse;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int compile(const CompileOptions& o) {
+  std::string readError;
+  std::optional<std::string> text = readFile(o.input, readError);
+  if (!text) {
+    std::cerr << fmt::format("tyloc: error: cannot read '{}': {}\n", o.input, readError);
+    return kExitMisuse;
+  }
+  SourceManager sources;
+  FileId file = sources.add(o.input, std::move(*text));
+  DiagnosticEngine diags(sources, o.diag);
+  // Diagnostics are printed however the run ends; errors make the exit code 1.
+  auto finish = [&](int code) {
+    render(diags, o);
+    if (code == kExitOk && diags.hasErrors()) return kExitUserError;
+    return code;
+  };
+
+  if (o.emit == Stage::Tokens) {
+    std::string tokens = dumpTokens(file, diags);
+    if (diags.hasErrors()) return finish(kExitUserError);
+    return finish(deliver(o, tokens));
+  }
+  std::optional<ast::Module> ast = parseModule(file, diags);
+  if (!ast) return finish(kExitUserError);
+  if (o.emit == Stage::Ast) return finish(deliver(o, printAst(*ast, sources)));
+
+  std::optional<tile::Module> tileIR = analyze(*ast, diags);
+  if (!tileIR) return finish(kExitUserError);
+  if (o.emit == Stage::TileIR) return finish(deliver(o, tile::print(*tileIR)));
+
+  std::optional<tir::Module> threadIR = lower::lower(*tileIR, diags);
+  if (!threadIR) return finish(kExitUserError);
+  if (o.emit == Stage::ThreadIR) return finish(deliver(o, tir::print(*threadIR)));
+  if (o.checkOnly) return finish(diags.hasErrors() ? kExitUserError : kExitOk);
+
+  cuda::EmitOptions eo;
+  eo.arch = o.arch;
+  eo.lineDirectives = o.lineDirectives;
+  eo.sourcePath = o.input;
+  eo.outputName = o.output.empty() ? "<stdout>" : std::filesystem::path(o.output).filename().string();
+  eo.headerName = o.header.empty() ? "" : std::filesystem::path(o.header).filename().string();
+  eo.lineOf = [&](SourceRange r) { return r.valid() ? sources.lineCol(r.begin).line : 0u; };
+  cuda::EmitResult out = cuda::emit(*threadIR, eo);
+  if (diags.hasErrors()) return finish(kExitUserError);
+
+  // Outputs are written only when everything succeeded, each atomically.
+  if (!o.header.empty()) {
+    std::string err = writeFileAtomically(o.header, out.header);
+    if (!err.empty()) {
+      std::cerr << fmt::format("tyloc: error: cannot write '{}': {}\n", o.header, err);
+      return finish(kExitMisuse);
+    }
+  }
+  int code = deliver(o, out.source);
+  if (code != kExitOk) {
+    if (!o.header.empty()) std::remove(o.header.c_str());
+    return finish(code);
+  }
+  if (!o.depfile.empty()) {
+    std::string target = o.output.empty() ? "-" : o.output;
+    auto escape = [](const std::string& p) {
+      std::string e;
+      for (char c : p) {
+        if (c == ' ' || c == '#' || c == '$') e += (c == '$' ? '$' : '\\');
+        e += c;
+      }
+      return e;
+    };
+    std::string dep = escape(target);
+    if (!o.header.empty()) dep += " " + escape(o.header);
+    dep += ": " + escape(o.input) + "\n";
+    std::string err = writeFileAtomically(o.depfile, dep);
+    if (!err.empty()) {
+      std::cerr << fmt::format("tyloc: error: cannot write '{}': {}\n", o.depfile, err);
+      return finish(kExitMisuse);
+    }
+  }
+  return finish(kExitOk);
+}
+
+}  // namespace tyl::driver

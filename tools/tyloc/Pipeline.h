@@ -1,0 +1,51 @@
+// The compiler pipeline, stage by stage:
+//
+//   .tyl --parse--> AST --analyze--> tile IR --lower--> thread IR --emit--> .cu + .cuh
+//
+// `compile` runs the stages in order and can stop after any of them to print its IR
+// (--emit). It reads and writes files and maps outcomes to exit codes; the stages
+// themselves live in frontend/, ir/ and backend/.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "backend/cuda/EmitCuda.h"
+#include "frontend/Diagnostics.h"
+#include "ir/thread/ThreadIR.h"
+
+namespace tyl::driver {
+
+// In pipeline order, so "stop after X" is one comparison.
+enum class Stage { Tokens, Ast, TileIR, ThreadIR, Cuda };
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitUserError = 1;
+inline constexpr int kExitMisuse = 2;
+inline constexpr int kExitInternal = 3;
+
+struct CompileOptions {
+  std::string input;
+  std::string output;  // empty: stdout
+  std::string header;
+  std::string depfile;
+  cuda::Arch arch = cuda::Arch::Sm80;
+  Stage emit = Stage::Cuda;
+  bool lineDirectives = true;
+  bool checkOnly = false;  // `tyloc check`: run every stage but emit nothing
+  bool diagnosticsJson = false;
+  DiagnosticOptions diag;
+};
+
+int compile(const CompileOptions& options);
+
+// For tests and `tyloc run`: the thread IR of a .tyl file, or nullopt with diagnostics.
+std::optional<tir::Module> compileToThreadIR(FileId file, DiagnosticEngine& diags);
+
+// Writes a file atomically (a temporary in the same directory, then a rename), so no
+// reader ever sees it half written. Returns an error message, or "" on success.
+std::string writeFileAtomically(const std::string& path, const std::string& contents);
+// Reads a whole file; nullopt (with `error` set) when it cannot.
+std::optional<std::string> readFile(const std::string& path, std::string& error);
+
+}  // namespace tyl::driver
