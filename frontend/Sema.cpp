@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <set>
+
 #include "frontend/CommonDiags.h"
 #include "frontend/SemaImpl.h"
 #include "ir/layout/CheckedMath.h"
@@ -409,7 +412,7 @@ std::optional<tile::Kernel> KernelSema::run(std::string name) {
 
 // ---- Module ----------------------------------------------------------------------
 
-std::optional<tile::Module> analyze(const ast::Module& module, DiagnosticEngine& diags) {
+std::optional<tile::Module> analyze(const ast::Module& module, DiagnosticEngine& diags, const SemaOptions& options) {
   sema::ModuleEnv env;
   tile::Module out;
   out.sourceName = module.file == kNoFile ? "" : diags.sources().file(module.file).name;
@@ -442,6 +445,7 @@ std::optional<tile::Module> analyze(const ast::Module& module, DiagnosticEngine&
   }
   if (diags.hasErrors()) return std::nullopt;
 
+  std::set<std::string> matched;
   for (const ast::KernelDecl* k : kernels) {
     // One instantiation per combination of type arguments.
     std::vector<std::map<std::string, tile::DType>> instances{{}};
@@ -464,13 +468,26 @@ std::optional<tile::Module> analyze(const ast::Module& module, DiagnosticEngine&
       instances = std::move(next);
     }
     if (!ok) continue;
+    // Only the requested instantiations, when any of this kernel are requested.
+    std::vector<std::string> wanted;
+    for (const std::string& spec : options.instantiate)
+      if (spec.rfind(k->name.name + ":", 0) == 0) wanted.push_back(spec.substr(k->name.name.size() + 1));
     for (const auto& inst : instances) {
       std::string name = k->name.name;
-      for (const ast::TypeParam& tp : k->typeParams) name += std::string("_") + tile::dtypeName(inst.at(tp.name.name));
+      std::string types;
+      for (const ast::TypeParam& tp : k->typeParams) {
+        name += std::string("_") + tile::dtypeName(inst.at(tp.name.name));
+        types += (types.empty() ? "" : ",") + std::string(tile::dtypeName(inst.at(tp.name.name)));
+      }
+      if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), types) == wanted.end()) continue;
+      matched.insert(k->name.name + ":" + types);
       sema::KernelSema ks(diags, env, *k, inst);
       if (std::optional<tile::Kernel> kernel = ks.run(name)) out.kernels.push_back(std::move(*kernel));
     }
   }
+  for (const std::string& spec : options.instantiate)
+    if (!matched.count(spec))
+      diags.report(kBadTypeParam, {}, fmt::format("--instantiate {} names no generic kernel instantiation", spec));
   if (diags.hasErrors()) return std::nullopt;
   return out;
 }

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "frontend/Ast.h"
 #include "frontend/Diagnostics.h"
@@ -16,6 +18,14 @@ namespace tyl {
 inline constexpr int64_t kMaxUnrollCount = 1024;
 inline constexpr int64_t kMaxExpandedStmts = 200000;
 
-std::optional<tile::Module> analyze(const ast::Module& module, DiagnosticEngine& diags);
+// Which instantiations of generic kernels to generate: "gemm:f16" selects gemm with its
+// type parameter(s) bound to f16 (several types: "k:f16,bf16" for two parameters).
+// Empty: every combination.
+struct SemaOptions {
+  std::vector<std::string> instantiate;
+};
+
+std::optional<tile::Module> analyze(const ast::Module& module, DiagnosticEngine& diags,
+                                    const SemaOptions& options = {});
 
 }  // namespace tyl

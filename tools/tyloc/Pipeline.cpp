@@ -132,7 +132,7 @@ int compile(const CompileOptions& o) {
   if (!ast) return finish(kExitUserError);
   if (o.emit == Stage::Ast) return finish(deliver(o, printAst(*ast, sources)));
 
-  std::optional<tile::Module> tileIR = analyze(*ast, diags);
+  std::optional<tile::Module> tileIR = analyze(*ast, diags, SemaOptions{o.instantiate});
   if (!tileIR) return finish(kExitUserError);
   if (o.emit == Stage::TileIR) return finish(deliver(o, tile::print(*tileIR)));
 

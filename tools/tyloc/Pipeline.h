@@ -9,6 +9,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "backend/cuda/EmitCuda.h"
 #include "frontend/Diagnostics.h"
@@ -34,6 +35,7 @@ struct CompileOptions {
   bool lineDirectives = true;
   bool checkOnly = false;  // `tyloc check`: run every stage but emit nothing
   bool diagnosticsJson = false;
+  std::vector<std::string> instantiate;  // "kernel:type[,type]"; empty: all
   DiagnosticOptions diag;
 };
 
