@@ -1,0 +1,128 @@
+// ldmatrix, stmatrix and mma.sync: gather the operands of all 32 lanes, apply the
+// instruction (Ptx.h), scatter the results.
+#include <fmt/format.h>
+
+#include <bit>
+#include <stdexcept>
+
+#include "backend/emu/Interpreter.h"
+#include "backend/emu/Ptx.h"
+
+namespace tyl::emu {
+namespace {
+
+void checkMatrixOperands(const tir::Kernel& k, int num, size_t regs, const tir::MemRef& addr,
+                         const char* name) {
+  if (num != 1 && num != 2 && num != 4) throw std::logic_error(fmt::format("emulator: {}.x{}", name, num));
+  if (regs != static_cast<size_t>(num))
+    throw std::logic_error(fmt::format("emulator: {}.x{} with {} registers", name, num, regs));
+  if (addr.buffer >= k.buffers.size() || k.buffers[addr.buffer].space != tir::Space::Shared)
+    throw std::logic_error(fmt::format("emulator: {} must address shared memory", name));
+}
+
+// mma.sync's A and B operands: packed pairs of the input type, or 32-bit integer registers
+// holding such pairs.
+void checkPackedOperand(const RegisterFile& regs, const tir::Reg& r, tir::Type ab) {
+  tir::Type t = regs.type(r);
+  if (t == ab || t == tir::Type::U32 || t == tir::Type::I32) return;
+  throw std::logic_error(
+      fmt::format("emulator: mma.sync {} operand in a {} register", tir::typeName(ab), tir::typeName(t)));
+}
+
+void checkFloatOperand(const RegisterFile& regs, const tir::Reg& r) {
+  if (regs.type(r) != tir::Type::F32)
+    throw std::logic_error(
+        fmt::format("emulator: mma.sync accumulator in a {} register", tir::typeName(regs.type(r))));
+}
+
+}  // namespace
+
+// The .aligned collectives need every lane of the warp; on the GPU a partial warp makes the
+// result undefined. The emulator reports it and computes with whatever the idle lanes hold.
+void Interpreter::checkCollective(const Warp& w, Mask mask, const char* name) {
+  if (mask == kFullMask) return;
+  int lane = 0;
+  while (laneOn(mask, lane)) ++lane;  // the first missing lane
+  int active = mask ? std::countr_zero(mask) : 0;
+  std::string missing = laneOn(w.live, lane) ? describe(threadRef(w, lane)) + " does not take part"
+                                             : fmt::format("the block has no thread for lane {}", lane);
+  report(FindingKind::PartialCollective, w, active,
+         fmt::format("{} executed by only part of warp {} (lanes {:#010x}): it needs all 32 lanes, and {}",
+                     name, w.index, mask, missing));
+}
+
+void Interpreter::execLdmatrix(Warp& w, const tir::Ldmatrix& ld, Mask mask) {
+  checkMatrixOperands(ctx_.kernel, ld.num, ld.dst.size(), ld.addr, "ldmatrix");
+  if (!mask) return;
+  checkCollective(w, mask, "ldmatrix");
+  // Lanes 8i..8i+7 give the row addresses of matrix i; the other lanes' addresses are unused.
+  Lanes offsets = eval(w, ld.addr.offset, mask);
+  for (int i = 0; i < ld.num; ++i) {
+    Matrix8x8 m{};
+    for (int r = 0; r < 8; ++r) {
+      int lane = 8 * i + r;
+      if (!laneOn(mask, lane)) continue;
+      std::array<std::byte, 16> row{};
+      Place p;
+      if (place(w, ld.addr, static_cast<int64_t>(offsets[lane]), 16, 16, lane, "ldmatrix row read", &p))
+        readBytes(w, ld.addr, p, 16, lane, row.data());
+      for (int c = 0; c < 8; ++c)
+        m[r][c] = static_cast<uint16_t>(std::to_integer<uint16_t>(row[2 * c]) |
+                                        (std::to_integer<uint16_t>(row[2 * c + 1]) << 8));
+    }
+    for (int lane = 0; lane < kWarpSize; ++lane)
+      if (laneOn(mask, lane)) w.regs.writeWord(ld.dst[i], lane, ldmatrixWord(m, lane, ld.trans));
+  }
+}
+
+void Interpreter::execStmatrix(Warp& w, const tir::Stmatrix& st, Mask mask) {
+  checkMatrixOperands(ctx_.kernel, st.num, st.src.size(), st.addr, "stmatrix");
+  if (!mask) return;
+  checkCollective(w, mask, "stmatrix");
+  Lanes offsets = eval(w, st.addr.offset, mask);
+  for (int i = 0; i < st.num; ++i) {
+    Matrix8x8 m{};
+    for (int lane = 0; lane < kWarpSize; ++lane)
+      stmatrixWord(m, lane, st.trans, w.regs.readWord(st.src[i], lane));
+    for (int r = 0; r < 8; ++r) {
+      int lane = 8 * i + r;
+      if (!laneOn(mask, lane)) continue;
+      std::array<std::byte, 16> row;
+      for (int c = 0; c < 8; ++c) {
+        row[2 * c] = static_cast<std::byte>(m[r][c] & 0xff);
+        row[2 * c + 1] = static_cast<std::byte>(m[r][c] >> 8);
+      }
+      Place p;
+      if (place(w, st.addr, static_cast<int64_t>(offsets[lane]), 16, 16, lane, "stmatrix row write", &p))
+        writeBytes(w, st.addr, p, 16, lane, row.data());
+    }
+  }
+}
+
+void Interpreter::execMma(Warp& w, const tir::Mma& mma, Mask mask) {
+  if (mma.ab != tir::Type::F16 && mma.ab != tir::Type::BF16)
+    throw std::logic_error("emulator: mma.sync m16n8k16 takes f16 or bf16 inputs");
+  if (mma.a.size() != 4 || mma.b.size() != 2 || mma.c.size() != 4 || mma.d.size() != 4)
+    throw std::logic_error("emulator: mma.sync m16n8k16 takes 4 A, 2 B, 4 C and 4 D registers");
+  for (const tir::Reg& r : mma.a) checkPackedOperand(w.regs, r, mma.ab);
+  for (const tir::Reg& r : mma.b) checkPackedOperand(w.regs, r, mma.ab);
+  for (const tir::Reg& r : mma.c) checkFloatOperand(w.regs, r);
+  for (const tir::Reg& r : mma.d) checkFloatOperand(w.regs, r);
+  if (!mask) return;
+  checkCollective(w, mask, "mma.sync");
+  MmaA a;
+  MmaB b;
+  MmaC c;
+  for (int lane = 0; lane < kWarpSize; ++lane) {
+    for (int j = 0; j < 4; ++j) a[lane][j] = w.regs.readWord(mma.a[j], lane);
+    for (int j = 0; j < 2; ++j) b[lane][j] = w.regs.readWord(mma.b[j], lane);
+    for (int j = 0; j < 4; ++j) c[lane][j] = std::bit_cast<float>(w.regs.readWord(mma.c[j], lane));
+  }
+  MmaC d = mmaM16n8k16(mma.ab, a, b, c);
+  for (int lane = 0; lane < kWarpSize; ++lane)
+    if (laneOn(mask, lane))
+      for (int j = 0; j < 4; ++j) w.regs.writeWord(mma.d[j], lane, std::bit_cast<uint32_t>(d[lane][j]));
+  ++ctx_.stats.mmas;
+}
+
+}  // namespace tyl::emu

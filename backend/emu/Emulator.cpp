@@ -1,0 +1,122 @@
+#include "backend/emu/Emulator.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "backend/emu/Block.h"
+#include "backend/emu/Eval.h"
+#include "backend/emu/Launch.h"
+
+namespace tyl::emu {
+
+LaunchContext::LaunchContext(const tir::Kernel& kernel_, const Options& options_,
+                             std::vector<Buffer>& buffers)
+    : kernel(kernel_),
+      options(options_),
+      layout(kernel_),
+      global(buffers),
+      // A launch asking for too much is refused before any block runs; never allocate it.
+      shared(std::clamp<int64_t>(kernel_.sharedBytes, 0, options_.maxSharedBytes)),
+      findings(options_.maxFindings) {}
+
+namespace {
+
+// Turns the arguments into canonical parameter values and pointer bindings.
+void bindArgs(LaunchContext& ctx, const std::vector<Arg>& args, const std::vector<Buffer>& buffers) {
+  const tir::Kernel& k = ctx.kernel;
+  if (args.size() != k.params.size())
+    throw std::invalid_argument(
+        fmt::format("kernel '{}' takes {} arguments, {} given", k.name, k.params.size(), args.size()));
+  ctx.params.assign(args.size(), 0);
+  ctx.pointers.assign(args.size(), PointerBinding{});
+  for (size_t i = 0; i < args.size(); ++i) {
+    const tir::Param& p = k.params[i];
+    const Arg& a = args[i];
+    auto mismatch = [&](const char* what) {
+      return std::invalid_argument(
+          fmt::format("argument {} ('{}') of kernel '{}': {}", i, p.name, k.name, what));
+    };
+    if (p.isPointer) {
+      if (a.kind != Arg::Kind::Pointer) throw mismatch("expected a pointer");
+      if (a.buffer < 0 || static_cast<size_t>(a.buffer) >= buffers.size()) throw mismatch("no such buffer");
+      if (a.offsetBytes < 0 || static_cast<size_t>(a.offsetBytes) > buffers[a.buffer].bytes.size())
+        throw mismatch("pointer offset outside its buffer");
+      ctx.pointers[i] = PointerBinding{a.buffer, a.offsetBytes};
+    } else if (a.kind == Arg::Kind::Pointer) {
+      throw mismatch("expected a scalar");
+    } else if (a.kind == Arg::Kind::Float) {
+      if (!tir::isFloat(p.type)) throw mismatch("a floating-point value for an integer parameter");
+      ctx.params[i] = fromDouble(p.type, a.f);
+    } else {
+      ctx.params[i] = tir::isFloat(p.type) ? fromDouble(p.type, static_cast<double>(a.i))
+                                           : canonical(p.type, static_cast<uint64_t>(a.i));
+    }
+  }
+}
+
+void launchFailure(LaunchContext& ctx, SourceRange loc, const void* site, std::string message) {
+  Finding f = Finding::make(FindingKind::LaunchFailure, std::move(message));
+  f.loc = loc.valid() ? loc : ctx.kernel.loc;
+  ctx.findings.add(std::move(f), site);
+}
+
+// The launch configuration and the launcher's own checks; false when the launch would fail.
+bool checkLaunch(LaunchContext& ctx) {
+  const tir::Kernel& k = ctx.kernel;
+  Evaluator launchTime(ctx, nullptr, nullptr, nullptr);
+  size_t before = ctx.findings.findings().size();
+  static const char* axes[] = {"x", "y", "z"};
+  static const int64_t maxBlock[] = {1024, 1024, 64}, maxGrid[] = {2147483647, 65535, 65535};
+  for (int d = 0; d < 3; ++d) {
+    if (k.block[d] < 1 || k.block[d] > maxBlock[d])
+      launchFailure(ctx, k.loc, &k.block[d], fmt::format("block dimension {} is {}", axes[d], k.block[d]));
+    std::optional<int64_t> g = k.grid[d] ? launchTime.scalar(k.grid[d]) : std::optional<int64_t>(1);
+    if (!g)
+      launchFailure(ctx, k.loc, &k.grid[d], fmt::format("grid dimension {} divides by zero", axes[d]));
+    else if (*g < 1 || *g > maxGrid[d])
+      launchFailure(ctx, k.loc, &k.grid[d],
+                    fmt::format("grid dimension {} is {} (must be 1 to {})", axes[d], *g, maxGrid[d]));
+    else
+      ctx.grid[d] = *g;
+  }
+  if (ctx.findings.findings().size() == before && k.threadsPerBlock() > ctx.options.maxThreadsPerBlock)
+    launchFailure(ctx, k.loc, &k.block, fmt::format("{} threads per block", k.threadsPerBlock()));
+  if (k.sharedBytes < 0 || k.sharedBytes > ctx.options.maxSharedBytes)
+    launchFailure(ctx, k.loc, &k.sharedBytes,
+                  fmt::format("{} bytes of shared memory per block (at most {})", k.sharedBytes,
+                              ctx.options.maxSharedBytes));
+  for (const tir::LaunchCheck& c : k.checks) {
+    if (c.kind == tir::LaunchCheck::Kind::PointerAlignment) {
+      // Buffers start 256-byte aligned, so only the argument's offset matters.
+      if (c.param < 0 || static_cast<size_t>(c.param) >= ctx.pointers.size() || c.alignBytes <= 0)
+        throw std::logic_error("emulator: malformed pointer alignment check");
+      if (ctx.pointers[c.param].offset % c.alignBytes != 0) launchFailure(ctx, c.loc, &c, c.message);
+    } else {
+      std::optional<int64_t> holds = launchTime.scalar(c.cond);
+      if (!holds || !*holds) launchFailure(ctx, c.loc, &c, c.message);
+    }
+  }
+  return ctx.findings.findings().size() == before;
+}
+
+}  // namespace
+
+RunResult run(const tir::Kernel& kernel, const std::vector<Arg>& args, std::vector<Buffer>& buffers,
+              const Options& options) {
+  LaunchContext ctx(kernel, options, buffers);
+  bindArgs(ctx, args, buffers);
+  RunResult result;
+  if (checkLaunch(ctx)) {
+    for (int64_t z = 0; z < ctx.grid[2] && !ctx.findings.stopped(); ++z)
+      for (int64_t y = 0; y < ctx.grid[1] && !ctx.findings.stopped(); ++y)
+        for (int64_t x = 0; x < ctx.grid[0] && !ctx.findings.stopped(); ++x) runBlock(ctx, {x, y, z});
+    result.completed = !ctx.findings.stopped();
+  }
+  result.stats = ctx.stats;
+  result.findings = ctx.findings.take();
+  return result;
+}
+
+}  // namespace tyl::emu

@@ -1,0 +1,53 @@
+// Runs a thread IR kernel on the CPU: a whole grid, every thread of each block, warps in
+// lockstep, with PTX semantics for the hardware instructions and checks for the bugs a GPU
+// would hide (races, out-of-bounds and uninitialized accesses, misused collectives).
+//
+//   std::vector<emu::Buffer> buffers = {emu::makeBuffer(F32, n), emu::makeBuffer(F32, n, false)};
+//   emu::fillRandom(buffers[0], F32, seed);
+//   emu::RunResult r = emu::run(kernel, {Arg::pointer(0), Arg::pointer(1), Arg::integer(n)}, buffers);
+//   if (!r.findings.empty()) std::cerr << emu::renderFindings(r.findings, sources);
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "backend/emu/Findings.h"
+#include "backend/emu/HostData.h"
+#include "ir/thread/ThreadIR.h"
+
+namespace tyl::emu {
+
+struct Options {
+  size_t maxFindings = 20;                         // distinct findings before the run stops
+  int64_t maxWarpInstructions = int64_t{1} << 31;  // guards against runaway loops
+  int64_t maxSharedBytes = 227 * 1024;             // per block (sm_90's opt-in maximum)
+  int64_t maxThreadsPerBlock = 1024;
+};
+
+struct Stats {
+  int64_t blocks = 0;
+  int64_t warpInstructions = 0;  // statements executed per warp (a loop test counts as one)
+  int64_t barriers = 0;          // block-wide barrier releases
+  int64_t mmas = 0;              // mma.sync per warp
+  int64_t globalBytesRead = 0;
+  int64_t globalBytesWritten = 0;
+  int64_t sharedBytesRead = 0;
+  int64_t sharedBytesWritten = 0;
+};
+
+struct RunResult {
+  std::vector<Finding> findings;
+  bool completed = false;  // every block ran to its end (no fatal finding, no finding limit)
+  Stats stats;
+
+  bool ok() const { return completed && findings.empty(); }
+};
+
+// Launches `kernel` with one Arg per kernel parameter (pointers index `buffers`, which the
+// kernel reads and writes in place). Kernel bugs and refused launches come back as findings;
+// arguments that do not match the parameters throw std::invalid_argument, and malformed IR
+// throws std::logic_error.
+RunResult run(const tir::Kernel& kernel, const std::vector<Arg>& args, std::vector<Buffer>& buffers,
+              const Options& options = {});
+
+}  // namespace tyl::emu

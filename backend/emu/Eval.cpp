@@ -1,0 +1,99 @@
+#include "backend/emu/Eval.h"
+
+#include <stdexcept>
+
+namespace tyl::emu {
+namespace {
+
+Lanes splat(uint64_t v) {
+  Lanes r;
+  r.fill(v);
+  return r;
+}
+
+uint64_t constantBits(const tir::Expr& e) {
+  if (e.kind == tir::ExprKind::FloatConst) return fromDouble(e.type, e.f);
+  if (tir::isFloat(e.type)) return fromDouble(e.type, static_cast<double>(e.i));
+  return canonical(e.type, static_cast<uint64_t>(e.i));
+}
+
+}  // namespace
+
+Lanes Evaluator::special(tir::Special s) const {
+  using tir::Special;
+  switch (s) {
+    case Special::NctaidX: return splat(static_cast<uint64_t>(ctx_.grid[0]));
+    case Special::NctaidY: return splat(static_cast<uint64_t>(ctx_.grid[1]));
+    case Special::NctaidZ: return splat(static_cast<uint64_t>(ctx_.grid[2]));
+    default: break;
+  }
+  if (!ids_ || !blockIdx_)
+    throw std::logic_error("emulator: a launch-time expression uses a thread's registers");
+  switch (s) {
+    case Special::TidX: return ids_->tid[0];
+    case Special::TidY: return ids_->tid[1];
+    case Special::TidZ: return ids_->tid[2];
+    case Special::CtaidX: return splat(static_cast<uint64_t>((*blockIdx_)[0]));
+    case Special::CtaidY: return splat(static_cast<uint64_t>((*blockIdx_)[1]));
+    case Special::CtaidZ: return splat(static_cast<uint64_t>((*blockIdx_)[2]));
+    case Special::LaneId: return ids_->laneId;
+    case Special::WarpId: return ids_->warpId;
+    default: break;
+  }
+  throw std::logic_error("emulator: unknown special register");
+}
+
+Lanes Evaluator::eval(const tir::ExprRef& ref, Mask mask, Mask* divByZero) const {
+  if (!ref) throw std::logic_error("emulator: missing expression");
+  const tir::Expr& e = *ref;
+  switch (e.kind) {
+    case tir::ExprKind::IntConst:
+    case tir::ExprKind::FloatConst: return splat(constantBits(e));
+    case tir::ExprKind::ParamRef: {
+      if (e.i < 0 || static_cast<size_t>(e.i) >= ctx_.params.size())
+        throw std::logic_error("emulator: parameter id out of range");
+      if (ctx_.kernel.params[e.i].isPointer)
+        throw std::logic_error("emulator: a pointer parameter used as a value: '" +
+                               ctx_.kernel.params[e.i].name + "'");
+      return splat(ctx_.params[e.i]);
+    }
+    case tir::ExprKind::SpecialReg: return special(static_cast<tir::Special>(e.i));
+    case tir::ExprKind::VarRef:
+    case tir::ExprKind::Elem: {
+      if (!regs_) throw std::logic_error("emulator: a launch-time expression uses a register");
+      tir::Reg reg = e.kind == tir::ExprKind::VarRef ? tir::Reg::var(static_cast<uint32_t>(e.i))
+                                                     : tir::Reg::elem(static_cast<uint32_t>(e.i), e.j);
+      return regs_->read(reg);
+    }
+    case tir::ExprKind::Binary: {
+      Lanes a = eval(e.args[0], mask, divByZero);
+      Lanes b = eval(e.args[1], mask, divByZero);
+      return binaryOp(e.bin, e.args[0]->type, e.args[1]->type, a, b, mask, divByZero);
+    }
+    case tir::ExprKind::Unary: return unaryOp(e.un, e.type, eval(e.args[0], mask, divByZero));
+    case tir::ExprKind::Select: {
+      Lanes c = eval(e.args[0], mask, divByZero);
+      // Both sides are evaluated for the lanes that pick them, so a division on the side a
+      // lane does not take cannot report for it.
+      Mask pickA = 0;
+      for (int l = 0; l < kWarpSize; ++l)
+        if (c[l]) pickA |= 1u << l;
+      Lanes a = eval(e.args[1], mask & pickA, divByZero);
+      Lanes b = eval(e.args[2], mask & ~pickA, divByZero);
+      for (int l = 0; l < kWarpSize; ++l)
+        if (!c[l]) a[l] = b[l];
+      return a;
+    }
+    case tir::ExprKind::Cast: return convert(e.type, e.args[0]->type, eval(e.args[0], mask, divByZero));
+  }
+  throw std::logic_error("emulator: unknown expression kind");
+}
+
+std::optional<int64_t> Evaluator::scalar(const tir::ExprRef& e) const {
+  Mask divByZero = 0;
+  Lanes v = eval(e, 1, &divByZero);
+  if (divByZero) return std::nullopt;
+  return static_cast<int64_t>(v[0]);
+}
+
+}  // namespace tyl::emu

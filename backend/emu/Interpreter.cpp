@@ -1,0 +1,214 @@
+#include "backend/emu/Interpreter.h"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+#include <type_traits>
+
+namespace tyl::emu {
+namespace {
+
+template <class>
+inline constexpr bool kAlwaysFalse = false;
+
+int firstLane(Mask mask) {
+  for (int l = 0; l < kWarpSize; ++l)
+    if (laneOn(mask, l)) return l;
+  return 0;
+}
+
+}  // namespace
+
+void Interpreter::run(Warp& w) {
+  while (!w.frames.empty()) {
+    if (ctx_.findings.stopped()) return;
+    Frame& f = w.frames.back();
+    if (f.pc == f.block->size()) {
+      endFrame(w);
+      continue;
+    }
+    const tir::Stmt& s = (*f.block)[f.pc++];
+    Mask mask = f.mask;  // `f` may move when exec pushes frames
+    stmt_ = &s;
+    if (!spend(w, mask) || exec(w, s, mask)) return;
+  }
+  exitWarp(w);
+}
+
+// Counts one warp instruction against the budget; false when it is exhausted.
+bool Interpreter::spend(const Warp& w, Mask mask) {
+  if (++ctx_.stats.warpInstructions <= ctx_.options.maxWarpInstructions) return true;
+  report(FindingKind::StepLimit, w, firstLane(mask),
+         fmt::format("the run exceeded {} warp instructions (an endless loop?)",
+                     ctx_.options.maxWarpInstructions));
+  ctx_.findings.stop();
+  return false;
+}
+
+bool Interpreter::exec(Warp& w, const tir::Stmt& s, Mask mask) {
+  return std::visit(
+      [&](const auto& n) -> bool {
+        using T = std::decay_t<decltype(n)>;
+        if constexpr (std::is_same_v<T, tir::Assign>) {
+          execAssign(w, n, mask);
+        } else if constexpr (std::is_same_v<T, tir::Load>) {
+          execLoad(w, n, mask);
+        } else if constexpr (std::is_same_v<T, tir::Store>) {
+          execStore(w, n, mask);
+        } else if constexpr (std::is_same_v<T, tir::If>) {
+          Lanes c = eval(w, n.cond, mask);
+          Mask taken = 0;
+          for (int l = 0; l < kWarpSize; ++l)
+            if (c[l]) taken |= 1u << l;
+          Mask thenMask = mask & taken, elseMask = n.otherwise.empty() ? 0 : mask & ~taken;
+          if (thenMask)
+            w.frames.push_back(
+                Frame{&n.then, 0, thenMask, nullptr, nullptr, elseMask ? &n.otherwise : nullptr, elseMask});
+          else if (elseMask)
+            w.frames.push_back(Frame{&n.otherwise, 0, elseMask});
+        } else if constexpr (std::is_same_v<T, tir::For>) {
+          Lanes begin = eval(w, n.begin, mask);
+          w.regs.write(tir::Reg::var(n.var), convert(w.regs.type(tir::Reg::var(n.var)), n.begin->type, begin),
+                       mask);
+          if (Mask active = loopTest(w, n, mask)) w.frames.push_back(Frame{&n.body, 0, active, &n, &s});
+        } else if constexpr (std::is_same_v<T, tir::Barrier>) {
+          return execBarrier(w, mask);
+        } else if constexpr (std::is_same_v<T, tir::CpAsync>) {
+          execCpAsync(w, n, mask);
+        } else if constexpr (std::is_same_v<T, tir::CpAsyncCommit>) {
+          execCommit(w, mask);
+        } else if constexpr (std::is_same_v<T, tir::CpAsyncWait>) {
+          execWait(w, n, mask);
+        } else if constexpr (std::is_same_v<T, tir::Ldmatrix>) {
+          execLdmatrix(w, n, mask);
+        } else if constexpr (std::is_same_v<T, tir::Stmatrix>) {
+          execStmatrix(w, n, mask);
+        } else if constexpr (std::is_same_v<T, tir::Mma>) {
+          execMma(w, n, mask);
+        } else if constexpr (std::is_same_v<T, tir::Comment>) {
+          // Nothing to run.
+        } else {
+          static_assert(kAlwaysFalse<T>, "the emulator does not handle this statement kind");
+        }
+        return false;
+      },
+      s.node);
+}
+
+void Interpreter::endFrame(Warp& w) {
+  Frame& f = w.frames.back();
+  if (f.loop) {
+    const tir::For& loop = *f.loop;
+    stmt_ = f.loopStmt;
+    if (!spend(w, f.mask)) return;
+    tir::Reg var = tir::Reg::var(loop.var);
+    tir::Type type = w.regs.type(var);
+    Lanes step = eval(w, loop.step, f.mask);
+    Lanes next = binaryOp(tir::BinOp::Add, type, type, w.regs.read(var), convert(type, loop.step->type, step),
+                          f.mask, nullptr);
+    w.regs.write(var, next, f.mask);
+    if (Mask active = loopTest(w, loop, f.mask)) {
+      f.pc = 0;
+      f.mask = active;
+      return;
+    }
+  } else if (f.otherwise) {
+    f.block = f.otherwise;
+    f.pc = 0;
+    f.mask = f.otherwiseMask;
+    f.otherwise = nullptr;
+    return;
+  }
+  w.frames.pop_back();
+}
+
+// The lanes of `mask` for which `var < end` holds (the end is re-evaluated every trip, as in C).
+Mask Interpreter::loopTest(Warp& w, const tir::For& loop, Mask mask) {
+  tir::Reg var = tir::Reg::var(loop.var);
+  tir::Type type = w.regs.type(var);
+  Lanes end = convert(type, loop.end->type, eval(w, loop.end, mask));
+  Lanes less = binaryOp(tir::BinOp::Lt, type, type, w.regs.read(var), end, mask, nullptr);
+  Mask active = 0;
+  for (int l = 0; l < kWarpSize; ++l)
+    if (laneOn(mask, l) && less[l]) active |= 1u << l;
+  return active;
+}
+
+// A thread that exits with copies in flight still gets them written (the hardware does not
+// cancel them); nobody can wait for them, so they land now.
+void Interpreter::exitWarp(Warp& w) {
+  w.state = WarpState::Exited;
+  for (int l = 0; l < kWarpSize; ++l) {
+    if (!laneOn(w.live, l)) continue;
+    AsyncGroups& g = block_.async[w.thread(l)];
+    while (!g.committed.empty()) {
+      landGroup(w.thread(l), g.committed.front());
+      g.committed.pop_front();
+    }
+    landGroup(w.thread(l), g.open);
+  }
+}
+
+Evaluator Interpreter::evaluator(const Warp& w) const {
+  return Evaluator(ctx_, &block_.idx, &w.regs, &w.ids);
+}
+
+Lanes Interpreter::eval(const Warp& w, const tir::ExprRef& e, Mask mask) {
+  Mask divByZero = 0;
+  Lanes v = evaluator(w).eval(e, mask, &divByZero);
+  if (divByZero) {
+    int lane = firstLane(divByZero);
+    report(FindingKind::DivisionByZero, w, lane,
+           fmt::format("integer division by zero in {} (the result is taken as 0)",
+                       describe(threadRef(w, lane))));
+  }
+  return v;
+}
+
+Mask Interpreter::predicate(const Warp& w, const tir::ExprRef& pred, Mask mask) {
+  if (!pred) return mask;
+  Lanes p = eval(w, pred, mask);
+  Mask on = 0;
+  for (int l = 0; l < kWarpSize; ++l)
+    if (p[l]) on |= 1u << l;
+  return mask & on;
+}
+
+void Interpreter::execAssign(Warp& w, const tir::Assign& a, Mask mask) {
+  tir::Type dst = w.regs.type(a.dst);
+  if (!a.value) throw std::logic_error("emulator: assignment without a value");
+  if (a.value->type != dst)
+    throw std::logic_error(fmt::format("emulator: assigning a {} value to a {} register",
+                                       tir::typeName(a.value->type), tir::typeName(dst)));
+  w.regs.write(a.dst, eval(w, a.value, mask), mask);
+}
+
+// bar.sync must be reached by every thread of the warp together (.aligned); a warp that
+// arrives split would hang or misbehave on the GPU, and the run cannot go on meaningfully.
+bool Interpreter::execBarrier(Warp& w, Mask mask) {
+  if (mask != w.live) {
+    int lane = firstLane(w.live & ~mask);
+    report(
+        FindingKind::DivergentBarrier, w, firstLane(mask),
+        fmt::format("bar.sync reached by only part of warp {} (lanes {:#010x} of {:#010x}); {} is elsewhere",
+                    w.index, mask, w.live, describe(threadRef(w, lane))));
+    ctx_.findings.stop();
+    return true;
+  }
+  w.state = WarpState::AtBarrier;
+  w.waitingAt = stmt_;
+  return true;
+}
+
+void Interpreter::report(FindingKind kind, const Warp& w, int lane, std::string message) {
+  Finding f = Finding::make(kind, std::move(message));
+  if (stmt_) f.loc = stmt_->loc;
+  f.thread = threadRef(w, lane);
+  ctx_.findings.add(std::move(f), stmt_);
+}
+
+std::string Interpreter::describeInBlock(int64_t thread) {
+  return fmt::format("thread {} (warp {}, lane {})", thread, thread / kWarpSize, thread % kWarpSize);
+}
+
+}  // namespace tyl::emu

@@ -1,0 +1,102 @@
+// Executes thread IR statements for one warp at a time, 32 lanes in lockstep under an
+// active mask, until the warp reaches a barrier or its end. Block.cpp schedules the warps.
+//
+// The statement kinds are split over three files: control flow and registers
+// (Interpreter.cpp), memory accesses and cp.async (MemoryOps.cpp), and the warp-collective
+// ldmatrix/stmatrix/mma.sync (Collectives.cpp).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "backend/emu/Launch.h"
+#include "backend/emu/Warp.h"
+
+namespace tyl::emu {
+
+// A cp.async in flight: its source was read at issue, its destination is written when a
+// wait covers its group.
+struct AsyncCopy {
+  int64_t dst = 0;
+  int bytes = 0;
+  std::array<std::byte, 16> data{};
+  const tir::Stmt* stmt = nullptr;
+  uint64_t id = 0;
+};
+
+// One thread's cp.async groups: copies issued since the last commit, and committed groups
+// oldest first.
+struct AsyncGroups {
+  std::vector<AsyncCopy> open;
+  std::deque<std::vector<AsyncCopy>> committed;
+};
+
+struct BlockState {
+  std::array<int64_t, 3> idx{0, 0, 0};
+  std::vector<Warp> warps;
+  std::vector<AsyncGroups> async;  // per thread
+};
+
+class Interpreter {
+ public:
+  Interpreter(LaunchContext& ctx, BlockState& block) : ctx_(ctx), block_(block) {}
+
+  // Runs `w` until it waits at a barrier, exits, or the run must stop.
+  void run(Warp& w);
+
+ private:
+  // Where one lane's access lands, after bounds checks.
+  struct Place {
+    bool shared = false;
+    int buffer = -1;   // host buffer (global)
+    int64_t byte = 0;  // in the host buffer (global) or in shared memory
+  };
+
+  // Control flow and registers (Interpreter.cpp).
+  bool spend(const Warp& w, Mask mask);
+  bool exec(Warp& w, const tir::Stmt& s, Mask mask);  // true: the warp pauses at a barrier
+  void endFrame(Warp& w);
+  Mask loopTest(Warp& w, const tir::For& loop, Mask mask);
+  void exitWarp(Warp& w);
+  Evaluator evaluator(const Warp& w) const;
+  Lanes eval(const Warp& w, const tir::ExprRef& e, Mask mask);  // reports division by zero
+  Mask predicate(const Warp& w, const tir::ExprRef& pred, Mask mask);
+  void execAssign(Warp& w, const tir::Assign& a, Mask mask);
+  bool execBarrier(Warp& w, Mask mask);
+
+  // Memory (MemoryOps.cpp).
+  void execLoad(Warp& w, const tir::Load& load, Mask mask);
+  void execStore(Warp& w, const tir::Store& store, Mask mask);
+  void execCpAsync(Warp& w, const tir::CpAsync& cp, Mask mask);
+  void execCommit(Warp& w, Mask mask);
+  void execWait(Warp& w, const tir::CpAsyncWait& wait, Mask mask);
+  void landGroup(int64_t thread, std::vector<AsyncCopy>& group);
+  bool place(const Warp& w, const tir::MemRef& m, int64_t elemOffset, int bytes, int align, int lane,
+             const char* verb, Place* out);
+  void readBytes(const Warp& w, const tir::MemRef& m, const Place& p, int n, int lane, std::byte* out);
+  void writeBytes(const Warp& w, const tir::MemRef& m, const Place& p, int n, int lane, const std::byte* in);
+  void reportShared(const Warp& w, const SharedCheck& check, const tir::MemRef& m, int lane, bool writing);
+  std::string where(const tir::MemRef& m, const Place& p) const;
+
+  // Warp-collective instructions (Collectives.cpp).
+  void execLdmatrix(Warp& w, const tir::Ldmatrix& ld, Mask mask);
+  void execStmatrix(Warp& w, const tir::Stmatrix& st, Mask mask);
+  void execMma(Warp& w, const tir::Mma& mma, Mask mask);
+  void checkCollective(const Warp& w, Mask mask, const char* name);
+
+  // Findings.
+  ThreadRef threadRef(const Warp& w, int lane) const { return ThreadRef{block_.idx, w.thread(lane)}; }
+  ThreadRef threadRef(int64_t thread) const { return ThreadRef{block_.idx, thread}; }
+  void report(FindingKind kind, const Warp& w, int lane, std::string message);
+  // "thread 3 (warp 0, lane 3)": another thread of the same block.
+  static std::string describeInBlock(int64_t thread);
+
+  LaunchContext& ctx_;
+  BlockState& block_;
+  const tir::Stmt* stmt_ = nullptr;  // the statement being executed, for findings
+};
+
+}  // namespace tyl::emu

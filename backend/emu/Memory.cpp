@@ -1,0 +1,113 @@
+#include "backend/emu/Memory.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace tyl::emu {
+
+SharedMemory::SharedMemory(int64_t bytes)
+    : data_(static_cast<size_t>(bytes)),
+      written_(static_cast<size_t>(bytes)),
+      shadow_(static_cast<size_t>(bytes)) {}
+
+void SharedMemory::beginBlock() {
+  std::fill(data_.begin(), data_.end(), std::byte{0});
+  std::fill(written_.begin(), written_.end(), uint8_t{0});
+  // No copy is pending: every warp lands its copies when it exits. Epochs never repeat, so
+  // the rest of the shadow state from earlier blocks reads as "no access".
+  ++epoch_;
+}
+
+SharedMemory::ByteState& SharedMemory::fresh(int64_t addr) {
+  ByteState& s = shadow_[addr];
+  if (s.epoch != epoch_) {
+    s.epoch = epoch_;
+    s.writer = s.reader = s.reader2 = Site{};
+  }
+  return s;
+}
+
+std::optional<Conflict> SharedMemory::writeConflict(const ByteState& s, int32_t thread, int64_t addr) {
+  if (s.writer.thread >= 0 && s.writer.thread != thread) return Conflict{s.writer, true, addr};
+  if (s.reader.thread >= 0 && s.reader.thread != thread) return Conflict{s.reader, false, addr};
+  if (s.reader2.thread >= 0 && s.reader2.thread != thread) return Conflict{s.reader2, false, addr};
+  return std::nullopt;
+}
+
+SharedCheck SharedMemory::read(int64_t addr, int n, Site who, std::byte* out) {
+  SharedCheck check;
+  for (int64_t a = addr; a < addr + n; ++a) {
+    ByteState& s = fresh(a);
+    if (s.async.thread >= 0) {
+      if (!check.pending) check.pending = Conflict{s.async, true, a};
+    } else if (!written_[a] && !check.uninit) {
+      check.uninit = a;
+    }
+    if (s.writer.thread >= 0 && s.writer.thread != who.thread && !check.race)
+      check.race = Conflict{s.writer, true, a};
+    if (s.reader.thread < 0)
+      s.reader = who;
+    else if (s.reader.thread != who.thread && s.reader2.thread < 0)
+      s.reader2 = who;
+  }
+  std::memcpy(out, data_.data() + addr, n);
+  return check;
+}
+
+SharedCheck SharedMemory::write(int64_t addr, int n, Site who, const std::byte* in) {
+  SharedCheck check;
+  for (int64_t a = addr; a < addr + n; ++a) {
+    ByteState& s = fresh(a);
+    // Writing under a copy in flight races with it, even from the issuing thread: the order
+    // of the two writes is unknown.
+    if (s.async.thread >= 0 && !check.race) check.race = Conflict{s.async, true, a};
+    if (!check.race) check.race = writeConflict(s, who.thread, a);
+    s.writer = who;
+    written_[a] = 1;
+  }
+  std::memcpy(data_.data() + addr, in, n);
+  return check;
+}
+
+SharedCheck SharedMemory::beginAsync(int64_t addr, int n, Site who, uint64_t copyId) {
+  SharedCheck check;
+  for (int64_t a = addr; a < addr + n; ++a) {
+    ByteState& s = fresh(a);
+    if (s.async.thread >= 0 && !check.race) check.race = Conflict{s.async, true, a};
+    if (!check.race) check.race = writeConflict(s, who.thread, a);
+    s.async = who;
+    s.asyncId = copyId;
+  }
+  return check;
+}
+
+void SharedMemory::land(int64_t addr, int n, Site who, uint64_t copyId, const std::byte* data) {
+  // Conflicts with accesses while the copy was in flight were reported when they happened;
+  // from here on the copy is an ordinary write of this interval.
+  for (int64_t a = addr; a < addr + n; ++a) {
+    ByteState& s = fresh(a);
+    if (s.asyncId == copyId) s.async = Site{};
+    s.writer = who;
+    written_[a] = 1;
+  }
+  std::memcpy(data_.data() + addr, data, n);
+}
+
+GlobalMemory::GlobalMemory(std::vector<Buffer>& buffers) : buffers_(buffers) {
+  for (const Buffer& b : buffers) written_.emplace_back(b.bytes.size(), b.initialized ? 1 : 0);
+}
+
+std::optional<int64_t> GlobalMemory::read(int buffer, int64_t addr, int n, std::byte* out) const {
+  std::memcpy(out, buffers_[buffer].bytes.data() + addr, n);
+  const std::vector<uint8_t>& w = written_[buffer];
+  for (int64_t a = addr; a < addr + n; ++a)
+    if (!w[a]) return a;
+  return std::nullopt;
+}
+
+void GlobalMemory::write(int buffer, int64_t addr, int n, const std::byte* in) {
+  std::memcpy(buffers_[buffer].bytes.data() + addr, in, n);
+  std::fill_n(written_[buffer].begin() + addr, n, uint8_t{1});
+}
+
+}  // namespace tyl::emu

@@ -1,0 +1,91 @@
+// Emulated memory with shadow state: which bytes were ever written (for uninitialized
+// reads) and, for shared memory, who touched each byte since the last barrier (for races)
+// and which bytes a cp.async has yet to write.
+//
+// Callers check bounds first; these classes assume every access is in range.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "backend/emu/HostData.h"
+#include "ir/thread/ThreadIR.h"
+
+namespace tyl::emu {
+
+// One thread's access at one statement.
+struct Site {
+  const tir::Stmt* stmt = nullptr;
+  int32_t thread = -1;  // linear thread id in the block
+};
+
+// An earlier access that conflicts with the current one, at shared byte `byte`.
+struct Conflict {
+  Site other;
+  bool otherWrote = false;
+  int64_t byte = 0;
+};
+
+// What one shared-memory access ran into; at most one of each per access.
+struct SharedCheck {
+  std::optional<Conflict> race;     // another thread's access in this barrier interval
+  std::optional<Conflict> pending;  // a cp.async not yet waited for (other = its issuer)
+  std::optional<int64_t> uninit;    // a byte never written
+};
+
+class SharedMemory {
+ public:
+  explicit SharedMemory(int64_t bytes);
+
+  int64_t size() const { return static_cast<int64_t>(data_.size()); }
+  // A new block: undefined contents, nothing written, nothing shared with earlier blocks.
+  void beginBlock();
+  // bar.sync: accesses before it no longer race with accesses after it.
+  void barrier() { ++epoch_; }
+
+  SharedCheck read(int64_t addr, int n, Site who, std::byte* out);
+  SharedCheck write(int64_t addr, int n, Site who, const std::byte* in);
+
+  // cp.async: the copy may land any time until a wait covers it. Issuing checks it against
+  // earlier accesses of this interval and marks the bytes pending; reads and writes of
+  // pending bytes are findings until land() writes the data (as a write by `who`).
+  SharedCheck beginAsync(int64_t addr, int n, Site who, uint64_t copyId);
+  void land(int64_t addr, int n, Site who, uint64_t copyId, const std::byte* data);
+
+ private:
+  // Accesses to one byte during the barrier interval `epoch` (older epochs mean none). Two
+  // distinct readers are enough to find one that differs from any later writer.
+  struct ByteState {
+    uint64_t epoch = 0;
+    Site writer, reader, reader2;
+    Site async;  // the pending cp.async's issuer; async.thread < 0 when none
+    uint64_t asyncId = 0;
+  };
+
+  ByteState& fresh(int64_t addr);
+  static std::optional<Conflict> writeConflict(const ByteState& s, int32_t thread, int64_t addr);
+
+  std::vector<std::byte> data_;
+  std::vector<uint8_t> written_;
+  std::vector<ByteState> shadow_;
+  uint64_t epoch_ = 1;
+};
+
+// The host buffers while a kernel runs, with per-byte written bits.
+class GlobalMemory {
+ public:
+  explicit GlobalMemory(std::vector<Buffer>& buffers);
+
+  int64_t size(int buffer) const { return static_cast<int64_t>(buffers_[buffer].bytes.size()); }
+  // Copies the bytes and returns the first one never written, if any.
+  std::optional<int64_t> read(int buffer, int64_t addr, int n, std::byte* out) const;
+  void write(int buffer, int64_t addr, int n, const std::byte* in);
+
+ private:
+  std::vector<Buffer>& buffers_;
+  std::vector<std::vector<uint8_t>> written_;
+};
+
+}  // namespace tyl::emu

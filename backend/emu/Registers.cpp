@@ -1,0 +1,114 @@
+#include "backend/emu/Registers.h"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+namespace tyl::emu {
+namespace {
+
+bool isPacked(tir::Type t) { return t == tir::Type::F16 || t == tir::Type::BF16; }
+
+int64_t slotCount(const tir::Array& a) { return isPacked(a.elem) ? (a.count + 1) / 2 : a.count; }
+
+}  // namespace
+
+RegisterLayout::RegisterLayout(const tir::Kernel& kernel) {
+  slots = static_cast<uint32_t>(kernel.vars.size());
+  for (const tir::Array& a : kernel.arrays) {
+    if (a.count < 0) throw std::logic_error("emulator: register array '" + a.name + "' has a negative size");
+    arrayBase.push_back(slots);
+    slots += static_cast<uint32_t>(slotCount(a));
+  }
+}
+
+RegisterFile::RegisterFile(const tir::Kernel& kernel, const RegisterLayout& layout)
+    : kernel_(kernel), layout_(layout), values_(static_cast<size_t>(layout.slots) * kWarpSize) {}
+
+tir::Type RegisterFile::type(const tir::Reg& reg) const {
+  if (reg.isVar) {
+    if (reg.id >= kernel_.vars.size()) throw std::logic_error("emulator: variable id out of range");
+    return kernel_.vars[reg.id].type;
+  }
+  if (reg.id >= kernel_.arrays.size()) throw std::logic_error("emulator: register array id out of range");
+  return kernel_.arrays[reg.id].elem;
+}
+
+uint32_t RegisterFile::slot(const tir::Reg& reg, int* shift) const {
+  *shift = 0;
+  if (reg.isVar) {
+    if (reg.id >= kernel_.vars.size()) throw std::logic_error("emulator: variable id out of range");
+    return reg.id;
+  }
+  if (reg.id >= kernel_.arrays.size()) throw std::logic_error("emulator: register array id out of range");
+  const tir::Array& a = kernel_.arrays[reg.id];
+  if (reg.index < 0 || reg.index >= a.count)
+    throw std::logic_error(
+        fmt::format("emulator: element {} of register array '{}' (size {})", reg.index, a.name, a.count));
+  if (!isPacked(a.elem)) return layout_.arrayBase[reg.id] + static_cast<uint32_t>(reg.index);
+  *shift = static_cast<int>(reg.index % 2) * 16;
+  return layout_.arrayBase[reg.id] + static_cast<uint32_t>(reg.index / 2);
+}
+
+uint64_t RegisterFile::readLane(const tir::Reg& reg, int lane) const {
+  int shift;
+  uint32_t s = slot(reg, &shift);
+  uint64_t v = values_[s * kWarpSize + lane];
+  if (!reg.isVar && isPacked(type(reg))) v = (v >> shift) & 0xffff;
+  return v;
+}
+
+void RegisterFile::writeLane(const tir::Reg& reg, int lane, uint64_t value) {
+  int shift;
+  uint32_t s = slot(reg, &shift);
+  uint64_t& v = values_[s * kWarpSize + lane];
+  if (!reg.isVar && isPacked(type(reg)))
+    v = (v & ~(uint64_t{0xffff} << shift)) | ((value & 0xffff) << shift);
+  else
+    v = value;
+}
+
+Lanes RegisterFile::read(const tir::Reg& reg) const {
+  int shift;
+  uint32_t s = slot(reg, &shift);
+  Lanes r;
+  const uint64_t* src = &values_[s * kWarpSize];
+  if (!reg.isVar && isPacked(type(reg))) {
+    for (int l = 0; l < kWarpSize; ++l) r[l] = (src[l] >> shift) & 0xffff;
+  } else {
+    for (int l = 0; l < kWarpSize; ++l) r[l] = src[l];
+  }
+  return r;
+}
+
+void RegisterFile::write(const tir::Reg& reg, const Lanes& values, Mask mask) {
+  for (int l = 0; l < kWarpSize; ++l)
+    if (laneOn(mask, l)) writeLane(reg, l, values[l]);
+}
+
+uint32_t RegisterFile::wordSlot(const tir::Reg& reg) const {
+  tir::Type t = type(reg);
+  if (tir::typeBytes(t) == 2 && !reg.isVar) {
+    const tir::Array& a = kernel_.arrays[reg.id];
+    if (reg.index < 0 || reg.index >= slotCount(a))
+      throw std::logic_error(fmt::format("emulator: word {} of register array '{}' ({} words)", reg.index,
+                                         a.name, slotCount(a)));
+    return layout_.arrayBase[reg.id] + static_cast<uint32_t>(reg.index);
+  }
+  if (tir::typeBytes(t) != 4)
+    throw std::logic_error(std::string("emulator: a 32-bit instruction operand of type ") + tir::typeName(t));
+  int shift;
+  return slot(reg, &shift);
+}
+
+uint32_t RegisterFile::readWord(const tir::Reg& reg, int lane) const {
+  return static_cast<uint32_t>(values_[wordSlot(reg) * kWarpSize + lane]);
+}
+
+void RegisterFile::writeWord(const tir::Reg& reg, int lane, uint32_t word) {
+  tir::Type t = type(reg);
+  uint64_t value = tir::typeBytes(t) == 2 ? word : canonical(t, word);
+  values_[wordSlot(reg) * kWarpSize + lane] = value;
+}
+
+}  // namespace tyl::emu

@@ -1,0 +1,46 @@
+// One warp of a block as the interpreter runs it: registers, special registers, and an
+// explicit stack of frames (the statements still to run, under which lanes), so that a warp
+// can stop at a barrier and resume later exactly where it was.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "backend/emu/Eval.h"
+#include "backend/emu/Registers.h"
+#include "ir/thread/ThreadIR.h"
+
+namespace tyl::emu {
+
+// Statements of `block` from `pc` on, run by the lanes of `mask`.
+struct Frame {
+  const tir::Block* block = nullptr;
+  size_t pc = 0;
+  Mask mask = 0;
+  // When the block ends: a loop body steps its variable and runs again for the lanes still
+  // in range; an if's then-branch hands over to its else-branch for `otherwiseMask`.
+  const tir::For* loop = nullptr;
+  const tir::Stmt* loopStmt = nullptr;  // the loop's statement, for findings in its step and test
+  const tir::Block* otherwise = nullptr;
+  Mask otherwiseMask = 0;
+};
+
+enum class WarpState : uint8_t { Running, AtBarrier, Exited };
+
+struct Warp {
+  // Warp `index` of a block of `kernel`, about to run the kernel body.
+  Warp(int index, const tir::Kernel& kernel, const RegisterLayout& layout);
+
+  int index;
+  Mask live;  // lanes that are threads of the block (the last warp may be partial)
+  RegisterFile regs;
+  WarpIds ids;
+  std::vector<Frame> frames;
+  WarpState state = WarpState::Running;
+  const tir::Stmt* waitingAt = nullptr;  // the barrier it waits at
+
+  int64_t thread(int lane) const { return int64_t{index} * kWarpSize + lane; }
+};
+
+}  // namespace tyl::emu
