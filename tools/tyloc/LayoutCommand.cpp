@@ -1,9 +1,17 @@
 #include "tools/tyloc/LayoutCommand.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "frontend/CommonDiags.h"
 #include "frontend/ConstEval.h"
@@ -17,6 +25,11 @@ namespace tyl::driver {
 TYL_DIAG(kShapeMismatch, Error, "shape-mismatch", "a shape whose size differs from the layout's size");
 TYL_DIAG(kCoordOutOfRange, Error, "coord-out-of-range", "a coordinate outside the tensor shape");
 TYL_DIAG(kTooLarge, Error, "too-large", "a layout too large to enumerate");
+TYL_DIAG(kNotMemoryLayout, Error, "not-memory-layout",
+         "bank colours (--dtype) or an access (--highlight) asked of a layout that maps onto more than 'm'");
+TYL_DIAG(kBadHighlight, Error, "bad-highlight",
+         "a --highlight access outside the tensor, or an ldmatrix row that is not 16 contiguous aligned "
+         "bytes");
 
 namespace {
 
@@ -83,6 +96,123 @@ void printTable(std::ostream& os, const layout::Layout& l, const layout::Shape& 
   }
 }
 
+// Element types --dtype knows, by size: only the size matters to a bank map.
+struct DType {
+  const char* name;
+  int bytes;
+};
+constexpr DType kDTypes[] = {
+    {"i8", 1},  {"u8", 1},   {"f8e4m3", 1}, {"f8e5m2", 1}, {"f16", 2}, {"bf16", 2}, {"i16", 2}, {"u16", 2},
+    {"f32", 4}, {"tf32", 4}, {"i32", 4},    {"u32", 4},    {"f64", 8}, {"i64", 8},  {"u64", 8},
+};
+
+// Writes `text` so that `path` holds either its old contents or all of the new ones, never
+// a part: the bytes go to a temporary file in the same directory (so on the same file
+// system), which is then renamed over `path`. Returns why it failed, or nullopt.
+std::optional<std::string> writeFileAtomically(const std::string& path, std::string_view text) {
+  namespace fs = std::filesystem;
+  fs::path target(path);
+  if (!target.has_filename()) return std::string("the path names a directory, not a file");
+  fs::path dir = target.parent_path().empty() ? fs::path(".") : target.parent_path();
+  std::string temp = (dir / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
+  int fd = ::mkstemp(temp.data());
+  if (fd < 0) return std::string(std::strerror(errno));
+  auto fail = [&](int err) {
+    if (fd >= 0) ::close(fd);
+    ::unlink(temp.c_str());
+    return std::optional<std::string>(std::strerror(err));
+  };
+  for (size_t done = 0; done < text.size();) {
+    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return fail(errno);
+    done += static_cast<size_t>(n);
+  }
+  // mkstemp creates the file private (0600); a picture gets the permissions of any new file.
+  mode_t mask = ::umask(0);
+  ::umask(mask);
+  if (::fchmod(fd, 0666 & ~mask) != 0 || ::fsync(fd) != 0) return fail(errno);
+  int closed = ::close(fd);
+  fd = -1;
+  if (closed != 0) return fail(errno);
+  if (::rename(temp.c_str(), path.c_str()) != 0) return fail(errno);
+  return std::nullopt;
+}
+
+// The text table or the JSON document. Returns false when it reported a diagnostic instead.
+bool printListing(std::ostream& os, const layout::Layout& l, const layout::Shape& shape,
+                  const LayoutOptions& options, DiagnosticEngine& diags, SourceRange whole) {
+  int64_t size = l.size();
+  std::vector<layout::Shape> coords;
+  if (options.apply) {
+    const layout::Shape& c = *options.apply;
+    bool inside = c.size() == shape.size();
+    for (size_t i = 0; inside && i < c.size(); ++i) inside = c[i] >= 0 && c[i] < shape[i];
+    if (!inside) {
+      diags.report(kCoordOutOfRange, whole,
+                   fmt::format("--apply {} is not a coordinate of the shape {}", layout::shapeToString(c),
+                               layout::shapeToString(shape)));
+      return false;
+    }
+    coords.push_back(c);
+  } else {
+    if (saturatingMul(size, l.tile.replicaCount()) > kMaxListed) {
+      diags.report(kTooLarge, whole,
+                   fmt::format("the layout has {} elements with {} replicas each; listing stops at {} "
+                               "(use --apply)",
+                               size, l.tile.replicaCount(), kMaxListed));
+      return false;
+    }
+    for (int64_t i = 0; i < size; ++i) coords.push_back(layout::unflatten(i, shape));
+  }
+  if (saturatingMul(size, l.tile.replicaCount()) > layout::kMaxEnumeration) {
+    diags.report(kTooLarge, whole,
+                 fmt::format("the layout has {} elements with {} replicas each, too many to check "
+                             "injectivity",
+                             size, l.tile.replicaCount()));
+    return false;
+  }
+  bool injective = layout::isInjective(l, shape);
+  layout::Layout canonical = layout::canonicalize(l);
+
+  if (options.json) {
+    Json doc;
+    doc["layout"] = layout::toString(canonical);
+    doc["shape"] = shape;
+    doc["size"] = size;
+    doc["injective"] = injective;
+    Json elements = Json::array();
+    if (options.apply) {
+      // The one element, both at the top level and as the only entry of `elements`.
+      Json element = elementJson(l, coords[0], shape);
+      for (const auto& [key, value] : element.items()) doc[key] = value;
+    }
+    for (const layout::Shape& c : coords) elements.push_back(elementJson(l, c, shape));
+    doc["elements"] = elements;
+    os << doc.dump(2) << "\n";
+  } else {
+    printTable(os, l, shape, injective, coords);
+  }
+  return true;
+}
+
+svg::SvgOptions svgOptions(const LayoutOptions& options) {
+  svg::SvgOptions o;
+  if (options.elementBytes > 0) o.elementBytes = options.elementBytes;
+  o.dtype = options.dtype;
+  o.highlight = options.highlight;
+  return o;
+}
+
+const DiagKind& svgDiagKind(svg::SvgError::Kind kind) {
+  switch (kind) {
+    case svg::SvgError::Kind::NotMemoryLayout: return kNotMemoryLayout;
+    case svg::SvgError::Kind::BadHighlight: return kBadHighlight;
+    case svg::SvgError::Kind::TooLarge: break;
+  }
+  return kTooLarge;
+}
+
 // Parses "32,4", "(32, 4)" or "[32,4]" into integers.
 std::vector<int64_t> parseIntList(const std::string& flag, const std::string& text) {
   std::vector<int64_t> values;
@@ -141,54 +271,22 @@ int runLayoutCommand(const LayoutOptions& options) {
                                layout::shapeSize(shape)));
       return fail();
     }
-    std::vector<layout::Shape> coords;
-    if (options.apply) {
-      const layout::Shape& c = *options.apply;
-      bool inside = c.size() == shape.size();
-      for (size_t i = 0; inside && i < c.size(); ++i) inside = c[i] >= 0 && c[i] < shape[i];
-      if (!inside) {
-        diags.report(kCoordOutOfRange, whole,
-                     fmt::format("--apply {} is not a coordinate of the shape {}", layout::shapeToString(c),
-                                 layout::shapeToString(shape)));
-        return fail();
+    // The picture is rendered before anything is printed or written, so a refused
+    // request leaves no file and no partial output behind.
+    std::optional<std::string> picture;
+    if (options.svgPath) picture = svg::renderLayoutSvg(*l, shape, svgOptions(options));
+    std::ostringstream text;
+    if ((!picture || options.json) && !printListing(text, *l, shape, options, diags, whole)) return fail();
+    if (picture) {
+      if (auto why = writeFileAtomically(*options.svgPath, *picture)) {
+        std::cerr << fmt::format("tyloc: error: cannot write '{}': {}\n", *options.svgPath, *why);
+        return 2;  // like a misspelt option: the command line asked for something impossible
       }
-      coords.push_back(c);
-    } else {
-      if (saturatingMul(size, l->tile.replicaCount()) > kMaxListed) {
-        diags.report(kTooLarge, whole,
-                     fmt::format("the layout has {} elements with {} replicas each; listing stops at {} (use --apply)",
-                                 size, l->tile.replicaCount(), kMaxListed));
-        return fail();
-      }
-      for (int64_t i = 0; i < size; ++i) coords.push_back(layout::unflatten(i, shape));
     }
-    if (saturatingMul(size, l->tile.replicaCount()) > layout::kMaxEnumeration) {
-      diags.report(kTooLarge, whole,
-                   fmt::format("the layout has {} elements with {} replicas each, too many to check injectivity",
-                               size, l->tile.replicaCount()));
-      return fail();
-    }
-    bool injective = layout::isInjective(*l, shape);
-    layout::Layout canonical = layout::canonicalize(*l);
-
-    if (options.json) {
-      Json doc;
-      doc["layout"] = layout::toString(canonical);
-      doc["shape"] = shape;
-      doc["size"] = size;
-      doc["injective"] = injective;
-      Json elements = Json::array();
-      if (options.apply) {
-        // The one element, both at the top level and as the only entry of `elements`.
-        Json element = elementJson(*l, coords[0], shape);
-        for (const auto& [key, value] : element.items()) doc[key] = value;
-      }
-      for (const layout::Shape& c : coords) elements.push_back(elementJson(*l, c, shape));
-      doc["elements"] = elements;
-      std::cout << doc.dump(2) << "\n";
-    } else {
-      printTable(std::cout, *l, shape, injective, coords);
-    }
+    std::cout << text.str();
+  } catch (const svg::SvgError& err) {
+    diags.report(svgDiagKind(err.kind()), whole, err.what());
+    return fail();
   } catch (const layout::OverflowError& err) {
     diags.report(kIntegerOverflow, whole, fmt::format("{} while evaluating the layout", err.what()));
     return fail();
@@ -206,7 +304,7 @@ namespace tyl::driver {
 void addLayoutCommand(CLI::App& app, std::function<int()>& run) {
   struct State {
     LayoutOptions options;
-    std::string shape, apply, diagFormat = "text";
+    std::string shape, apply, svg, highlight, diagFormat = "text";
   };
   auto state = std::make_shared<State>();
   CLI::App* cmd = app.add_subcommand(
@@ -217,15 +315,49 @@ void addLayoutCommand(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--shape", state->shape,
                   "Logical tensor shape, e.g. 32,4 (default: the shard extents); its size must equal the "
                   "layout's size");
-  cmd->add_option("--apply", state->apply, "Show only the element at this coordinate, e.g. 3,2");
+  CLI::Option* apply =
+      cmd->add_option("--apply", state->apply, "Show only the element at this coordinate, e.g. 3,2");
   cmd->add_flag("--json", state->options.json,
                 "Print one JSON document: layout, shape, size, injective, and elements with base and replicas");
+  CLI::Option* svg =
+      cmd->add_option("--svg", state->svg,
+                      "Write a picture of the layout to FILE (self-contained SVG): one cell per element, "
+                      "labelled with where it lives (T3 r2 = lane 3, slot 2; or the memory offset) and "
+                      "coloured by owning thread; rank > 2 is folded into rows; at most 256x256 cells. "
+                      "Prints nothing else unless --json is given")
+          ->type_name("FILE");
+  apply->excludes(svg);
+  std::vector<std::string> dtypeNames;
+  for (const DType& d : kDTypes) dtypeNames.emplace_back(d.name);
+  CLI::Option* dtype = cmd->add_option("--dtype", state->options.dtype,
+                                       "With --svg, for a memory layout (only on m): colour cells by "
+                                       "shared-memory bank (32 banks of 4 bytes) for elements of this type")
+                           ->check(CLI::IsMember(dtypeNames))
+                           ->needs(svg);
+  cmd->add_option("--highlight", state->highlight,
+                  "With --dtype, mark one warp's access and state its bank-conflict degree. Cells are "
+                  "(row, column) of the picture: row:R (lane i reads (R, i)), col:C (lane i reads (i, C)), "
+                  "ldmatrix:R,C (lane i < 8 reads the 16 bytes from (R + i, C)), cells:R,C;R,C;... "
+                  "(lane i reads the i-th cell, up to 32)")
+      ->type_name("SPEC")
+      ->needs(dtype);
   cmd->add_option("--diagnostics-format", state->diagFormat, "How errors are printed: text or json")
       ->check(CLI::IsMember({"text", "json"}));
-  cmd->callback([state, &run] {
+  cmd->callback([state, svg, &run] {
     // Flag values are checked here so that malformed ones are command-line misuse (exit 2).
     if (!state->shape.empty()) state->options.shape = parseIntList("--shape", state->shape);
     if (!state->apply.empty()) state->options.apply = parseIntList("--apply", state->apply);
+    if (svg->count() > 0) {
+      if (state->svg.empty()) throw CLI::ValidationError("--svg", "needs a file name");
+      state->options.svgPath = state->svg;
+    }
+    for (const DType& d : kDTypes)
+      if (state->options.dtype == d.name) state->options.elementBytes = d.bytes;
+    if (!state->highlight.empty()) {
+      std::string why;
+      state->options.highlight = svg::parseHighlight(state->highlight, why);
+      if (!state->options.highlight) throw CLI::ValidationError("--highlight", why);
+    }
     if (state->options.shape)
       for (int64_t e : *state->options.shape)
         if (e <= 0) throw CLI::ValidationError("--shape", fmt::format("extent {} must be positive", e));
