@@ -229,8 +229,9 @@ PhysCoord apply(const Layout& layout, std::span<const int64_t> coord, std::span<
 
 std::vector<PhysCoord> replicaOffsets(const TileLayout& layout) {
   int64_t count = layout.replicaCount();
+  // Enumerating more replicas than any machine has threads would only exhaust memory.
+  if (count > (int64_t{1} << 24)) throw Error(fmt::format("{} replica combinations are too many to enumerate", count));
   std::vector<PhysCoord> result;
-  result.reserve(static_cast<size_t>(count));
   Shape extents;
   for (const Iter& it : layout.replica) extents.push_back(it.extent);
   for (int64_t r = 0; r < count; ++r) {
@@ -270,7 +271,10 @@ int64_t span(const TileLayout& layout, Axis axis) {
   int64_t s = 1;
   auto addIters = [&](const std::vector<Iter>& iters) {
     for (const Iter& it : iters)
-      if (it.axis == axis) s = checkedAdd(s, checkedMul(it.extent - 1, it.stride < 0 ? checkedSub(0, it.stride) : it.stride));
+      if (it.axis == axis) {
+        int64_t magnitude = it.stride < 0 ? checkedSub(0, it.stride) : it.stride;
+        s = checkedAdd(s, checkedMul(checkedSub(it.extent, 1), magnitude));
+      }
   };
   addIters(layout.shard);
   addIters(layout.replica);
@@ -289,14 +293,33 @@ int64_t cosize(const Layout& layout, Axis axis) {
   addIters(tile.shard);
   addIters(tile.replica);
   if (!layout.swizzle || axis != Axis::m) return checkedAdd(hi, 1);
-  // A swizzle only permutes offsets inside one period, so the largest offset stays
-  // inside the period that holds the affine maximum.
   if (hi < 0) return 0;
-  int64_t period = layout.swizzle->period();
-  int64_t base = hi - hi % period;
-  int64_t best = hi;
-  for (int64_t m = base; m <= hi; ++m) best = std::max(best, layout.swizzle->apply(m));
-  return checkedAdd(best, 1);
+  // Small layouts: the exact largest swizzled offset over every element and replica.
+  int64_t count = 1;
+  for (const std::vector<Iter>* iters : {&tile.shard, &tile.replica})
+    for (const Iter& it : *iters) {
+      if (__builtin_mul_overflow(count, it.extent, &count)) count = INT64_MAX;
+    }
+  constexpr int64_t kExactLimit = int64_t{1} << 22;
+  if (count <= kExactLimit) {
+    std::vector<Iter> all = tile.shard;
+    all.insert(all.end(), tile.replica.begin(), tile.replica.end());
+    Shape extents;
+    for (const Iter& it : all) extents.push_back(it.extent);
+    int64_t best = -1;
+    for (int64_t i = 0; i < count; ++i) {
+      std::vector<int64_t> c = splitIndex(i, extents);
+      int64_t m = tile.offset[Axis::m];
+      for (size_t k = 0; k < all.size(); ++k)
+        if (all[k].axis == Axis::m) m = checkedAdd(m, checkedMul(c[k], all[k].stride));
+      if (m >= 0) best = std::max(best, layout.swizzle->apply(m));
+    }
+    return checkedAdd(best, 1);
+  }
+  // Large layouts: a swizzle changes only the bits below M + B, so it cannot raise an
+  // offset past the affine maximum with those bits all set.
+  int64_t low = (int64_t{1} << (layout.swizzle->perElement + layout.swizzle->len)) - 1;
+  return checkedAdd(hi | low, 1);
 }
 
 // ---- Text ------------------------------------------------------------------------
