@@ -33,6 +33,9 @@ const char* describe(const Value& v) {
     case Value::Kind::DType: return "a type";
     case Value::Kind::TensorType: return "a tensor type";
     case Value::Kind::Namespace: return "a group of ids";
+    case Value::Kind::Atom: return "an MMA atom";
+    case Value::Kind::Mma: return "a tiled MMA";
+    case Value::Kind::MmaResult: return "an MMA result";
   }
   return "a value";
 }

@@ -27,10 +27,6 @@ constexpr int64_t kMaxSlots = 1024;
 // Largest dynamic shared memory per block (sm_90: 227 KB).
 constexpr int64_t kMaxSharedBytes = 227 * 1024;
 
-bool isName(const ast::Expr& e, const char* n) {
-  const auto* nm = e.as<ast::Name>();
-  return nm && nm->name == n;
-}
 
 // Rebuilds an integer expression in 64 bits, so offsets into large global tensors
 // (block_id.x * 1024 with many blocks) cannot overflow 32-bit arithmetic.
@@ -386,6 +382,13 @@ std::optional<Value> KernelSema::method(const ast::Expr& e, const ast::Call& c, 
     if (m.name == "window") return window(e, c, base->view);
     if (m.name == "view") return slotView(e, c, base->view);
   }
+  if (base->kind == Value::Kind::Mma && m.name == "zero_c") {
+    if (!c.args.empty()) {
+      diags_.report(kBadArgument, e.range, "zero_c() takes no arguments");
+      return std::nullopt;
+    }
+    return zeroC(e, base->mma);
+  }
   diags_.report(kUnknownName, m.nameRange, fmt::format("{} has no method '{}'", describe(*base), m.name));
   return std::nullopt;
 }
@@ -395,6 +398,8 @@ std::optional<Value> KernelSema::call(const ast::Expr& e, const ast::Call& c) {
   const auto* callee = c.callee->as<ast::Name>();
   if (!callee) return constExpr(e);  // Swizzle(...)(layout)
   const std::string& fn = callee->name;
+  // Calling a tiled MMA runs it: mma(acc, a, b).
+  if (Binding* b = lookup(fn); b && b->value.kind == Value::Kind::Mma) return mmaCall(e, c, b->value.mma);
   auto noArgs = [&]() {
     if (!c.args.empty()) {
       diags_.report(kBadArgument, e.range, fmt::format("{}() takes no arguments", fn));
@@ -523,11 +528,9 @@ std::optional<Value> KernelSema::call(const ast::Expr& e, const ast::Call& c) {
   }
   if (fn == "ComposeLayout" || fn == "Swizzle" || fn == "compose" || fn == "TileLayout" || fn == "log2")
     return constExpr(e);
-  if (isName(*c.callee, "tiled_mma") || isName(*c.callee, "load_a") || isName(*c.callee, "load_b")) {
-    diags_.report(kUnknownName, c.callee->range,
-                  fmt::format("'{}' is not available yet in this version of tyloc", fn));
-    return std::nullopt;
-  }
+  if (fn == "mma_m16n8k16") return mmaAtom(e, c);
+  if (fn == "tiled_mma") return tiledMma(e, c);
+  if (fn == "load_a" || fn == "load_b") return loadOperand(e, c, fn == "load_a");
   diags_.report(kUnknownName, c.callee->range, fmt::format("unknown function '{}'", fn));
   return std::nullopt;
 }

@@ -20,7 +20,7 @@ struct TensorType {
 
 // What an expression in a kernel body denotes.
 struct Value {
-  enum class Kind { Void, Const, Scalar, View, Frag, DType, TensorType, Namespace };
+  enum class Kind { Void, Const, Scalar, View, Frag, DType, TensorType, Namespace, Atom, Mma, MmaResult };
   Kind kind = Kind::Void;
   ConstValue cv;           // Const: known at compile time
   tir::ExprRef scalar;     // Scalar: computed at run time
@@ -29,6 +29,8 @@ struct Value {
   tile::DType dtype{};     // DType
   TensorType ttype;        // TensorType
   std::string ns;          // Namespace: `block_id`, `thread_id`, `block_dim`, `grid_dim`
+  tile::TiledMma mma;      // Atom (element type only) and Mma; MmaResult: the arrangement used
+  uint32_t mmaArgs[3] = {0, 0, 0};  // MmaResult: the c, a and b fragments
 
   static Value constant(ConstValue v) {
     Value r;
@@ -80,6 +82,7 @@ class KernelSema {
   void let(const ast::Stmt& s, const ast::Let& l);
   void assign(const ast::Stmt& s, const ast::Assign& a);
   void forLoop(const ast::Stmt& s, const ast::For& f);
+  void pipelineLoop(const ast::Stmt& s, const ast::For& f, const ast::Call& range);
   void ifStmt(const ast::Stmt& s, const ast::If& i);
   void exprStmt(const ast::Stmt& s, const ast::ExprStmt& e);
   bool storeElement(const ast::Stmt& s, const ast::Index& target, tir::ExprRef value, SourceRange valueRange);
@@ -116,6 +119,14 @@ class KernelSema {
   std::optional<Value> slotView(const ast::Expr& e, const ast::Call& c, const tile::View& base);
   std::optional<Value> copy(const ast::Expr& e, const ast::Call& c, bool async);
   std::optional<layout::Layout> layoutArg(const ast::Expr& e);
+  std::optional<Value> mmaAtom(const ast::Expr& e, const ast::Call& c);
+  std::optional<Value> tiledMma(const ast::Expr& e, const ast::Call& c);
+  std::optional<Value> loadOperand(const ast::Expr& e, const ast::Call& c, bool isA);
+  std::optional<Value> mmaCall(const ast::Expr& e, const ast::Call& c, const tile::TiledMma& mma);
+  std::optional<Value> zeroC(const ast::Expr& e, const tile::TiledMma& mma);
+  uint32_t allocFragment(const std::string& base, tile::DType dtype, std::vector<int64_t> shape,
+                         const layout::Layout& l, SourceRange loc);
+  void emitMma(SourceRange loc, uint32_t dst, const Value& result);
 
   // Names in scope
   struct Binding {

@@ -61,6 +61,12 @@ void KernelSema::let(const ast::Stmt& s, const ast::Let& l) {
     b.value = Value::runtime(tir::varRef(k_.skeleton, var));
     b.mutableScalar = true;
     b.reg = tir::Reg::var(var);
+  } else if (v->kind == Value::Kind::MmaResult) {
+    // `let d = mma(acc, a, b)`: a new accumulator.
+    const tile::Tensor& c = k_.tensors[v->mmaArgs[0]];
+    uint32_t d = allocFragment("acc", tile::DType::F32, c.staticShape, *c.layout, s.range);
+    emitMma(s.range, d, *v);
+    b.value = Value::ofView(wholeView(d, s.range));
   } else if (v->kind == Value::Kind::Frag) {
     // Fragment arithmetic bound to a name is materialized into a new fragment.
     diags_.report(kBadAssign, s.range,
@@ -125,6 +131,15 @@ void KernelSema::assign(const ast::Stmt& s, const ast::Assign& a) {
       return;
     }
     emit(s.range, tile::ScalarSet{b->reg, tir::cast(t, *v)});
+    return;
+  }
+  if (b->value.kind == Value::Kind::View && k_.tensors[b->value.view.tensor].space == tile::MemSpace::Local &&
+      value->kind == Value::Kind::MmaResult) {
+    if (op) {
+      diags_.report(kBadAssign, s.range, "an MMA result is assigned with '=', the accumulation is part of the MMA");
+      return;
+    }
+    emitMma(s.range, b->value.view.tensor, *value);
     return;
   }
   if (b->value.kind == Value::Kind::View && k_.tensors[b->value.view.tensor].space == tile::MemSpace::Local) {
@@ -217,7 +232,11 @@ void KernelSema::forLoop(const ast::Stmt& s, const ast::For& f) {
     }
   }
   if (f.pipeline) {
-    diags_.report(kBadLoop, f.pipelineRange, "pipeline(...) loops are not available yet in this version of tyloc");
+    if (unrolled) {
+      diags_.report(kBadLoop, f.iterable->range, "a pipeline iterates over range(...), not unroll(...)");
+      return;
+    }
+    pipelineLoop(s, f, *c);
     return;
   }
   if (unrolled) {
@@ -281,6 +300,114 @@ void KernelSema::forLoop(const ast::Stmt& s, const ast::For& f) {
   bind(f.var, std::move(b));
   block(f.body);
   popScope();
+  out_.pop_back();
+  emit(s.range, std::move(loop));
+}
+
+// `pipeline(stages = S) for k in range(a, b) { ... }`: the body's copy_async statements
+// (the producer) run S - 1 iterations ahead of the rest (the consumer), each iteration
+// writing stage (iteration % S) of the shared buffers. The expansion is what one would
+// write by hand with the primitives:
+//
+//   for s in 0 .. S-2:  if a + s < b { producer(k = a + s, stage = s) }  commit_copies()
+//   for k in range(a, b):
+//     if k + S - 1 < b { producer(k = k + S - 1, stage = (k + S - 1) % S) }  commit_copies()
+//     wait_copies(S - 1)   // this iteration's copies have landed ...
+//     barrier()            // ... for every thread
+//     consumer(k, stage = k % S)
+//     barrier()            // every thread is done reading before the stage is refilled
+void KernelSema::pipelineLoop(const ast::Stmt& s, const ast::For& f, const ast::Call& range) {
+  int64_t stages = 0;
+  for (const ast::Arg& a : f.pipelineArgs) {
+    if (a.name != "stages" || stages) {
+      diags_.report(kBadLoop, a.name.empty() ? a.value->range : a.nameRange, "pipeline takes 'stages = N'");
+      return;
+    }
+    std::optional<int64_t> n = constInt(*a.value, "the number of pipeline stages");
+    if (!n) return;
+    if (*n < 1 || *n > 8) {
+      diags_.report(kBadLoop, a.value->range, fmt::format("a pipeline has 1 to 8 stages, found {}", *n));
+      return;
+    }
+    stages = *n;
+  }
+  if (!stages) {
+    diags_.report(kBadLoop, f.pipelineRange, "pipeline needs 'stages = N'");
+    return;
+  }
+  std::vector<const ast::Stmt*> producer, consumer;
+  for (const ast::StmtPtr& st : f.body.stmts) {
+    const auto* es = std::get_if<ast::ExprStmt>(&st->node);
+    const auto* call = es ? es->expr->as<ast::Call>() : nullptr;
+    const auto* callee = call ? call->callee->as<ast::Name>() : nullptr;
+    (callee && callee->name == "copy_async" ? producer : consumer).push_back(st.get());
+  }
+  if (producer.empty()) {
+    diags_.report(kBadLoop, f.body.range, "a pipeline prefetches with copy_async; this body has none");
+    return;
+  }
+  std::vector<ExprRef> bounds;
+  for (const ast::Arg& a : range.args) {
+    std::optional<ExprRef> v = scalar(*a.value);
+    if (!v) return;
+    if (!tir::isInt((*v)->type)) {
+      diags_.report(kBadLoop, a.value->range, "loop bounds must be integers");
+      return;
+    }
+    bounds.push_back(*v);
+  }
+  if (bounds.size() == 1) bounds.insert(bounds.begin(), tir::intConst(0));
+  if (bounds.size() == 2) bounds.push_back(tir::intConst(1));
+  int64_t step = 0;
+  if (!tir::isIntConst(bounds[2], &step) || step <= 0) {
+    diags_.report(kBadLoop, range.args.back().value->range, "the step of a range loop must be a positive constant");
+    return;
+  }
+  Type t = Type::I32;
+  for (const ExprRef& b : bounds)
+    if (b->type == Type::I64) t = Type::I64;
+  ExprRef begin = tir::cast(t, bounds[0]), end = tir::cast(t, bounds[1]), stepE = tir::cast(t, bounds[2]);
+  // The stage of iteration k: ((k - begin) / step) % stages.
+  auto stageOf = [&](ExprRef k) {
+    ExprRef i = tir::binary(tir::BinOp::Div, tir::sub(k, begin), stepE);
+    return tir::binary(tir::BinOp::Rem, i, tir::intConst(stages, t));
+  };
+  auto run = [&](const std::vector<const ast::Stmt*>& list, Value k, Value stage) {
+    pushScope();
+    Binding kb, sb;
+    kb.value = std::move(k);
+    kb.declared = f.varRange;
+    sb.value = std::move(stage);
+    sb.declared = f.pipelineRange;
+    bind(f.var, std::move(kb));
+    bind("stage", std::move(sb));
+    for (const ast::Stmt* st : list) stmt(*st);
+    popScope();
+  };
+  auto guarded = [&](ExprRef cond, auto body) {
+    tile::If node{cond, {}, {}};
+    out_.push_back(&node.then);
+    body();
+    out_.pop_back();
+    emit(s.range, std::move(node));
+  };
+  // Prologue: fill stages 0 .. S-2.
+  for (int64_t i = 0; i + 1 < stages; ++i) {
+    ExprRef kp = tir::add(begin, tir::intConst(i * step, t));
+    guarded(tir::lt(kp, end), [&] { run(producer, Value::runtime(kp), Value::constant(ConstValue{i})); });
+    emit(f.pipelineRange, tile::CommitCopies{});
+  }
+  uint32_t var = newVar(f.var, t);
+  ExprRef k = tir::varRef(k_.skeleton, var);
+  tile::For loop{var, begin, end, stepE, {}};
+  out_.push_back(&loop.body);
+  ExprRef kp = tir::add(k, tir::intConst((stages - 1) * step, t));
+  guarded(tir::lt(kp, end), [&] { run(producer, Value::runtime(kp), Value::runtime(stageOf(kp))); });
+  emit(f.pipelineRange, tile::CommitCopies{});
+  emit(f.pipelineRange, tile::WaitCopies{static_cast<int>(stages - 1)});
+  emit(f.pipelineRange, tile::Barrier{});
+  run(consumer, Value::runtime(k), Value::runtime(stageOf(k)));
+  emit(f.pipelineRange, tile::Barrier{});
   out_.pop_back();
   emit(s.range, std::move(loop));
 }

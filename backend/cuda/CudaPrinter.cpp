@@ -30,7 +30,7 @@ std::string intLiteral(int64_t v, Type t) {
   if (t == Type::Pred) return v ? "true" : "false";
   if (t == Type::I64) {
     if (v == INT64_MIN) return "INT64_MIN";
-    return fmt::format("{}ll", v);
+    return "int64_t{" + std::to_string(v) + "}";
   }
   if (t == Type::U32) return fmt::format("{}u", static_cast<uint32_t>(v));
   if (v == INT32_MIN) return "(-2147483647 - 1)";

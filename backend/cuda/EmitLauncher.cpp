@@ -48,19 +48,19 @@ std::string emitLauncher(const tir::Kernel& k, const EmitOptions&) {
   };
   // Conditions on the sizes first: they decide whether there is anything to launch.
   for (const tir::LaunchCheck& c : k.checks)
-    if (c.kind == tir::LaunchCheck::Kind::Condition && c.message.find("must not be negative") != std::string::npos)
+    if (c.beforeGrid)
       out += fmt::format("  if (!{}) {}\n", host.print(c.cond), fail(c.message));
   const char* axes[] = {"x", "y", "z"};
   for (int i = 0; i < 3; ++i) out += fmt::format("  const int64_t grid_{} = {};\n", axes[i], host.print(k.grid[i]));
   out += fmt::format("  if (grid_x < 0 || grid_y < 0 || grid_z < 0) {}\n", fail("the grid size is negative"));
   out += "  if (grid_x == 0 || grid_y == 0 || grid_z == 0) return cudaSuccess;  // nothing to do\n";
-  out += fmt::format("  if (grid_x > 2147483647ll || grid_y > 65535 || grid_z > 65535) {}\n",
+  out += fmt::format("  if (grid_x > int64_t{{2147483647}} || grid_y > 65535 || grid_z > 65535) {}\n",
                      fail("the grid is larger than CUDA allows"));
   for (const tir::LaunchCheck& c : k.checks) {
     if (c.kind == tir::LaunchCheck::Kind::PointerAlignment) {
       out += fmt::format("  if (!tylo::is_aligned({}, {})) {}\n", safeName(k.params.at(c.param).name), c.alignBytes,
                          fail(c.message));
-    } else if (c.message.find("must not be negative") == std::string::npos) {
+    } else if (!c.beforeGrid) {
       out += fmt::format("  if (!{}) {}\n", host.print(c.cond), fail(c.message));
     }
   }

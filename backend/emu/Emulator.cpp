@@ -62,32 +62,14 @@ void launchFailure(LaunchContext& ctx, SourceRange loc, const void* site, std::s
   ctx.findings.add(std::move(f), site);
 }
 
-// The launch configuration and the launcher's own checks; false when the launch would fail.
+// The launch configuration and the launcher's own checks, in the generated launcher's
+// order: size checks, then the grid (an empty grid launches nothing and succeeds), then
+// the remaining checks. False when nothing is to be run.
 bool checkLaunch(LaunchContext& ctx) {
   const tir::Kernel& k = ctx.kernel;
   Evaluator launchTime(ctx, nullptr, nullptr, nullptr);
   size_t before = ctx.findings.findings().size();
-  static const char* axes[] = {"x", "y", "z"};
-  static const int64_t maxBlock[] = {1024, 1024, 64}, maxGrid[] = {2147483647, 65535, 65535};
-  for (int d = 0; d < 3; ++d) {
-    if (k.block[d] < 1 || k.block[d] > maxBlock[d])
-      launchFailure(ctx, k.loc, &k.block[d], fmt::format("block dimension {} is {}", axes[d], k.block[d]));
-    std::optional<int64_t> g = k.grid[d] ? launchTime.scalar(k.grid[d]) : std::optional<int64_t>(1);
-    if (!g)
-      launchFailure(ctx, k.loc, &k.grid[d], fmt::format("grid dimension {} divides by zero", axes[d]));
-    else if (*g < 1 || *g > maxGrid[d])
-      launchFailure(ctx, k.loc, &k.grid[d],
-                    fmt::format("grid dimension {} is {} (must be 1 to {})", axes[d], *g, maxGrid[d]));
-    else
-      ctx.grid[d] = *g;
-  }
-  if (ctx.findings.findings().size() == before && k.threadsPerBlock() > ctx.options.maxThreadsPerBlock)
-    launchFailure(ctx, k.loc, &k.block, fmt::format("{} threads per block", k.threadsPerBlock()));
-  if (k.sharedBytes < 0 || k.sharedBytes > ctx.options.maxSharedBytes)
-    launchFailure(ctx, k.loc, &k.sharedBytes,
-                  fmt::format("{} bytes of shared memory per block (at most {})", k.sharedBytes,
-                              ctx.options.maxSharedBytes));
-  for (const tir::LaunchCheck& c : k.checks) {
+  auto check = [&](const tir::LaunchCheck& c) {
     if (c.kind == tir::LaunchCheck::Kind::PointerAlignment) {
       // Buffers start 256-byte aligned, so only the argument's offset matters.
       if (c.param < 0 || static_cast<size_t>(c.param) >= ctx.pointers.size() || c.alignBytes <= 0)
@@ -97,7 +79,36 @@ bool checkLaunch(LaunchContext& ctx) {
       std::optional<int64_t> holds = launchTime.scalar(c.cond);
       if (!holds || !*holds) launchFailure(ctx, c.loc, &c, c.message);
     }
+  };
+  for (const tir::LaunchCheck& c : k.checks)
+    if (c.beforeGrid) check(c);
+  if (ctx.findings.findings().size() != before) return false;
+  static const char* axes[] = {"x", "y", "z"};
+  static const int64_t maxBlock[] = {1024, 1024, 64}, maxGrid[] = {2147483647, 65535, 65535};
+  bool empty = false;
+  for (int d = 0; d < 3; ++d) {
+    if (k.block[d] < 1 || k.block[d] > maxBlock[d])
+      launchFailure(ctx, k.loc, &k.block[d], fmt::format("block dimension {} is {}", axes[d], k.block[d]));
+    std::optional<int64_t> g = k.grid[d] ? launchTime.scalar(k.grid[d]) : std::optional<int64_t>(1);
+    if (!g)
+      launchFailure(ctx, k.loc, &k.grid[d], fmt::format("grid dimension {} divides by zero", axes[d]));
+    else if (*g < 0 || *g > maxGrid[d])
+      launchFailure(ctx, k.loc, &k.grid[d],
+                    fmt::format("grid dimension {} is {} (must be 0 to {})", axes[d], *g, maxGrid[d]));
+    else
+      ctx.grid[d] = *g;
+    empty |= g && *g == 0;
   }
+  if (ctx.findings.findings().size() != before) return false;
+  if (empty) return false;  // nothing to do: the launcher returns success
+  if (k.threadsPerBlock() > ctx.options.maxThreadsPerBlock)
+    launchFailure(ctx, k.loc, &k.block, fmt::format("{} threads per block", k.threadsPerBlock()));
+  if (k.sharedBytes < 0 || k.sharedBytes > ctx.options.maxSharedBytes)
+    launchFailure(ctx, k.loc, &k.sharedBytes,
+                  fmt::format("{} bytes of shared memory per block (at most {})", k.sharedBytes,
+                              ctx.options.maxSharedBytes));
+  for (const tir::LaunchCheck& c : k.checks)
+    if (!c.beforeGrid) check(c);
   return ctx.findings.findings().size() == before;
 }
 
@@ -108,11 +119,15 @@ RunResult run(const tir::Kernel& kernel, const std::vector<Arg>& args, std::vect
   LaunchContext ctx(kernel, options, buffers);
   bindArgs(ctx, args, buffers);
   RunResult result;
+  size_t before = ctx.findings.findings().size();
   if (checkLaunch(ctx)) {
     for (int64_t z = 0; z < ctx.grid[2] && !ctx.findings.stopped(); ++z)
       for (int64_t y = 0; y < ctx.grid[1] && !ctx.findings.stopped(); ++y)
         for (int64_t x = 0; x < ctx.grid[0] && !ctx.findings.stopped(); ++x) runBlock(ctx, {x, y, z});
     result.completed = !ctx.findings.stopped();
+  } else {
+    // An empty grid is a successful launch of nothing.
+    result.completed = ctx.findings.findings().size() == before;
   }
   result.stats = ctx.stats;
   result.findings = ctx.findings.take();

@@ -7,159 +7,87 @@
 #include "ir/layout/Analysis.h"
 #include "ir/layout/Transforms.h"
 #include "ir/lower/LowerImpl.h"
+#include "ir/lower/MemoryRuns.h"
 
 namespace tyl::lower {
 
+TYL_DIAG(kMatrixFallback, Remark, "ldmatrix-fallback", "a fragment load that could not use ldmatrix, and why");
 TYL_DIAG(kCopyVector, Remark, "copy-vector", "which vector width a copy uses, and why not a wider one");
-TYL_DIAG(kCopyUnsupported, Error, "copy-unsupported", "a copy between tensors this version cannot lower");
-TYL_DIAG(kCopyNotContiguous, Error, "copy-not-contiguous",
-         "a cp.async copy whose 16-byte vectors are not contiguous in one of its layouts");
-TYL_DIAG(kCopyMisaligned, Error, "copy-misaligned",
-         "a cp.async copy whose 16-byte vectors are not 16-byte aligned in one of its layouts");
-TYL_DIAG(kCopyAliases, Error, "copy-dst-aliases", "a copy destination that holds one element twice");
 
 using tir::ExprRef;
 using tir::Type;
 
-namespace {
-
-// Whether a run-time step of `step` elements along dimension `d` shifts every address of
-// the layout by the same amount (so checking one origin checks them all).
-bool translationInvariant(const layout::Layout& l, const layout::Shape& shape, int d, int64_t step) {
-  if (step == 0) return true;
-  layout::Grouped g = layout::group(l, shape);
-  const layout::TileLayout& t = g.layout.tile;
-  int64_t inner = 1;
-  for (size_t i = g.bounds[d] + 1; i < g.bounds[d + 1]; ++i) inner *= t.shard[i].extent;
-  if (step % inner != 0) return false;
-  if (!l.swizzle) return true;
-  int64_t shift = (step / inner) * t.shard[g.bounds[d]].stride;
-  return shift % l.swizzle->period() == 0;
+std::vector<ThreadPoint> KernelLowering::threadPoints() const {
+  std::vector<ThreadPoint> threads;
+  for (int64_t z = 0; z < k_.block[2]; ++z)
+    for (int64_t y = 0; y < k_.block[1]; ++y)
+      for (int64_t x = 0; x < k_.block[0]; ++x) {
+        ThreadPoint p;
+        p.tid[0] = x, p.tid[1] = y, p.tid[2] = z;
+        for (int i = 0; i < 3; ++i) p.blockDim[i] = k_.block[i];
+        threads.push_back(p);
+      }
+  return threads;
 }
 
-}  // namespace
+void KernelLowering::addStrideChecks(const tile::Tensor& t, const std::vector<std::pair<int, int64_t>>& conditions) {
+  for (const auto& [d, len] : conditions) {
+    tir::LaunchCheck c;
+    c.cond = tir::binary(tir::BinOp::Eq, tir::binary(tir::BinOp::Rem, t.strides[d], tir::intConst(len, Type::I64)),
+                         tir::intConst(0, Type::I64));
+    c.message = fmt::format("the stride of dimension {} of {} must be a multiple of {} elements for {}-byte "
+                            "accesses",
+                            d, t.name, len, len * tile::dtypeBytes(t.dtype));
+    c.loc = t.loc;
+    addLaunchCheck(std::move(c));
+  }
+}
 
-int KernelLowering::chooseVectorWidth(SourceRange loc, const tile::View& mem, const tile::Tensor& frag,
-                                      const FragmentMap& fm, std::string& why) {
-  (void)loc;
-  (void)frag;
+int KernelLowering::chooseVectorWidth(const tile::View& mem, const FragmentMap& fm, std::string& why) {
   const tile::Tensor& t = tk_.tensors[mem.tensor];
   int eb = tile::dtypeBytes(t.dtype);
   size_t rank = mem.rank();
-  int last = static_cast<int>(rank) - 1;
-  int tl = mem.dims[last];
-  std::vector<tir::LaunchCheck> pendingChecks;
-  auto fail = [&](int w, std::string reason) {
-    if (why.empty()) why = fmt::format("{}-byte vectors: {}", w * eb, reason);
-    return false;
-  };
-  auto tryWidth = [&](int w) -> bool {
-    pendingChecks.clear();
+  MemoryRuns runs(t, mem);
+  std::vector<ThreadPoint> threads = threadPoints();
+  std::vector<std::pair<int, int64_t>> conditions;
+  auto tryWidth = [&](int w) -> std::string {
+    conditions.clear();
     // Consecutive slots must hold consecutive elements along the last dimension.
-    if (fm.slots.size() % w != 0) return fail(w, fmt::format("each thread holds {} elements", fm.slots.size()));
+    if (fm.slots.size() % w != 0) return fmt::format("each thread holds {} elements", fm.slots.size());
     for (size_t i = 0; i < fm.slots.size(); i += w) {
       for (int j = 1; j < w; ++j) {
         const FragmentSlot& a = fm.slots[i];
         const FragmentSlot& b = fm.slots[i + j];
         bool ok = b.m == a.m + j;
-        for (size_t d = 0; d < rank && ok; ++d) ok = b.offset[d] == a.offset[d] + (static_cast<int>(d) == last ? j : 0);
+        for (size_t d = 0; d < rank && ok; ++d) ok = b.offset[d] == a.offset[d] + (d + 1 == rank ? j : 0);
         if (!ok)
-          return fail(w, fmt::format("register slots {}..{} do not hold consecutive elements of a row", a.m,
-                                     a.m + w - 1));
+          return fmt::format("register slots {}..{} do not hold consecutive elements of a row", a.m, a.m + w - 1);
       }
     }
-    if (t.alignBytes < w * eb)
-      return fail(w, fmt::format("'{}' is only declared {}-byte aligned", t.name, t.alignBytes));
-    std::vector<ThreadPoint> threads;
-    for (int64_t z = 0; z < k_.block[2]; ++z)
-      for (int64_t y = 0; y < k_.block[1]; ++y)
-        for (int64_t x = 0; x < k_.block[0]; ++x) {
-          ThreadPoint p;
-          p.tid[0] = x, p.tid[1] = y, p.tid[2] = z;
-          for (int i = 0; i < 3; ++i) p.blockDim[i] = k_.block[i];
-          threads.push_back(p);
-        }
-    if (!t.layout) {
-      // Global tensor with strides: unit stride along the last dimension, and every
-      // other stride a multiple of the vector (checked at launch when it is a parameter).
-      int64_t s = 0;
-      if (!tir::isIntConst(t.strides[tl], &s) || s != 1)
-        return fail(w, fmt::format("the stride of the last dimension of '{}' is not 1", t.name));
-      for (size_t d = 0; d < t.shape.size(); ++d) {
-        if (static_cast<int>(d) == tl) continue;
-        if (tir::isIntConst(t.strides[d], &s)) {
-          if (s % w != 0)
-            return fail(w, fmt::format("the stride {} of dimension {} of '{}' is not a multiple of {} elements", s, d,
-                                       t.name, w));
-          continue;
-        }
-        tir::LaunchCheck c;
-        c.cond = tir::binary(tir::BinOp::Eq, tir::binary(tir::BinOp::Rem, t.strides[d], tir::intConst(w, Type::I64)),
-                             tir::intConst(0, Type::I64));
-        c.message = fmt::format("the stride of dimension {} of {} must be a multiple of {} elements for {}-byte "
-                                "vector accesses",
-                                d, t.name, w, w * eb);
-        c.loc = t.loc;
-        pendingChecks.push_back(std::move(c));
-      }
-      AffineForm o = linearize(mem.origin[tl]);
-      int64_t div = o.runtimeDivisor();
-      if (div != 0 && div % w != 0)
-        return fail(w, fmt::format("the window origin along the last dimension is only a multiple of {}", div));
-      for (const ThreadPoint& p : threads) {
-        std::optional<int64_t> base = evalAtThread(fm.base[last], p);
-        if (!base) return fail(w, "the thread's coordinates are not known at compile time");
-        for (size_t i = 0; i < fm.slots.size(); i += w) {
-          int64_t c = o.constant + *base + fm.slots[i].offset[last];
-          if (((c % w) + w) % w != 0)
-            return fail(w, fmt::format("a vector starts at column {}, not a multiple of {}", c, w));
-        }
-      }
-      return true;
-    }
-    // Static layout (shared memory): check every thread concretely at the constant part
-    // of the origin; run-time parts must shift all addresses alike.
-    std::vector<int64_t> origin(t.shape.size());
-    for (size_t d = 0; d < t.shape.size(); ++d) {
-      AffineForm o = linearize(mem.origin[d]);
-      origin[d] = o.constant;
-      if (!translationInvariant(*t.layout, t.staticShape, static_cast<int>(d), o.runtimeDivisor()))
-        return fail(w, fmt::format("the window origin along dimension {} moves across the layout's pattern", d));
-    }
+    // Every thread's runs must be contiguous and aligned in memory.
     for (const ThreadPoint& p : threads) {
       std::vector<int64_t> base(rank);
       for (size_t d = 0; d < rank; ++d) {
         std::optional<int64_t> b = evalAtThread(fm.base[d], p);
-        if (!b) return fail(w, "the thread's coordinates are not known at compile time");
+        if (!b) return "the thread's coordinates are not known at compile time";
         base[d] = *b;
       }
       for (size_t i = 0; i < fm.slots.size(); i += w) {
-        int64_t first = 0;
-        for (int j = 0; j < w; ++j) {
-          std::vector<int64_t> coord = origin;
-          for (size_t d = 0; d < rank; ++d)
-            coord[mem.dims[d]] += base[d] + fm.slots[i].offset[d] + (static_cast<int>(d) == last ? j : 0);
-          bool inside = true;
-          for (size_t d = 0; d < coord.size(); ++d) inside &= coord[d] >= 0 && coord[d] < t.staticShape[d];
-          if (!inside) return fail(w, "a vector leaves the tensor");
-          int64_t m = layout::apply(*t.layout, coord, t.staticShape)[layout::Axis::m];
-          if (j == 0) {
-            first = m;
-            if (m % w != 0) return fail(w, fmt::format("a vector starts at offset {}, not a multiple of {}", m, w));
-          } else if (m != first + j) {
-            return fail(w, fmt::format("elements of a vector are not adjacent in memory (offsets {} and {})",
-                                       first + j - 1, m));
-          }
-        }
+        std::vector<int64_t> c(rank);
+        for (size_t d = 0; d < rank; ++d) c[d] = base[d] + fm.slots[i].offset[d];
+        MemoryRuns::Problem problem = runs.check(c, w, &conditions);
+        if (!problem.ok()) return problem.message;
       }
     }
-    return true;
+    return "";
   };
   for (int w = 16 / eb; w >= 2; w /= 2) {
-    if (tryWidth(w)) {
-      for (tir::LaunchCheck& c : pendingChecks) addLaunchCheck(std::move(c));
+    std::string problem = tryWidth(w);
+    if (problem.empty()) {
+      addStrideChecks(t, conditions);
       return w;
     }
+    if (why.empty()) why = fmt::format("{}-byte vectors: {}", w * eb, problem);
   }
   return 1;
 }
@@ -184,7 +112,12 @@ void KernelLowering::copyFragmentMemory(SourceRange loc, const tile::Copy& c, bo
   if (!fm) return;
   Type type = tile::toTir(t.dtype);
   std::string why;
-  int w = chooseVectorWidth(loc, mem, f, *fm, why);
+  if (!toMemory && t.space == tile::MemSpace::Shared && tile::dtypeBytes(f.dtype) == 2) {
+    std::string noMatrix;
+    if (tryLdmatrix(loc, mem, fragId, *fm, noMatrix)) return;
+    diags_.report(kMatrixFallback, loc, fmt::format("fragment load without ldmatrix: {}", noMatrix));
+  }
+  int w = chooseVectorWidth(mem, *fm, why);
   int eb = tile::dtypeBytes(t.dtype);
   diags_.report(kCopyVector, loc,
                 w > 1 || why.empty()
@@ -260,10 +193,6 @@ void KernelLowering::copyFragmentMemory(SourceRange loc, const tile::Copy& c, bo
     return;
   }
   emit(loc, tir::If{guard, std::move(body), {}});
-}
-
-void KernelLowering::copyMemoryMemory(SourceRange loc, const tile::Copy&) {
-  diags_.report(kCopyUnsupported, loc, "copies between two memories are not available yet in this version of tyloc");
 }
 
 void KernelLowering::copy(SourceRange loc, const tile::Copy& c) {

@@ -4,6 +4,7 @@
 #include <functional>
 #include <map>
 
+#include "ir/layout/MmaAtom.h"
 #include "ir/lower/Addressing.h"
 #include "ir/lower/Affine.h"
 #include "ir/lower/Lower.h"
@@ -11,6 +12,12 @@
 #include "ir/thread/Builder.h"
 
 namespace tyl::lower {
+
+// One warp-wide shared-memory access: the byte address of each lane (nullopt: inactive).
+struct WarpAccess {
+  std::vector<std::optional<int64_t>> bytes;
+  int width = 4;
+};
 
 class KernelLowering {
  public:
@@ -31,12 +38,28 @@ class KernelLowering {
   tir::ExprRef fragValue(const tile::FragRef& f, int64_t slot, tir::Type want);
   void fragAssign(SourceRange loc, uint32_t dst, const tile::FragRef& value);
 
+  // LowerMatrixCopy.cpp
+  bool tryLdmatrix(SourceRange loc, const tile::View& mem, uint32_t fragId, const FragmentMap& fm, std::string& why);
+
+  // LowerBanks.cpp
+  void reportBankConflicts(SourceRange loc, const std::string& instr, const tile::Tensor& t,
+                           const std::function<std::vector<WarpAccess>(const layout::Layout&)>& accesses);
+  void checkSharedBanks(SourceRange loc, const char* instr, const tile::Tensor& t, const tile::View& v,
+                        const std::vector<int64_t>& shape, int64_t w, int64_t vectors);
+
+  // LowerMma.cpp
+  void mma(SourceRange loc, const tile::Mma& op);
+  std::optional<int64_t> uniformSlot(const tile::Tensor& t, const char* role,
+                                     const std::function<layout::RowCol(int64_t, int)>& element, const char* atomReg,
+                                     SourceRange loc);
+
   // LowerCopy.cpp
   void copy(SourceRange loc, const tile::Copy& c);
   void copyFragmentMemory(SourceRange loc, const tile::Copy& c, bool toMemory);
   void copyMemoryMemory(SourceRange loc, const tile::Copy& c);
-  int chooseVectorWidth(SourceRange loc, const tile::View& mem, const tile::Tensor& frag, const FragmentMap& fm,
-                        std::string& why);
+  int chooseVectorWidth(const tile::View& mem, const FragmentMap& fm, std::string& why);
+  std::vector<ThreadPoint> threadPoints() const;
+  void addStrideChecks(const tile::Tensor& t, const std::vector<std::pair<int, int64_t>>& conditions);
 
   const tile::Kernel& tk_;
   tir::Kernel k_;

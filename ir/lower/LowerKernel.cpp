@@ -91,6 +91,8 @@ void KernelLowering::stmt(const tile::Stmt& s) {
           copy(s.loc, n);
         } else if constexpr (std::is_same_v<T, tile::FragAssign>) {
           fragAssign(s.loc, n.dst, n.value);
+        } else if constexpr (std::is_same_v<T, tile::Mma>) {
+          mma(s.loc, n);
         } else if constexpr (std::is_same_v<T, tile::CommitCopies>) {
           emit(s.loc, tir::CpAsyncCommit{});
         } else if constexpr (std::is_same_v<T, tile::WaitCopies>) {
@@ -138,6 +140,7 @@ std::optional<tir::Kernel> KernelLowering::run() {
       c.cond = tir::binary(tir::BinOp::Ge, t.shape[d], tir::intConst(0, t.shape[d]->type));
       c.message = fmt::format("dimension {} of {} must not be negative", d, t.name);
       c.loc = t.loc;
+      c.beforeGrid = true;
       addLaunchCheck(std::move(c));
     }
   }

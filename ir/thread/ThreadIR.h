@@ -229,6 +229,9 @@ struct LaunchCheck {
   int64_t alignBytes;   // ... must be a multiple of this
   std::string message;
   SourceRange loc;
+  // Checked before the grid size: a launch with an empty grid does nothing and succeeds
+  // without the other checks, but sizes must still be valid.
+  bool beforeGrid = false;
 };
 
 struct Kernel {

@@ -57,6 +57,11 @@ class Printer {
                                       n.src ? view(*n.src) : frag(n.value)));
             } else if constexpr (std::is_same_v<T, FragAssign>) {
               line(depth, fmt::format("{} = {}", k_.tensors[n.dst].name, frag(n.value)));
+            } else if constexpr (std::is_same_v<T, Mma>) {
+              const layout::TiledMmaShape& m = n.mma.shape;
+              line(depth, fmt::format("{} = mma_m16n8k16.{}[warps ({}, {}) repeat ({}, {})]({}, {}, {})",
+                                      k_.tensors[n.d].name, dtypeName(n.mma.ab), m.warpsM, m.warpsN, m.repeatM,
+                                      m.repeatN, k_.tensors[n.a].name, k_.tensors[n.b].name, k_.tensors[n.c].name));
             } else if constexpr (std::is_same_v<T, CommitCopies>) {
               line(depth, "commit_copies()");
             } else if constexpr (std::is_same_v<T, WaitCopies>) {

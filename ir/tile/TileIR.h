@@ -15,6 +15,7 @@
 
 #include "frontend/Source.h"
 #include "ir/layout/Layout.h"
+#include "ir/layout/MmaAtom.h"
 #include "ir/thread/ThreadIR.h"
 
 namespace tyl::tile {
@@ -123,6 +124,19 @@ struct FragAssign {
   FragRef value;
 };
 
+// A tiled mma.sync m16n8k16 arrangement: the atom repeated over warps and positions.
+struct TiledMma {
+  DType ab = DType::F16;  // element type of A and B (f16 or bf16); C is f32
+  layout::TiledMmaShape shape;
+};
+
+// d = a * b + c over the whole tile, on register fragments: c and d (tileM, tileN) f32,
+// a (tileM, K), b (K, tileN), K a multiple of 16.
+struct Mma {
+  TiledMma mma;
+  uint32_t d = 0, a = 0, b = 0, c = 0;
+};
+
 struct CommitCopies {};
 struct WaitCopies {
   int pending = 0;
@@ -143,7 +157,7 @@ struct If {
 
 struct Stmt {
   SourceRange loc;
-  std::variant<ScalarSet, ElemLoad, ElemStore, Copy, FragAssign, CommitCopies, WaitCopies, Barrier, For, If> node;
+  std::variant<ScalarSet, ElemLoad, ElemStore, Copy, FragAssign, Mma, CommitCopies, WaitCopies, Barrier, For, If> node;
 };
 
 struct Kernel {

@@ -32,10 +32,14 @@ inline bool is_aligned(const T* p, uintptr_t bytes) {
 
 // ---- Arithmetic --------------------------------------------------------------------
 
-template <class T>
-__device__ __forceinline__ T min(T a, T b) { return b < a ? b : a; }
-template <class T>
-__device__ __forceinline__ T max(T a, T b) { return a < b ? b : a; }
+// One overload per type the generated code uses, so that literals of another spelling of
+// the same width (5ll for a long int64_t) still resolve.
+__host__ __device__ __forceinline__ int32_t min(int32_t a, int32_t b) { return b < a ? b : a; }
+__host__ __device__ __forceinline__ int32_t max(int32_t a, int32_t b) { return a < b ? b : a; }
+__host__ __device__ __forceinline__ int64_t min(int64_t a, int64_t b) { return b < a ? b : a; }
+__host__ __device__ __forceinline__ int64_t max(int64_t a, int64_t b) { return a < b ? b : a; }
+__host__ __device__ __forceinline__ float min(float a, float b) { return fminf(a, b); }
+__host__ __device__ __forceinline__ float max(float a, float b) { return fmaxf(a, b); }
 
 // ---- 16-bit registers ------------------------------------------------------------
 // Fragments of 16-bit floats live in 32-bit words, two elements per word, so that the

@@ -423,14 +423,26 @@ TEST_CASE("failed launch checks stop the launch", "[findings]") {
   CHECK_FALSE(bad.completed);
 }
 
-TEST_CASE("a zero-sized grid is a launch failure", "[findings]") {
+TEST_CASE("an empty grid launches nothing and succeeds as the launcher does", "[findings]") {
   TestKernel t("empty", 32);
   int n = t.scalar("n", Type::I32);
   t.k.grid[0] = bin(BinOp::Div, t.param(n), i32(32));
   std::vector<Buffer> none;
   RunResult r = run(t.k, {Arg::integer(0)}, none);
+  CHECK(r.findings.empty());
+  CHECK(r.completed);
+  CHECK(r.stats.blocks == 0);
+}
+
+TEST_CASE("a negative grid is a launch failure", "[findings]") {
+  TestKernel t("negative", 32);
+  int n = t.scalar("n", Type::I32);
+  t.k.grid[0] = bin(BinOp::Div, t.param(n), i32(32));
+  std::vector<Buffer> none;
+  RunResult r = run(t.k, {Arg::integer(-64)}, none);
   REQUIRE(r.findings.size() == 1);
   CHECK(r.findings[0].kind == FindingKind::LaunchFailure);
+  CHECK_FALSE(r.completed);
 }
 
 TEST_CASE("the run stops after the finding limit", "[findings]") {

@@ -1,0 +1,274 @@
+// Semantic analysis of the tensor-core operations: the mma.sync atom, tiled_mma,
+// load_a / load_b, zero_c and the mma call itself.
+#include <fmt/format.h>
+
+#include "frontend/CommonDiags.h"
+#include "frontend/SemaImpl.h"
+#include "ir/layout/Transforms.h"
+
+namespace tyl {
+
+TYL_DIAG(kMmaAtom, Error, "mma-atom", "an MMA atom with unsupported element types");
+TYL_DIAG(kTiledMmaThreads, Error, "tiled-mma-threads", "a tiled MMA whose warps do not match the launch");
+TYL_DIAG(kTiledMmaCover, Error, "tiled-mma-cover", "an MMA operand whose shape does not match the tiled MMA's tile");
+TYL_DIAG(kMmaK, Error, "mma-k", "an MMA operand whose K extent is not a multiple of the atom's K (16)");
+
+namespace sema {
+
+using tir::ExprRef;
+
+namespace {
+
+bool isWholeLocal(const tile::Kernel& k, const Value& v) {
+  if (v.kind != Value::Kind::View) return false;
+  const tile::Tensor& t = k.tensors[v.view.tensor];
+  return t.space == tile::MemSpace::Local && v.view.shape == t.staticShape;
+}
+
+// `(a, b)` as two positive compile-time integers.
+bool pairArg(KernelSema& self, DiagnosticEngine& diags, const ast::Expr& e, const char* what, int64_t out[2],
+             std::function<std::optional<int64_t>(const ast::Expr&)> constInt) {
+  const auto* t = e.as<ast::Tuple>();
+  if (!t || t->elems.size() != 2) {
+    diags.report(kBadArgument, e.range, fmt::format("{} takes a pair, e.g. (2, 4)", what));
+    return false;
+  }
+  for (int i = 0; i < 2; ++i) {
+    std::optional<int64_t> v = constInt(*t->elems[i]);
+    if (!v) return false;
+    if (*v <= 0 || *v > 64) {
+      diags.report(kBadArgument, t->elems[i]->range, fmt::format("{} entries must lie in 1..64, found {}", what, *v));
+      return false;
+    }
+    out[i] = *v;
+  }
+  (void)self;
+  return true;
+}
+
+}  // namespace
+
+uint32_t KernelSema::allocFragment(const std::string& base, tile::DType dtype, std::vector<int64_t> shape,
+                                   const layout::Layout& l, SourceRange loc) {
+  tile::Tensor t;
+  t.space = tile::MemSpace::Local;
+  t.dtype = dtype;
+  t.staticShape = shape;
+  for (int64_t d : shape) t.shape.push_back(tir::intConst(d, tir::Type::I64));
+  t.layout = l;
+  t.layoutLoc = loc;
+  t.loc = loc;
+  t.slots = std::max<int64_t>(1, layout::cosize(layout::Layout(layout::storage(l.tile)), layout::Axis::m));
+  t.name = fmt::format("{}{}", base, k_.tensors.size());
+  t.array = tir::addArray(k_.skeleton, t.name, tile::toTir(dtype), t.slots);
+  return addTensor(std::move(t));
+}
+
+std::optional<Value> KernelSema::mmaAtom(const ast::Expr& e, const ast::Call& c) {
+  if (c.args.size() != 3) {
+    diags_.report(kBadArgument, e.range, "mma_m16n8k16 takes the types of A, B and C: mma_m16n8k16(f16, f16, f32)");
+    return std::nullopt;
+  }
+  tile::DType types[3];
+  for (int i = 0; i < 3; ++i) {
+    std::optional<Value> v = expr(*c.args[i].value);
+    if (!v) return std::nullopt;
+    if (v->kind != Value::Kind::DType) {
+      diags_.report(kMmaAtom, c.args[i].value->range, fmt::format("expected an element type, found {}", describe(*v)));
+      return std::nullopt;
+    }
+    types[i] = v->dtype;
+  }
+  bool ok = types[0] == types[1] && (types[0] == tile::DType::F16 || types[0] == tile::DType::BF16) &&
+            types[2] == tile::DType::F32;
+  if (!ok) {
+    diags_.report(kMmaAtom, e.range,
+                  fmt::format("mma.sync m16n8k16 takes f16 or bf16 A and B of the same type with f32 C; found {}, "
+                              "{}, {}",
+                              tile::dtypeName(types[0]), tile::dtypeName(types[1]), tile::dtypeName(types[2])));
+    return std::nullopt;
+  }
+  Value v;
+  v.kind = Value::Kind::Atom;
+  v.mma.ab = types[0];
+  return v;
+}
+
+std::optional<Value> KernelSema::tiledMma(const ast::Expr& e, const ast::Call& c) {
+  const ast::Expr* atomArg = nullptr;
+  const ast::Expr* warps = nullptr;
+  const ast::Expr* repeat = nullptr;
+  for (const ast::Arg& a : c.args) {
+    const ast::Expr** slot = a.name.empty() ? &atomArg : a.name == "warps" ? &warps : a.name == "repeat" ? &repeat : nullptr;
+    if (!slot || *slot) {
+      diags_.report(kBadArgument, a.name.empty() ? a.value->range : a.nameRange,
+                    "tiled_mma takes an atom, warps = (m, n) and repeat = (m, n)");
+      return std::nullopt;
+    }
+    *slot = a.value.get();
+  }
+  if (!atomArg || !warps) {
+    diags_.report(kBadArgument, e.range, "tiled_mma needs an atom and warps = (m, n)");
+    return std::nullopt;
+  }
+  std::optional<Value> atom = expr(*atomArg);
+  if (!atom) return std::nullopt;
+  if (atom->kind != Value::Kind::Atom) {
+    diags_.report(kMmaAtom, atomArg->range, fmt::format("expected an MMA atom such as mma_m16n8k16(f16, f16, f32), "
+                                                         "found {}", describe(*atom)));
+    return std::nullopt;
+  }
+  auto ci = [this](const ast::Expr& x) { return constInt(x, "a tiled_mma extent"); };
+  int64_t w[2], r[2] = {1, 1};
+  if (!pairArg(*this, diags_, *warps, "warps", w, ci)) return std::nullopt;
+  if (repeat && !pairArg(*this, diags_, *repeat, "repeat", r, ci)) return std::nullopt;
+  Value v = *atom;
+  v.kind = Value::Kind::Mma;
+  v.mma.shape.warpsM = w[0];
+  v.mma.shape.warpsN = w[1];
+  v.mma.shape.repeatM = r[0];
+  v.mma.shape.repeatN = r[1];
+  if (v.mma.shape.threads() != k_.skeleton.threadsPerBlock()) {
+    diags_.report(kTiledMmaThreads, e.range,
+                  fmt::format("warps = ({}, {}) needs {} threads, but the block has {}", w[0], w[1],
+                              v.mma.shape.threads(), k_.skeleton.threadsPerBlock()))
+        .note(decl_.launchRange, "the launch is declared here");
+    return std::nullopt;
+  }
+  return v;
+}
+
+std::optional<Value> KernelSema::zeroC(const ast::Expr& e, const tile::TiledMma& mma) {
+  layout::Layout l(layout::mmaLayoutC(mma.shape));
+  uint32_t id = allocFragment("acc", tile::DType::F32, {mma.shape.tileM(), mma.shape.tileN()}, l, e.range);
+  tile::FragExpr zero;
+  zero.kind = tile::FragExpr::Kind::Scalar;
+  zero.dtype = tile::DType::F32;
+  zero.scalar = tir::floatConst(0.0);
+  emit(e.range, tile::FragAssign{id, std::make_shared<const tile::FragExpr>(std::move(zero))});
+  return Value::ofView(wholeView(id, e.range));
+}
+
+std::optional<Value> KernelSema::loadOperand(const ast::Expr& e, const ast::Call& c, bool isA) {
+  const char* fn = isA ? "load_a" : "load_b";
+  if (c.args.size() != 2 || !c.args[0].name.empty() || !c.args[1].name.empty()) {
+    diags_.report(kBadArgument, e.range, fmt::format("{} takes a tiled MMA and a tensor: {}(mma, tile)", fn, fn));
+    return std::nullopt;
+  }
+  std::optional<Value> m = expr(*c.args[0].value);
+  if (!m) return std::nullopt;
+  if (m->kind != Value::Kind::Mma) {
+    diags_.report(kTypeMismatch, c.args[0].value->range, fmt::format("expected a tiled MMA, found {}", describe(*m)));
+    return std::nullopt;
+  }
+  std::optional<Value> src = expr(*c.args[1].value);
+  if (!src) return std::nullopt;
+  if (src->kind != Value::Kind::View || k_.tensors[src->view.tensor].space == tile::MemSpace::Local) {
+    diags_.report(kTypeMismatch, c.args[1].value->range,
+                  fmt::format("{} loads from a shared or global tensor, found {}", fn, describe(*src)));
+    return std::nullopt;
+  }
+  const tile::View& v = src->view;
+  const tile::Tensor& t = k_.tensors[v.tensor];
+  const layout::TiledMmaShape& s = m->mma.shape;
+  if (t.dtype != m->mma.ab) {
+    diags_.report(kTypeMismatch, c.args[1].value->range,
+                  fmt::format("the MMA multiplies {} but '{}' holds {}", tile::dtypeName(m->mma.ab), t.name,
+                              tile::dtypeName(t.dtype)));
+    return std::nullopt;
+  }
+  if (v.rank() != 2) {
+    diags_.report(kTiledMmaCover, c.args[1].value->range,
+                  fmt::format("{} takes a two-dimensional tile, found {} dimensions", fn, v.rank()));
+    return std::nullopt;
+  }
+  int64_t k = isA ? v.shape[1] : v.shape[0];
+  int64_t other = isA ? v.shape[0] : v.shape[1];
+  int64_t want = isA ? s.tileM() : s.tileN();
+  if (other != want) {
+    diags_.report(kTiledMmaCover, c.args[1].value->range,
+                  fmt::format("the tiled MMA covers {} {} (warps {} x repeat {} x atom {}), but this tile has {}",
+                              want, isA ? "rows" : "columns", isA ? s.warpsM : s.warpsN, isA ? s.repeatM : s.repeatN,
+                              isA ? 16 : 8, other));
+    return std::nullopt;
+  }
+  if (k % 16 != 0) {
+    diags_.report(kMmaK, c.args[1].value->range,
+                  fmt::format("the tile's K extent is {}, not a multiple of the atom's K (16)", k));
+    return std::nullopt;
+  }
+  layout::Layout l(isA ? layout::mmaLayoutA(s, k / 16) : layout::mmaLayoutB(s, k / 16));
+  uint32_t id = allocFragment(isA ? "a" : "b", t.dtype, v.shape, l, e.range);
+  tile::Copy cp;
+  cp.dst = wholeView(id, e.range);
+  cp.src = v;
+  emit(e.range, std::move(cp));
+  return Value::ofView(wholeView(id, e.range));
+}
+
+std::optional<Value> KernelSema::mmaCall(const ast::Expr& e, const ast::Call& c, const tile::TiledMma& mma) {
+  if (c.args.size() != 3) {
+    diags_.report(kBadArgument, e.range, "an MMA call takes the accumulator and the operands: mma(acc, a, b)");
+    return std::nullopt;
+  }
+  Value r;
+  r.kind = Value::Kind::MmaResult;
+  r.mma = mma;
+  const char* names[3] = {"accumulator", "A operand", "B operand"};
+  const layout::TiledMmaShape& s = mma.shape;
+  for (int i = 0; i < 3; ++i) {
+    std::optional<Value> v = expr(*c.args[i].value);
+    if (!v) return std::nullopt;
+    if (!isWholeLocal(k_, *v)) {
+      diags_.report(kTypeMismatch, c.args[i].value->range,
+                    fmt::format("the {} must be a register fragment, found {}", names[i], describe(*v)));
+      return std::nullopt;
+    }
+    const tile::Tensor& t = k_.tensors[v->view.tensor];
+    tile::DType want = i == 0 ? tile::DType::F32 : mma.ab;
+    if (t.dtype != want) {
+      diags_.report(kTypeMismatch, c.args[i].value->range,
+                    fmt::format("the {} must hold {}, not {}", names[i], tile::dtypeName(want), tile::dtypeName(t.dtype)));
+      return std::nullopt;
+    }
+    r.mmaArgs[i] = v->view.tensor;
+  }
+  const tile::Tensor& ct = k_.tensors[r.mmaArgs[0]];
+  const tile::Tensor& at = k_.tensors[r.mmaArgs[1]];
+  const tile::Tensor& bt = k_.tensors[r.mmaArgs[2]];
+  auto cover = [&](int i, const tile::Tensor& t, int64_t rows, int64_t cols) {
+    if (t.staticShape.size() == 2 && (rows < 0 || t.staticShape[0] == rows) && (cols < 0 || t.staticShape[1] == cols))
+      return true;
+    diags_.report(kTiledMmaCover, c.args[i].value->range,
+                  fmt::format("the {} has shape {}, but the tiled MMA needs ({}, {})", names[i],
+                              layout::shapeToString(t.staticShape), rows < 0 ? std::string("K") : std::to_string(rows),
+                              cols < 0 ? std::string("K") : std::to_string(cols)));
+    return false;
+  };
+  if (!cover(0, ct, s.tileM(), s.tileN()) || !cover(1, at, s.tileM(), -1) || !cover(2, bt, -1, s.tileN()))
+    return std::nullopt;
+  if (at.staticShape[1] != bt.staticShape[0]) {
+    diags_.report(kTiledMmaCover, e.range,
+                  fmt::format("A has K = {} but B has K = {}", at.staticShape[1], bt.staticShape[0]));
+    return std::nullopt;
+  }
+  if (at.staticShape[1] % 16 != 0) {
+    diags_.report(kMmaK, c.args[1].value->range,
+                  fmt::format("K = {} is not a multiple of the atom's K (16)", at.staticShape[1]));
+    return std::nullopt;
+  }
+  return r;
+}
+
+void KernelSema::emitMma(SourceRange loc, uint32_t dst, const Value& result) {
+  tile::Mma op;
+  op.mma = result.mma;
+  op.d = dst;
+  op.c = result.mmaArgs[0];
+  op.a = result.mmaArgs[1];
+  op.b = result.mmaArgs[2];
+  emit(loc, std::move(op));
+}
+
+}  // namespace sema
+}  // namespace tyl

@@ -1,0 +1,85 @@
+// Shared-memory bank conflicts of the accesses a lowering emits. A conflict is a warning
+// with its degree, the instruction, and a swizzle of the same tile that avoids it.
+#include <fmt/format.h>
+
+#include "ir/layout/Analysis.h"
+#include "ir/layout/Transforms.h"
+#include "ir/lower/LowerImpl.h"
+#include "ir/lower/MemoryRuns.h"
+
+namespace tyl::lower {
+
+TYL_DIAG(kBankConflict, Warning, "bank-conflict", "shared-memory accesses of one warp that hit a bank more than once");
+
+namespace {
+
+int worstDegree(const std::vector<WarpAccess>& accesses) {
+  int worst = 1;
+  for (const WarpAccess& a : accesses) worst = std::max(worst, layout::bankConflictDegree(a.bytes, a.width));
+  return worst;
+}
+
+}  // namespace
+
+void KernelLowering::reportBankConflicts(SourceRange loc, const std::string& instr, const tile::Tensor& t,
+                                         const std::function<std::vector<WarpAccess>(const layout::Layout&)>& accesses) {
+  if (!t.layout || t.space != tile::MemSpace::Shared) return;
+  std::vector<WarpAccess> now = accesses(*t.layout);
+  if (now.empty()) return;
+  int degree = worstDegree(now);
+  if (degree <= 1) return;
+  // Look for a swizzle of the same affine tile that makes every access conflict-free:
+  // keep 16-byte chunks whole (M) and try the field widths and distances in turn.
+  std::string suggestion;
+  int eb = tile::dtypeBytes(t.dtype);
+  int m = 0;
+  while ((1 << (m + 1)) * eb <= 16) ++m;
+  for (int b = 1; b <= 3 && suggestion.empty(); ++b) {
+    for (int s = b; s <= 7 && suggestion.empty(); ++s) {
+      layout::Layout candidate = layout::Layout::compose(layout::Swizzle::make(m, b, s), t.layout->tile);
+      std::vector<WarpAccess> alt = accesses(candidate);
+      if (!alt.empty() && worstDegree(alt) == 1) suggestion = layout::toString(candidate);
+    }
+  }
+  auto d = diags_.report(kBankConflict, loc,
+                         fmt::format("{} on '{}' has {}-way shared-memory bank conflicts", instr, t.name, degree));
+  d.note(t.layoutLoc, fmt::format("the layout of '{}' is {}", t.name, layout::toString(*t.layout)));
+  if (!suggestion.empty())
+    d.note(t.layoutLoc, fmt::format("this layout is conflict-free for these accesses: {}", suggestion));
+}
+
+void KernelLowering::checkSharedBanks(SourceRange loc, const char* instr, const tile::Tensor& t, const tile::View& v,
+                                      const std::vector<int64_t>& shape, int64_t w, int64_t vectors) {
+  if (!t.layout || t.space != tile::MemSpace::Shared) return;
+  int64_t threads = k_.threadsPerBlock();
+  int eb = tile::dtypeBytes(t.dtype);
+  reportBankConflicts(loc, instr, t, [&](const layout::Layout& l) {
+    tile::Tensor probe = t;
+    probe.layout = l;
+    MemoryRuns runs(probe, v);
+    std::vector<WarpAccess> out;
+    for (int64_t base = 0; base < vectors; base += threads) {
+      for (int64_t warp = 0; warp * 32 < threads; ++warp) {
+        WarpAccess a;
+        a.width = static_cast<int>(w * eb);
+        for (int lane = 0; lane < 32; ++lane) {
+          int64_t q = base + warp * 32 + lane;
+          if (q >= vectors || warp * 32 + lane >= threads) {
+            a.bytes.push_back(std::nullopt);
+            continue;
+          }
+          std::vector<int64_t> units = shape;
+          units.back() /= w;
+          std::vector<int64_t> c = layout::unflatten(q, units);
+          c.back() *= w;
+          std::optional<int64_t> m = runs.staticOffset(c);
+          a.bytes.push_back(m ? std::optional<int64_t>(*m * eb) : std::nullopt);
+        }
+        out.push_back(std::move(a));
+      }
+    }
+    return out;
+  });
+}
+
+}  // namespace tyl::lower

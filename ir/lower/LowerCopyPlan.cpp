@@ -1,0 +1,230 @@
+// Copies between two memories (global <-> shared), with no owning threads: the block's
+// threads share the work. The copy is cut into vectors along the last dimension, as wide
+// as both layouts allow (16 bytes for cp.async), and thread t moves vectors t, t + T, ...
+// Elements outside a global source are zero-filled; outside a global destination, skipped.
+#include <fmt/format.h>
+
+#include <map>
+
+#include "ir/layout/Analysis.h"
+#include "ir/lower/LowerImpl.h"
+#include "ir/lower/MemoryRuns.h"
+
+namespace tyl::lower {
+
+TYL_DIAG(kCopyNotContiguous, Error, "copy-not-contiguous",
+         "a cp.async copy whose 16-byte vectors are not contiguous in one of its layouts");
+TYL_DIAG(kCopyMisaligned, Error, "copy-misaligned",
+         "a cp.async copy whose 16-byte vectors are not 16-byte aligned in one of its layouts");
+TYL_DIAG(kCopyAliases, Error, "copy-dst-aliases", "a copy destination that holds one element twice");
+TYL_DIAG(kCopyTypes, Error, "copy-types", "a copy between memories of different element types");
+TYL_DIAG(kCopyPlan, Remark, "copy-plan", "how a copy between memories is spread over the threads");
+
+using tir::ExprRef;
+using tir::Type;
+
+namespace {
+
+// The view coordinate of vector q, with `shape` the view shape and vectors of `w`
+// elements along the last dimension.
+std::vector<int64_t> vectorCoord(int64_t q, const std::vector<int64_t>& shape, int64_t w) {
+  std::vector<int64_t> units = shape;
+  units.back() /= w;
+  std::vector<int64_t> c = layout::unflatten(q, units);
+  c.back() *= w;
+  return c;
+}
+
+}  // namespace
+
+void KernelLowering::copyMemoryMemory(SourceRange loc, const tile::Copy& c) {
+  const tile::View& dv = c.dst;
+  const tile::View& sv = *c.src;
+  const tile::Tensor& dt = tk_.tensors[dv.tensor];
+  const tile::Tensor& st = tk_.tensors[sv.tensor];
+  if (dt.dtype != st.dtype) {
+    diags_.report(kCopyTypes, loc,
+                  fmt::format("'{}' holds {} and '{}' holds {}; copies between memories keep the element type", st.name,
+                              tile::dtypeName(st.dtype), dt.name, tile::dtypeName(dt.dtype)));
+    return;
+  }
+  Type type = tile::toTir(dt.dtype);
+  int eb = tile::dtypeBytes(dt.dtype);
+  size_t rank = dv.rank();
+  const std::vector<int64_t>& shape = dv.shape;
+  int64_t size = dv.size();
+  MemoryRuns dRuns(dt, dv), sRuns(st, sv);
+
+  // A destination holding an element twice would make the result depend on timing.
+  if (dt.layout && dRuns.originProblem().empty()) {
+    std::map<int64_t, std::vector<int64_t>> seen;
+    for (int64_t i = 0; i < size; ++i) {
+      std::vector<int64_t> vc = layout::unflatten(i, shape);
+      std::optional<int64_t> m = dRuns.staticOffset(vc);
+      if (!m) continue;
+      auto [it, fresh] = seen.emplace(*m, vc);
+      if (!fresh) {
+        diags_.report(kCopyAliases, loc,
+                      fmt::format("the destination aliases itself: {} and {} both map to m={} in '{}'",
+                                  layout::shapeToString(it->second), layout::shapeToString(vc), *m, dt.name))
+            .note(dt.layoutLoc, fmt::format("the layout of '{}' is here", dt.name));
+        return;
+      }
+    }
+  }
+
+  // The widest vector that is contiguous and aligned in both layouts.
+  int64_t w = 1;
+  std::string why;
+  std::vector<std::pair<int, int64_t>> dCond, sCond;
+  MemoryRuns::Problem firstProblem;
+  const tile::Tensor* problemTensor = nullptr;
+  for (int64_t cand = 16 / eb; cand >= 1; cand /= 2) {
+    if (c.async && cand * eb < 4) break;
+    if (shape.back() % cand != 0) {
+      if (why.empty()) why = fmt::format("{}-byte vectors: rows of {} elements", cand * eb, shape.back());
+      continue;
+    }
+    dCond.clear();
+    sCond.clear();
+    MemoryRuns::Problem problem;
+    for (int64_t q = 0; q < size / cand && problem.ok(); ++q) {
+      std::vector<int64_t> vc = vectorCoord(q, shape, cand);
+      problem = dRuns.check(vc, cand, &dCond);
+      if (!problem.ok()) {
+        problemTensor = &dt;
+        break;
+      }
+      problem = sRuns.check(vc, cand, &sCond);
+      if (!problem.ok()) problemTensor = &st;
+    }
+    if (problem.ok()) {
+      w = cand;
+      break;
+    }
+    if (firstProblem.ok()) firstProblem = problem;
+    if (why.empty()) why = fmt::format("{}-byte vectors: {}", cand * eb, problem.message);
+    if (c.async) break;  // cp.async copies 16 bytes or reports why it cannot
+  }
+  if (c.async && w * eb != 16) {
+    bool contiguous = firstProblem.kind != MemoryRuns::Problem::Kind::Misaligned;
+    std::string msg = firstProblem.ok() ? why : firstProblem.message;
+    auto d = diags_.report(contiguous ? kCopyNotContiguous : kCopyMisaligned, loc,
+                           fmt::format("copy_async moves 16-byte vectors, but {}", msg));
+    if (problemTensor) d.note(problemTensor->layoutLoc.valid() ? problemTensor->layoutLoc : problemTensor->loc,
+                              fmt::format("the layout of '{}' is here", problemTensor->name));
+    return;
+  }
+  addStrideChecks(dt, dCond);
+  addStrideChecks(st, sCond);
+
+  int64_t threads = k_.threadsPerBlock();
+  int64_t vectors = size / w;
+  int64_t iters = (vectors + threads - 1) / threads;
+  diags_.report(kCopyPlan, loc,
+                fmt::format("{}: {} vectors of {} bytes over {} threads ({} per thread){}",
+                            c.async ? "copy_async: cp.async" : "copy", vectors, w * eb, threads, iters,
+                            why.empty() || w * eb == 16 ? "" : fmt::format("; not wider: {}", why)));
+  checkSharedBanks(loc, c.async ? "cp.async" : "copy", dt, dv, shape, w, vectors);
+  checkSharedBanks(loc, "copy", st, sv, shape, w, vectors);
+
+  ExprRef tid = threadAxisValue(layout::Axis::tx, k_.block);
+  for (int64_t i = 0; i < iters; ++i) {
+    ExprRef q = tir::add(tid, tir::intConst(i * threads));
+    // The vector's view coordinate, from its index.
+    std::vector<ExprRef> vc(rank);
+    std::vector<int64_t> units = shape;
+    units.back() /= w;
+    int64_t weight = 1;
+    for (size_t d = rank; d-- > 0;) {
+      ExprRef x = divConst(q, weight);
+      if (d > 0) x = modConst(x, units[d]);
+      vc[d] = d + 1 == rank ? tir::mul(x, tir::intConst(w)) : x;
+      weight *= units[d];
+    }
+    tir::Block body;
+    out_.push_back(&body);
+    std::vector<ExprRef> dCoord = tensorCoord(dv, vc);
+    std::vector<ExprRef> sCoord = tensorCoord(sv, vc);
+    // Source bounds: the other dimensions, and how much of the row remains.
+    ExprRef rowsOk;
+    ExprRef valid;  // elements of the vector inside the source (I64), null: all
+    if (st.space == tile::MemSpace::Global) {
+      int lastDim = sv.dims.back();
+      // inBounds over all dims, with the last one tested at its first element.
+      ExprRef all = inBounds(st, sCoord);
+      std::vector<ExprRef> lastElem = sCoord;
+      lastElem[lastDim] = tir::add(lastElem[lastDim], tir::intConst(w - 1, lastElem[lastDim]->type));
+      ExprRef full = inBounds(st, lastElem);
+      if (full) {
+        rowsOk = all;
+        ExprRef remain = tir::sub(tir::cast(Type::I64, st.shape[lastDim]), tir::cast(Type::I64, sCoord[lastDim]));
+        valid = tir::binary(tir::BinOp::Min, tir::binary(tir::BinOp::Max, remain, tir::intConst(0, Type::I64)),
+                            tir::intConst(w, Type::I64));
+      }
+    }
+    tir::MemRef dst = memRef(dt, dCoord);
+    tir::MemRef src = memRef(st, sCoord);
+    if (c.async) {
+      tir::CpAsync cp{dst, src, static_cast<int>(w * eb), nullptr};
+      if (valid) {
+        // Nothing is read outside the source; the vector is zero-filled instead.
+        ExprRef any = rowsOk ? tir::land(rowsOk, tir::binary(tir::BinOp::Gt, valid, tir::intConst(0, Type::I64)))
+                             : tir::binary(tir::BinOp::Gt, valid, tir::intConst(0, Type::I64));
+        cp.src.offset = tir::select(any, src.offset, tir::intConst(0, src.offset->type));
+        ExprRef bytes = tir::cast(Type::I32, tir::mul(valid, tir::intConst(eb, Type::I64)));
+        cp.srcBytes = rowsOk ? tir::select(rowsOk, bytes, tir::intConst(0)) : bytes;
+      }
+      emit(loc, std::move(cp));
+    } else {
+      uint32_t tmp = tir::addArray(k_, fmt::format("vec{}", temps_++), type, w);
+      std::vector<tir::Reg> regs;
+      for (int64_t j = 0; j < w; ++j) regs.push_back(tir::Reg::elem(tmp, j));
+      if (valid) {
+        for (const tir::Reg& r : regs) emit(loc, tir::Assign{r, tir::cast(type, tir::intConst(0))});
+        ExprRef fullPred = rowsOk ? tir::land(rowsOk, tir::binary(tir::BinOp::Eq, valid, tir::intConst(w, Type::I64)))
+                                  : tir::binary(tir::BinOp::Eq, valid, tir::intConst(w, Type::I64));
+        tir::If edge{fullPred, {}, {}};
+        edge.then.push_back(tir::Stmt{loc, tir::Load{type, src, regs, nullptr}});
+        for (int64_t j = 0; j < w; ++j) {
+          std::vector<ExprRef> cj = sCoord;
+          int lastDim = sv.dims.back();
+          cj[lastDim] = tir::add(cj[lastDim], tir::intConst(j, cj[lastDim]->type));
+          ExprRef p = tir::binary(tir::BinOp::Gt, valid, tir::intConst(j, Type::I64));
+          if (rowsOk) p = tir::land(rowsOk, p);
+          edge.otherwise.push_back(tir::Stmt{loc, tir::Load{type, memRef(st, cj), {regs[j]}, p}});
+        }
+        emit(loc, std::move(edge));
+      } else {
+        emit(loc, tir::Load{type, src, regs, nullptr});
+      }
+      // Global destinations skip what lies outside them.
+      ExprRef dstOk = dt.space == tile::MemSpace::Global ? inBounds(dt, dCoord) : nullptr;
+      if (dstOk && w > 1) {
+        std::vector<ExprRef> lastElem = dCoord;
+        int lastDim = dv.dims.back();
+        lastElem[lastDim] = tir::add(lastElem[lastDim], tir::intConst(w - 1, lastElem[lastDim]->type));
+        ExprRef full = inBounds(dt, lastElem);
+        tir::If edge{full ? full : tir::boolConst(true), {}, {}};
+        edge.then.push_back(tir::Stmt{loc, tir::Store{type, dst, regs, nullptr}});
+        for (int64_t j = 0; j < w; ++j) {
+          std::vector<ExprRef> cj = dCoord;
+          cj[lastDim] = tir::add(cj[lastDim], tir::intConst(j, cj[lastDim]->type));
+          edge.otherwise.push_back(tir::Stmt{loc, tir::Store{type, memRef(dt, cj), {regs[j]}, inBounds(dt, cj)}});
+        }
+        emit(loc, std::move(edge));
+      } else {
+        emit(loc, tir::Store{type, dst, regs, dstOk});
+      }
+    }
+    out_.pop_back();
+    bool partial = (i + 1) * threads > vectors;
+    if (partial) {
+      emit(loc, tir::If{tir::lt(q, tir::intConst(vectors)), std::move(body), {}});
+    } else {
+      for (tir::Stmt& s : body) out_.back()->push_back(std::move(s));
+    }
+  }
+}
+
+}  // namespace tyl::lower

@@ -1,0 +1,185 @@
+// Fragment loads from shared memory with ldmatrix. The instruction's ownership tables
+// decide when it applies: every 32-bit register word of the fragment must hold, across
+// the 32 lanes of each warp, one 8x8 matrix in the order ldmatrix delivers it (plain,
+// or transposed), and every row of that matrix must be 16 contiguous, aligned bytes.
+// Words are grouped into .x4, .x2 and .x1 instructions; lane l gives the address of row
+// l % 8 of matrix l / 8.
+#include <fmt/format.h>
+
+#include <map>
+
+#include "ir/lower/LowerImpl.h"
+#include "ir/lower/MemoryRuns.h"
+
+namespace tyl::lower {
+
+TYL_DIAG(kMatrixCopy, Remark, "ldmatrix", "which ldmatrix instructions a fragment load became, or why none");
+
+using tir::ExprRef;
+using tir::Type;
+
+namespace {
+
+struct Coord2 {
+  int64_t r, c;
+  bool operator==(const Coord2&) const = default;
+};
+
+// Where lane `l` finds element e of its word in an 8x8 matrix with origin (0, 0).
+Coord2 pattern(bool trans, int l, int e) {
+  int g = l / 4, t = l % 4;
+  return trans ? Coord2{2 * t + e, g} : Coord2{g, 2 * t + e};
+}
+
+ThreadPoint pointOf(int64_t tid, const std::array<int64_t, 3>& block) {
+  ThreadPoint p;
+  p.tid[0] = tid % block[0];
+  p.tid[1] = (tid / block[0]) % block[1];
+  p.tid[2] = tid / (block[0] * block[1]);
+  for (int i = 0; i < 3; ++i) p.blockDim[i] = block[i];
+  return p;
+}
+
+}  // namespace
+
+bool KernelLowering::tryLdmatrix(SourceRange loc, const tile::View& mem, uint32_t fragId, const FragmentMap& fm,
+                                 std::string& why) {
+  const tile::Tensor& t = tk_.tensors[mem.tensor];
+  const tile::Tensor& f = tk_.tensors[fragId];
+  if (t.space != tile::MemSpace::Shared) return why = "ldmatrix reads shared memory", false;
+  if (tile::dtypeBytes(f.dtype) != 2 || f.dtype != t.dtype) return why = "ldmatrix moves 16-bit elements", false;
+  if (mem.rank() != 2) return why = "ldmatrix needs a two-dimensional tile", false;
+  if (fm.owns) return why = "not every thread of the block holds part of the fragment", false;
+  int64_t threads = k_.threadsPerBlock();
+  if (threads % 32 != 0) return why = "the block is not a whole number of warps", false;
+  std::map<int64_t, const FragmentSlot*> slots;
+  for (const FragmentSlot& s : fm.slots) slots[s.m] = &s;
+  int64_t words = (f.slots + 1) / 2;
+  for (int64_t m = 0; m < 2 * words; ++m)
+    if (!slots.count(m)) return why = fmt::format("register slot {} holds no element", m), false;
+
+  // Thread coordinates, evaluated for every thread.
+  std::vector<std::array<int64_t, 2>> base(threads);
+  for (int64_t tid = 0; tid < threads; ++tid) {
+    ThreadPoint p = pointOf(tid, k_.block);
+    for (int d = 0; d < 2; ++d) {
+      std::optional<int64_t> v = evalAtThread(fm.base[d], p);
+      if (!v) return why = "the thread's coordinates are not known at compile time", false;
+      base[tid][d] = *v;
+    }
+  }
+  auto coordOf = [&](int64_t tid, int64_t slot) {
+    const FragmentSlot& s = *slots.at(slot);
+    return Coord2{base[tid][0] + s.offset[0], base[tid][1] + s.offset[1]};
+  };
+  // Which pattern every word follows, and its matrix origin in each warp.
+  std::optional<bool> trans;
+  std::vector<std::vector<Coord2>> origin(words);  // [word][warp]
+  for (int64_t w = 0; w < words; ++w) {
+    for (int64_t warp = 0; warp < threads / 32; ++warp) {
+      Coord2 o = coordOf(warp * 32, 2 * w);
+      bool fits[2] = {true, true};
+      for (int mode = 0; mode < 2; ++mode) {
+        for (int l = 0; l < 32 && fits[mode]; ++l) {
+          for (int e = 0; e < 2; ++e) {
+            Coord2 p = pattern(mode == 1, l, e);
+            if (!(coordOf(warp * 32 + l, 2 * w + e) == Coord2{o.r + p.r, o.c + p.c})) fits[mode] = false;
+          }
+        }
+      }
+      bool mode = trans.value_or(!fits[0]);
+      if (!fits[mode ? 1 : 0])
+        return why = fmt::format("register word {} does not hold an 8x8 matrix in the order ldmatrix{} delivers it",
+                                 w, trans ? (*trans ? ".trans" : "") : ""),
+               false;
+      trans = mode;
+      origin[w].push_back(o);
+    }
+  }
+  // Every matrix row must be 16 contiguous, aligned bytes of shared memory.
+  MemoryRuns runs(t, mem);
+  for (int64_t w = 0; w < words; ++w) {
+    for (const Coord2& o : origin[w]) {
+      for (int64_t i = 0; i < 8; ++i) {
+        MemoryRuns::Problem p = runs.check({o.r + i, o.c}, 8, nullptr);
+        if (!p.ok()) return why = fmt::format("a matrix row is not 16 contiguous, aligned bytes: {}", p.message), false;
+      }
+    }
+  }
+
+  // Group words into instructions.
+  struct Instr {
+    int64_t first;
+    int n;
+  };
+  std::vector<Instr> instrs;
+  for (int64_t w = 0; w < words;) {
+    int n = words - w >= 4 ? 4 : words - w >= 2 ? 2 : 1;
+    instrs.push_back({w, n});
+    w += n;
+  }
+  int eb = tile::dtypeBytes(t.dtype);
+  reportBankConflicts(loc, *trans ? "ldmatrix.trans" : "ldmatrix", t, [&](const layout::Layout& l) {
+    tile::Tensor probe = t;
+    probe.layout = l;
+    MemoryRuns r(probe, mem);
+    std::vector<WarpAccess> out;
+    for (const Instr& in : instrs) {
+      for (int64_t warp = 0; warp < threads / 32; ++warp) {
+        WarpAccess a;
+        a.width = 16;
+        for (int lane = 0; lane < 32; ++lane) {
+          int i = (lane / 8) % in.n;
+          if (lane >= 8 * in.n) {
+            a.bytes.push_back(std::nullopt);
+            continue;
+          }
+          const Coord2& o = origin[in.first + i][warp];
+          std::optional<int64_t> m = r.staticOffset({o.r + lane % 8, o.c});
+          a.bytes.push_back(m ? std::optional<int64_t>(*m * eb) : std::nullopt);
+        }
+        out.push_back(std::move(a));
+      }
+    }
+    return out;
+  });
+
+  // Lane l addresses row l % 8 of matrix (l / 8) % n: its own coordinate of that matrix's
+  // word, moved back to the matrix origin by the pattern, plus the row.
+  ExprRef lane = tir::special(tir::Special::LaneId);
+  ExprRef patR = *trans ? tir::mul(modConst(lane, 4), tir::intConst(2)) : divConst(lane, 4);
+  ExprRef patC = *trans ? divConst(lane, 4) : tir::mul(modConst(lane, 4), tir::intConst(2));
+  ExprRef row = modConst(lane, 8);
+  std::string summary;
+  for (const Instr& in : instrs) {
+    ExprRef which = in.n == 1 ? tir::intConst(0) : modConst(divConst(lane, 8), in.n);
+    auto offsetOf = [&](int d) {
+      std::vector<int64_t> off;
+      for (int i = 0; i < in.n; ++i) off.push_back(slots.at(2 * (in.first + i))->offset[d]);
+      bool linear = true;
+      for (int i = 2; i < in.n; ++i) linear &= off[i] - off[0] == i * (off[1] - off[0]);
+      if (in.n == 1) return tir::intConst(off[0]);
+      if (linear) return tir::add(tir::intConst(off[0]), tir::mul(which, tir::intConst(off[1] - off[0])));
+      ExprRef v = tir::intConst(off[in.n - 1]);
+      for (int i = in.n - 1; i-- > 0;)
+        v = tir::select(tir::binary(tir::BinOp::Eq, which, tir::intConst(i)), tir::intConst(off[i]), v);
+      return v;
+    };
+    ExprRef r = tir::add(tir::sub(tir::add(fm.base[0], offsetOf(0)), patR), row);
+    ExprRef c = tir::sub(tir::add(fm.base[1], offsetOf(1)), patC);
+    tir::Ldmatrix ld;
+    ld.num = in.n;
+    ld.trans = *trans;
+    for (int i = 0; i < in.n; ++i) ld.dst.push_back(tir::Reg::elem(f.array, in.first + i));
+    ld.addr = memRef(t, tensorCoord(mem, {r, c}));
+    emit(loc, std::move(ld));
+  }
+  std::map<int, int> counts;
+  for (const Instr& in : instrs) ++counts[in.n];
+  for (const auto& [n, count] : counts)
+    summary += fmt::format("{}{} x ldmatrix.x{}{}", summary.empty() ? "" : ", ", count, n, *trans ? ".trans" : "");
+  diags_.report(kMatrixCopy, loc, fmt::format("fragment load: {}", summary));
+  return true;
+}
+
+}  // namespace tyl::lower

@@ -1,0 +1,158 @@
+// Tiled mma.sync: one m16n8k16 instruction per atom position and K block. The register
+// of every operand element comes from the fragments' own layouts, checked against the
+// atom's ownership tables, so a fragment laid out differently from what the instruction
+// expects is a diagnostic rather than a wrong result.
+#include <fmt/format.h>
+
+#include "ir/layout/MmaAtom.h"
+#include "ir/lower/LowerImpl.h"
+
+namespace tyl::lower {
+
+TYL_DIAG(kMmaOwnership, Error, "mma-ownership",
+         "an MMA fragment whose layout does not put elements where mma.sync expects them");
+
+using layout::Axis;
+using layout::RowCol;
+
+namespace {
+
+// Whether a physical tuple belongs to the thread with linear id `tid`.
+bool heldBy(const layout::PhysCoord& p, int64_t tid, const std::array<int64_t, 3>& block) {
+  bool ok = true;
+  p.forEach([&](Axis a, int64_t v) {
+    if (!layout::isThreadAxis(a)) return;
+    int64_t want = 0;
+    switch (a) {
+      case Axis::laneid: want = tid % 32; break;
+      case Axis::warpid: want = tid / 32; break;
+      case Axis::tx: want = tid; break;
+      case Axis::wgid: want = tid / 128; break;
+      case Axis::tid_in_wg: want = tid % 128; break;
+      case Axis::wid_in_wg: want = (tid / 32) % 4; break;
+      default: break;
+    }
+    ok &= v == want;
+  });
+  (void)block;
+  return ok;
+}
+
+}  // namespace
+
+// The register slot that holds, in every thread, the element `element(warp, lane)`; it
+// must be the same slot in all threads (register indices are compile-time constants).
+std::optional<int64_t> KernelLowering::uniformSlot(const tile::Tensor& t, const char* role,
+                                                   const std::function<RowCol(int64_t, int)>& element,
+                                                   const char* atomReg, SourceRange loc) {
+  std::optional<int64_t> slot;
+  int64_t warps = k_.threadsPerBlock() / 32;
+  for (int64_t w = 0; w < warps; ++w) {
+    for (int lane = 0; lane < 32; ++lane) {
+      RowCol rc = element(w, lane);
+      std::vector<int64_t> coord{rc.row, rc.col};
+      int64_t tid = w * 32 + lane;
+      std::optional<int64_t> found;
+      for (const layout::PhysCoord& p : layout::applyAll(*t.layout, coord, t.staticShape))
+        if (heldBy(p, tid, k_.block)) found = p[Axis::m];
+      auto fail = [&](const std::string& what) {
+        diags_.report(kMmaOwnership, loc,
+                      fmt::format("mma.sync needs element ({}, {}) of the {} in warp {} lane {} as {}, but {}", rc.row,
+                                  rc.col, role, w, lane, atomReg, what))
+            .note(t.layoutLoc, fmt::format("the {}'s layout is {}", role, layout::toString(*t.layout)));
+        return std::nullopt;
+      };
+      if (!found) return fail("that thread does not hold it");
+      if (slot && *found != *slot)
+        return fail(fmt::format("it is in slot {} there and in slot {} in warp 0 lane 0", *found, *slot));
+      slot = found;
+    }
+  }
+  return slot;
+}
+
+void KernelLowering::mma(SourceRange loc, const tile::Mma& op) {
+  const layout::TiledMmaShape& s = op.mma.shape;
+  const tile::Tensor& A = tk_.tensors[op.a];
+  const tile::Tensor& B = tk_.tensors[op.b];
+  const tile::Tensor& C = tk_.tensors[op.c];
+  const tile::Tensor& D = tk_.tensors[op.d];
+  int64_t kBlocks = A.staticShape[1] / 16;
+  auto rowOff = [&](int64_t w, int64_t rm) { return (w / s.warpsN) * s.repeatM * 16 + rm * 16; };
+  auto colOff = [&](int64_t w, int64_t rn) { return (w % s.warpsN) * s.repeatN * 8 + rn * 8; };
+  static const char* aRegs[] = {"a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7"};
+  static const char* bRegs[] = {"b0", "b1", "b2", "b3"};
+  static const char* cRegs[] = {"c0", "c1", "c2", "c3"};
+
+  // Register words of one operand: pairs of 16-bit slots, in the instruction's order.
+  auto words = [&](const tile::Tensor& t, const char* role, int count,
+                   const std::function<RowCol(int64_t, int, int)>& element, const char** names)
+      -> std::optional<std::vector<tir::Reg>> {
+    std::vector<tir::Reg> out;
+    for (int j = 0; j < count; ++j) {
+      std::optional<int64_t> lo = uniformSlot(
+          t, role, [&](int64_t w, int lane) { return element(w, lane, 2 * j); }, names[2 * j], loc);
+      if (!lo) return std::nullopt;
+      std::optional<int64_t> hi = uniformSlot(
+          t, role, [&](int64_t w, int lane) { return element(w, lane, 2 * j + 1); }, names[2 * j + 1], loc);
+      if (!hi) return std::nullopt;
+      if (*lo % 2 != 0 || *hi != *lo + 1) {
+        diags_.report(kMmaOwnership, loc,
+                      fmt::format("mma.sync takes {} and {} of the {} as one 32-bit register, but they are in slots "
+                                  "{} and {} rather than an even slot and the next",
+                                  names[2 * j], names[2 * j + 1], role, *lo, *hi))
+            .note(t.layoutLoc, fmt::format("the {}'s layout is {}", role, layout::toString(*t.layout)));
+        return std::nullopt;
+      }
+      out.push_back(tir::Reg::elem(t.array, *lo / 2));
+    }
+    return out;
+  };
+  auto floats = [&](const tile::Tensor& t, const char* role, int64_t rm, int64_t rn)
+      -> std::optional<std::vector<tir::Reg>> {
+    std::vector<tir::Reg> out;
+    for (int j = 0; j < 4; ++j) {
+      std::optional<int64_t> m = uniformSlot(
+          t, role,
+          [&](int64_t w, int lane) {
+            RowCol a = layout::mmaAtomC(lane, j);
+            return RowCol{rowOff(w, rm) + a.row, colOff(w, rn) + a.col};
+          },
+          cRegs[j], loc);
+      if (!m) return std::nullopt;
+      out.push_back(tir::Reg::elem(t.array, *m));
+    }
+    return out;
+  };
+
+  for (int64_t kb = 0; kb < kBlocks; ++kb) {
+    for (int64_t rm = 0; rm < s.repeatM; ++rm) {
+      std::optional<std::vector<tir::Reg>> a = words(
+          A, "A operand", 4,
+          [&](int64_t w, int lane, int slot) {
+            RowCol e = layout::mmaAtomA(lane, slot);
+            return RowCol{rowOff(w, rm) + e.row, kb * 16 + e.col};
+          },
+          aRegs);
+      if (!a) return;
+      for (int64_t rn = 0; rn < s.repeatN; ++rn) {
+        std::optional<std::vector<tir::Reg>> b = words(
+            B, "B operand", 2,
+            [&](int64_t w, int lane, int slot) {
+              RowCol e = layout::mmaAtomB(lane, slot);
+              return RowCol{kb * 16 + e.row, colOff(w, rn) + e.col};
+            },
+            bRegs);
+        if (!b) return;
+        std::optional<std::vector<tir::Reg>> d = floats(D, "accumulator", rm, rn);
+        if (!d) return;
+        // The first K block adds to c; later ones accumulate into d.
+        std::optional<std::vector<tir::Reg>> c = kb == 0 ? floats(C, "accumulator", rm, rn) : d;
+        if (!c) return;
+        emit(loc, tir::Mma{tile::toTir(op.mma.ab), *d, *a, *b, *c});
+      }
+    }
+  }
+}
+
+}  // namespace tyl::lower

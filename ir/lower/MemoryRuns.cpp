@@ -1,0 +1,106 @@
+#include "ir/lower/MemoryRuns.h"
+
+#include <fmt/format.h>
+
+#include "ir/layout/Transforms.h"
+#include "ir/lower/Affine.h"
+#include "ir/thread/Builder.h"
+
+namespace tyl::lower {
+
+namespace {
+
+// Whether moving the origin of dimension `d` by multiples of `step` shifts every address
+// by the same amount, so that one origin stands for all of them.
+bool translationInvariant(const layout::Layout& l, const layout::Shape& shape, int d, int64_t step) {
+  if (step == 0) return true;
+  layout::Grouped g = layout::group(l, shape);
+  const layout::TileLayout& t = g.layout.tile;
+  int64_t inner = 1;
+  for (size_t i = g.bounds[d] + 1; i < g.bounds[d + 1]; ++i) inner *= t.shard[i].extent;
+  if (step % inner != 0) return false;
+  if (!l.swizzle) return true;
+  int64_t shift = (step / inner) * t.shard[g.bounds[d]].stride;
+  return shift % l.swizzle->period() == 0;
+}
+
+}  // namespace
+
+MemoryRuns::MemoryRuns(const tile::Tensor& t, const tile::View& v) : t_(t), v_(v) {
+  for (size_t d = 0; d < v.origin.size(); ++d) {
+    AffineForm f = linearize(v.origin[d]);
+    originConst_.push_back(f.constant);
+    originDivisor_.push_back(f.runtimeDivisor());
+    if (t.layout && originProblem_.empty() &&
+        !translationInvariant(*t.layout, t.staticShape, static_cast<int>(d), f.runtimeDivisor()))
+      originProblem_ = fmt::format("the origin of dimension {} moves by multiples of {}, which does not keep the "
+                                   "layout's pattern in place",
+                                   d, f.runtimeDivisor());
+  }
+}
+
+std::optional<int64_t> MemoryRuns::staticOffset(const std::vector<int64_t>& viewCoord) const {
+  if (!t_.layout) return std::nullopt;
+  std::vector<int64_t> coord = originConst_;
+  for (size_t i = 0; i < viewCoord.size(); ++i) coord[v_.dims[i]] += viewCoord[i];
+  for (size_t d = 0; d < coord.size(); ++d)
+    if (coord[d] < 0 || coord[d] >= t_.staticShape[d]) return std::nullopt;
+  return layout::apply(*t_.layout, coord, t_.staticShape)[layout::Axis::m];
+}
+
+MemoryRuns::Problem MemoryRuns::check(const std::vector<int64_t>& viewCoord, int64_t len,
+                                      std::vector<std::pair<int, int64_t>>* launchConditions) const {
+  using K = Problem::Kind;
+  size_t rank = viewCoord.size();
+  int last = v_.dims[rank - 1];
+  int64_t bytes = len * tile::dtypeBytes(t_.dtype);
+  if (t_.alignBytes < bytes)
+    return {K::Misaligned, fmt::format("'{}' is only declared {}-byte aligned", t_.name, t_.alignBytes)};
+  if (t_.layout) {
+    if (!originProblem_.empty()) return {K::Misaligned, originProblem_};
+    std::optional<int64_t> first;
+    for (int64_t j = 0; j < len; ++j) {
+      std::vector<int64_t> c = viewCoord;
+      c[rank - 1] += j;
+      std::optional<int64_t> m = staticOffset(c);
+      if (!m) return {K::NotContiguous, fmt::format("element {} lies outside '{}'", layout::shapeToString(c), t_.name)};
+      if (j == 0) {
+        first = m;
+        if (*m % len != 0)
+          return {K::Misaligned, fmt::format("the run at {} starts at offset {}, not a multiple of {} elements",
+                                             layout::shapeToString(viewCoord), *m, len)};
+      } else if (*m != *first + j) {
+        return {K::NotContiguous, fmt::format("elements {} and {} are not adjacent in memory (offsets {} and {})",
+                                              layout::shapeToString(viewCoord), layout::shapeToString(c),
+                                              *first + j - 1, *m)};
+      }
+    }
+    return {};
+  }
+  // Strided global tensor: unit stride along the run, other strides multiples of it.
+  int64_t s = 0;
+  if (!tir::isIntConst(t_.strides[last], &s) || s != 1)
+    return {K::NotContiguous, fmt::format("the stride of the last dimension of '{}' is not 1", t_.name)};
+  for (size_t d = 0; d < t_.shape.size(); ++d) {
+    if (static_cast<int>(d) == last) continue;
+    if (tir::isIntConst(t_.strides[d], &s)) {
+      if (s % len != 0)
+        return {K::Misaligned, fmt::format("the stride {} of dimension {} of '{}' is not a multiple of {} elements", s,
+                                           d, t_.name, len)};
+    } else if (launchConditions) {
+      launchConditions->emplace_back(static_cast<int>(d), len);
+    } else {
+      return {K::Misaligned, fmt::format("the stride of dimension {} of '{}' is only known at run time", d, t_.name)};
+    }
+  }
+  int64_t div = originDivisor_[last];
+  if (div != 0 && div % len != 0)
+    return {K::Misaligned,
+            fmt::format("the origin along the last dimension is only known to be a multiple of {}", div)};
+  int64_t start = originConst_[last] + viewCoord[rank - 1];
+  if (((start % len) + len) % len != 0)
+    return {K::Misaligned, fmt::format("the run starts at column {}, not a multiple of {}", start, len)};
+  return {};
+}
+
+}  // namespace tyl::lower

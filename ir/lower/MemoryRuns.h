@@ -1,0 +1,47 @@
+// Facts about runs of consecutive elements in memory, decided at compile time: is the
+// run starting at a view coordinate contiguous and aligned, whatever the run-time parts
+// of the view's origin and the tensor's strides? Vector accesses, cp.async and ldmatrix
+// rows all need such runs.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/tile/TileIR.h"
+
+namespace tyl::lower {
+
+class MemoryRuns {
+ public:
+  MemoryRuns(const tile::Tensor& t, const tile::View& v);
+
+  struct Problem {
+    enum class Kind { None, NotContiguous, Misaligned };
+    Kind kind = Kind::None;
+    std::string message;
+    bool ok() const { return kind == Kind::None; }
+  };
+
+  // Whether the run of `len` elements starting at `viewCoord` (static, relative to the
+  // view) is contiguous and `len`-element aligned in memory. For tensors with run-time
+  // strides, conditions that only the launcher can check are added to
+  // `launchConditions` (as "stride % len == 0" on that dimension).
+  Problem check(const std::vector<int64_t>& viewCoord, int64_t len,
+                std::vector<std::pair<int, int64_t>>* launchConditions) const;
+
+  // The element offset of a static view coordinate with the origin's run-time parts at
+  // zero (static layouts only), for bank analysis.
+  std::optional<int64_t> staticOffset(const std::vector<int64_t>& viewCoord) const;
+
+  const std::string& originProblem() const { return originProblem_; }
+
+ private:
+  const tile::Tensor& t_;
+  const tile::View& v_;
+  std::vector<int64_t> originConst_;   // constant part of the origin, per tensor dim
+  std::vector<int64_t> originDivisor_; // run-time part is a multiple of this (0: none)
+  std::string originProblem_;          // static layouts: why run-time origins break the analysis
+};
+
+}  // namespace tyl::lower
