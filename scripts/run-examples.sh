@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# The main job: builds tyloc and shows where the elements of the seed layouts live.
+# The main job: builds tyloc and the examples, runs the examples on the GPU when there is one
+# (each prints how many elements it checked), and shows where the elements of the seed layouts
+# live.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
@@ -7,6 +9,44 @@ cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$BUILD_DIR" -j2 --target tyloc
 TYLOC="$BUILD_DIR/tools/tyloc/tyloc"
 
+# ---- The examples: kernels compiled by tyloc and nvcc, run and checked on the GPU ---------------
+STATUS=0
+EXAMPLES_LIST="$BUILD_DIR/examples/examples.txt"  # written by examples/CMakeLists.txt
+if [ -f "$EXAMPLES_LIST" ]; then
+  cmake --build "$BUILD_DIR" -j2 --target examples
+  echo
+  gpu=yes
+  while read -r example; do
+    [ -n "$example" ] || continue
+    echo "\$ ${example#"$PWD"/}"
+    set +e
+    output=$("$example" 2>&1)
+    rc=$?
+    set -e
+    echo "$output"
+    if [ "$rc" -eq 77 ]; then
+      gpu=no
+      echo
+      break
+    fi
+    if [ "$rc" -ne 0 ]; then
+      echo "FAILED: $example exited with $rc"
+      STATUS=1
+    fi
+    echo
+  done <"$EXAMPLES_LIST"
+  if [ "$gpu" = no ]; then
+    echo "No GPU found: the examples were built but not run. They will run here on the emulator"
+    echo "(tyloc run, coming in another change). Meanwhile, where the seed layouts' elements live:"
+    echo
+  fi
+else
+  echo
+  echo "No CUDA compiler found (nvcc on PATH): the examples were not built."
+  echo
+fi
+
+# ---- Where the elements of the seed layouts live ------------------------------------------------
 show() {
   echo "\$ tyloc layout '$1' ${*:2}"
   "$TYLOC" layout "$@"
@@ -18,3 +58,4 @@ show 'S[(32, 4) : (1@laneid, 1)] + R[2 : 1@warpid] + 4' --apply 3,2
 show 'S[(8, 2, 4, 2) : (4@laneid, 1@warpid, 1@laneid, 1)] + R[2 : 4@warpid] + 5@warpid' --shape 8,16 --apply 1,3
 show 'ComposeLayout(per_element=3, swizzle_len=3, atom_len=3, tile_layout=S[(8, 64) : (64, 1)])' --apply 1,0
 show 'Swizzle(2, 3, 2)(S[(32, 32) : (32, 1)])' --apply 1,0
+exit $STATUS

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs a tylo build into a fresh prefix, then configures and builds tests/consumer/project
+# against it with find_package(Tylo), as a user would. The test "gpu.consumer" then runs
+# <work dir>/build/consumer.
+#   run-consumer-test.sh <tylo build dir> <work dir> <nvcc> <CUDA architectures, comma-separated>
+set -euo pipefail
+BUILD=$1
+WORK=$2
+NVCC=$3
+ARCHS=${4:-80-real}
+HERE=$(cd "$(dirname "$0")" && pwd)
+
+rm -rf "$WORK"
+mkdir -p "$WORK"
+echo "== cmake --install $BUILD --prefix $WORK/prefix"
+cmake --install "$BUILD" --prefix "$WORK/prefix" >"$WORK/install.log"
+CONFIG_DIR=$(dirname "$(find "$WORK/prefix" -name TyloConfig.cmake -path '*/cmake/Tylo/*' | head -n 1)")
+for f in bin/tyloc include/tylo/runtime.cuh "${CONFIG_DIR#$WORK/prefix/}"/{TyloConfig,TyloConfigVersion,TyloKernel,TyloTargets}.cmake; do
+  [ -e "$WORK/prefix/$f" ] || { echo "not installed: $f"; cat "$WORK/install.log"; exit 1; }
+done
+
+echo "== configure and build the consumer against the installed package"
+cmake -S "$HERE/project" -B "$WORK/build" -G Ninja -DCMAKE_PREFIX_PATH="$WORK/prefix" \
+      -DCMAKE_CUDA_COMPILER="$NVCC" -DCMAKE_CUDA_ARCHITECTURES="${ARCHS//,/;}" -DCMAKE_BUILD_TYPE=Release
+cmake --build "$WORK/build"
+
+# The kernels came from the installed tyloc, not from the build tree.
+grep -q "$WORK/prefix/bin/tyloc" "$WORK/build/build.ninja" ||
+  { echo "the consumer did not run the installed tyloc"; exit 1; }
+[ -x "$WORK/build/consumer" ] || { echo "no consumer executable"; exit 1; }
+echo "the consumer builds against the installed package"

@@ -1,0 +1,201 @@
+// What tyloc generates for examples/add_one/add_one.tyl, checked without a GPU: the launchers'
+// declarations and run-time checks, 16-byte vector accesses in the CUDA and (when nvcc is
+// available) in the PTX, #line directives, determinism and the depfile.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/support/Process.h"
+
+namespace fs = std::filesystem;
+using tyl::test::readFile;
+using tyl::test::run;
+
+namespace {
+
+const std::string kAddOne = std::string(TYLO_SOURCE_DIR) + "/examples/add_one/add_one.tyl";
+
+// A fresh scratch folder per test case, so that ctest can run the cases in parallel.
+fs::path scratch(const std::string& name) {
+  fs::path dir = fs::path(TYLO_SCRATCH_DIR) / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+struct Generated {
+  std::string cu, cuh, depfile;
+  fs::path cuPath, cuhPath, depfilePath;
+};
+
+// Runs tyloc on add_one.tyl into `dir`; fails the test case if tyloc fails.
+Generated generate(const fs::path& dir, std::vector<std::string> extra = {}) {
+  fs::create_directories(dir);
+  Generated g;
+  g.cuPath = dir / "add_one.cu";
+  g.cuhPath = dir / "add_one.cuh";
+  g.depfilePath = dir / "add_one.d";
+  std::vector<std::string> argv = {TYLOC_PATH, kAddOne,         "-o",        g.cuPath.string(),
+                                   "--header", g.cuhPath.string(), "--depfile", g.depfilePath.string()};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  auto r = run(argv);
+  INFO(r.err);
+  REQUIRE(r.exitCode == 0);
+  g.cu = readFile(g.cuPath.string());
+  g.cuh = readFile(g.cuhPath.string());
+  g.depfile = readFile(g.depfilePath.string());
+  return g;
+}
+
+// The text from `start` to the first line that is exactly "}" after it (a top-level function).
+std::string functionAt(const std::string& text, const std::string& start) {
+  const size_t begin = text.find(start);
+  if (begin == std::string::npos) return "";
+  const size_t end = text.find("\n}\n", begin);
+  return text.substr(begin, end == std::string::npos ? std::string::npos : end + 3 - begin);
+}
+
+// The body of the PTX entry whose (mangled) name contains `name`.
+std::string ptxEntry(const std::string& ptx, const std::string& name) {
+  std::regex entry(R"(\.entry\s+([A-Za-z0-9_$]+))");
+  for (auto it = std::sregex_iterator(ptx.begin(), ptx.end(), entry); it != std::sregex_iterator(); ++it) {
+    if ((*it)[1].str().find(name) == std::string::npos) continue;
+    const size_t begin = it->position();
+    const size_t next = ptx.find(".entry", begin + 1);
+    return ptx.substr(begin, next == std::string::npos ? std::string::npos : next - begin);
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("add_one header declares one launcher per kernel with a default stream") {
+  Generated g = generate(scratch("header"));
+  CHECK(g.cuh.find("#pragma once") != std::string::npos);
+  CHECK(g.cuh.find("cudaError_t add_one(const float* A, float* B, cudaStream_t stream = 0);") != std::string::npos);
+  CHECK(g.cuh.find("cudaError_t add_one_n(int64_t n, const float* A, float* B, cudaStream_t stream = 0);") !=
+        std::string::npos);
+  CHECK(g.cu.find("#include \"add_one.cuh\"") != std::string::npos);
+  CHECK(g.cu.find("#include <tylo/runtime.cuh>") != std::string::npos);
+}
+
+TEST_CASE("add_one_n launcher checks alignment and size before launching") {
+  Generated g = generate(scratch("launcher"));
+  const std::string launcher = functionAt(g.cu, "cudaError_t add_one_n(");
+  INFO(launcher);
+  REQUIRE(!launcher.empty());
+  const size_t launch = launcher.find("<<<");
+  REQUIRE(launch != std::string::npos);
+  for (const char* check : {"tylo::is_aligned(A, 16)", "tylo::is_aligned(B, 16)", "n >= int64_t{0}"}) {
+    INFO(check);
+    const size_t at = launcher.find(check);
+    CHECK(at != std::string::npos);
+    CHECK(at < launch);
+  }
+  CHECK(launcher.find("tylo::launch_error(") != std::string::npos);
+  CHECK(launcher.find("return cudaGetLastError();") != std::string::npos);
+}
+
+TEST_CASE("add_one_n kernel moves 16-byte vectors") {
+  Generated g = generate(scratch("vectors"));
+  const std::string kernel = functionAt(g.cu, "add_one_n_kernel(");
+  INFO(kernel);
+  REQUIRE(!kernel.empty());
+  CHECK(kernel.find("reinterpret_cast<const uint4*>(A") != std::string::npos);
+  CHECK(kernel.find("reinterpret_cast<uint4*>(B") != std::string::npos);
+}
+
+TEST_CASE("line directives point at the tyl source by default and disappear with no-line") {
+  const fs::path dir = scratch("line");
+  Generated with = generate(dir / "with");
+  const std::string tyl = readFile(kAddOne);
+  const size_t tylLines = std::count(tyl.begin(), tyl.end(), '\n');
+  // Every directive names a line of the .tyl, or the next line of the .cu itself (where the code
+  // that has no source line, the launchers, begins).
+  std::regex directive(R"re(^#line (\d+) "([^"]*)"$)re");
+  size_t toTyl = 0;
+  size_t lineNo = 0;
+  std::istringstream lines(with.cu);
+  for (std::string line; std::getline(lines, line);) {
+    ++lineNo;
+    std::smatch m;
+    if (!std::regex_match(line, m, directive)) continue;
+    INFO(line);
+    const size_t target = std::stoul(m[1]);
+    if (m[2] == kAddOne) {
+      ++toTyl;
+      CHECK(target >= 1);
+      CHECK(target <= tylLines);
+    } else {
+      CHECK(m[2] == "add_one.cu");
+      CHECK(target == lineNo + 1);
+    }
+  }
+  CHECK(toTyl >= 2);  // at least one per kernel
+
+  Generated without = generate(dir / "without", {"--no-line"});
+  CHECK(without.cu.find("#line") == std::string::npos);
+  CHECK(without.cuh.find("#line") == std::string::npos);
+}
+
+TEST_CASE("output is byte-identical when compiling twice") {
+  const fs::path dir = scratch("deterministic");
+  Generated first = generate(dir / "a");
+  Generated second = generate(dir / "b");
+  CHECK(first.cu == second.cu);
+  CHECK(first.cuh == second.cuh);
+  Generated again = generate(dir / "a");  // over the existing files
+  CHECK(first.cu == again.cu);
+  CHECK(first.cuh == again.cuh);
+  CHECK(first.depfile == again.depfile);
+}
+
+TEST_CASE("depfile names the outputs and the tyl source") {
+  Generated g = generate(scratch("depfile"));
+  INFO(g.depfile);
+  const size_t colon = g.depfile.find(": ");
+  REQUIRE(colon != std::string::npos);
+  const std::string targets = g.depfile.substr(0, colon);
+  const std::string prerequisites = g.depfile.substr(colon + 2);
+  CHECK(targets.find(g.cuPath.string()) != std::string::npos);
+  CHECK(targets.find(g.cuhPath.string()) != std::string::npos);
+  CHECK(prerequisites.find(kAddOne) != std::string::npos);
+}
+
+#ifdef TYLO_NVCC
+namespace {
+
+tyl::test::ProcessResult nvcc(std::vector<std::string> args) {
+  args.insert(args.begin(), {TYLO_NVCC, "-std=c++17", "-I" + std::string(TYLO_SOURCE_DIR) + "/runtime"});
+  return run(args);
+}
+
+}  // namespace
+
+TEST_CASE("add_one PTX loads with ld.global.nc.v4 and stores with st.global.v4") {
+  const std::string arch = GENERATE(as<std::string>{}, "80", "90");
+  INFO("sm_" << arch);
+  const fs::path dir = scratch("ptx_sm_" + arch);
+  Generated g = generate(dir, {"--arch", "sm_" + arch});
+  const fs::path ptxPath = dir / "add_one.ptx";
+  auto r = nvcc({"-gencode=arch=compute_" + arch + ",code=compute_" + arch, "-ptx", g.cuPath.string(), "-o",
+                 ptxPath.string()});
+  INFO(r.err);
+  REQUIRE(r.exitCode == 0);
+  const std::string entry = ptxEntry(readFile(ptxPath.string()), "add_one_n_kernel");
+  INFO(entry);
+  REQUIRE(!entry.empty());
+  // One 16-byte load and one 16-byte store per thread on the full-block path; the tail is
+  // predicated scalar accesses.
+  CHECK(std::regex_search(entry, std::regex(R"(ld\.global\.nc\.v4\.(u32|b32|f32))")));
+  CHECK(std::regex_search(entry, std::regex(R"(st\.global\.v4\.(u32|b32|f32))")));
+  // No local memory: the fragment stays in registers.
+  CHECK(entry.find("ld.local") == std::string::npos);
+  CHECK(entry.find("st.local") == std::string::npos);
+}
+#endif
