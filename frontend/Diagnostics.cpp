@@ -11,8 +11,9 @@ namespace tyl {
 namespace {
 
 // Filled during static initialization by TYL_DIAG declarations, read-only afterwards.
-std::map<std::string_view, const DiagKind*>& registry() {
-  static std::map<std::string_view, const DiagKind*> kinds;
+// A multimap, so that an ID declared twice is visible (and a test can reject it).
+std::multimap<std::string_view, const DiagKind*>& registry() {
+  static std::multimap<std::string_view, const DiagKind*> kinds;
   return kinds;
 }
 
@@ -30,7 +31,13 @@ std::string_view severityName(Severity s) {
   return "error";
 }
 
-DiagRegistrar::DiagRegistrar(const DiagKind& kind) { registry().emplace(kind.id, &kind); }
+DiagRegistrar::DiagRegistrar(const DiagKind& kind) {
+  // The same declaration seen from several translation units registers once.
+  auto [first, last] = registry().equal_range(kind.id);
+  for (auto it = first; it != last; ++it)
+    if (it->second == &kind) return;
+  registry().emplace(kind.id, &kind);
+}
 
 std::vector<const DiagKind*> registeredDiagKinds() {
   std::vector<const DiagKind*> kinds;

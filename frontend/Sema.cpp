@@ -17,7 +17,6 @@ TYL_DIAG(kBadParam, Error, "bad-param", "a kernel parameter with an unknown type
 TYL_DIAG(kBadLaunch, Error, "bad-launch", "a launch configuration that is missing, malformed or too large");
 TYL_DIAG(kBadTypeParam, Error, "bad-type-param", "a generic kernel parameter with an unknown element type");
 TYL_DIAG(kGlobalLayout, Error, "global-layout", "a global tensor layout that does not match its shape");
-TYL_DIAG(kTooLarge, Error, "too-large", "a program that expands beyond the compiler's limits");
 
 namespace sema {
 

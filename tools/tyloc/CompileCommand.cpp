@@ -78,7 +78,7 @@ void addCompileCommands(CLI::App& app, std::function<int()>& run) {
       return;
     }
     if (app.get_subcommands().size() > 0) return;  // another subcommand runs
-    if (st->options.input.empty()) throw CLI::RequiredError("input");
+    if (st->options.input.empty()) return;  // nothing to compile (e.g. --list-diagnostics)
     CompileOptions o = st->options;
     o.arch = st->arch == "sm_90" ? cuda::Arch::Sm90 : st->arch == "sm_90a" ? cuda::Arch::Sm90a : cuda::Arch::Sm80;
     o.lineDirectives = !st->noLine;

@@ -24,7 +24,6 @@ namespace tyl::driver {
 
 TYL_DIAG(kShapeMismatch, Error, "shape-mismatch", "a shape whose size differs from the layout's size");
 TYL_DIAG(kCoordOutOfRange, Error, "coord-out-of-range", "a coordinate outside the tensor shape");
-TYL_DIAG(kTooLarge, Error, "too-large", "a layout too large to enumerate");
 TYL_DIAG(kNotMemoryLayout, Error, "not-memory-layout",
          "bank colours (--dtype) or an access (--highlight) asked of a layout that maps onto more than 'm'");
 TYL_DIAG(kBadHighlight, Error, "bad-highlight",

@@ -9,6 +9,7 @@
 #include <exception>
 #include <iostream>
 
+#include "frontend/Diagnostics.h"
 #include "tools/tyloc/CompileCommand.h"
 #include "tools/tyloc/LayoutCommand.h"
 #include "tools/tyloc/Pipeline.h"
@@ -43,6 +44,9 @@ int run(int argc, char** argv) {
       "3 internal compiler error (a bug in tyloc).");
 
   std::function<int()> action;
+  bool listDiagnostics = false;
+  app.add_flag("--list-diagnostics", listDiagnostics,
+               "List every diagnostic ID with its default severity and what it reports, then exit");
   tyl::driver::addCompileCommands(app, action);
   tyl::driver::addLayoutCommand(app, action);
 
@@ -61,7 +65,13 @@ int run(int argc, char** argv) {
     return kExitMisuse;
   }
 
+  if (listDiagnostics) {
+    for (const tyl::DiagKind* kind : tyl::registeredDiagKinds())
+      std::cout << kind->id << "\t" << tyl::severityName(kind->severity) << "\t" << kind->summary << "\n";
+    return 0;
+  }
   if (action) return action();
+  std::cerr << "tyloc: error: no input file\nRun 'tyloc --help' for usage.\n";
   return kExitMisuse;
 }
 
