@@ -24,38 +24,13 @@ void checkShapeMatches(const Layout& layout, std::span<const int64_t> shape) {
                             shapeSize(shape), toString(layout), size));
 }
 
+}  // namespace
+
 void checkEnumerable(int64_t count, const char* what) {
   if (count > kMaxEnumeration)
     throw Error(fmt::format("{} needs {} points, more than the {} this check enumerates", what, count,
                             kMaxEnumeration));
 }
-
-// Every physical tuple (base + each replica, swizzled) of every element, in row-major
-// element order; `visit(index, tuple)` returns false to stop. The replica offsets are
-// computed once rather than per element as applyAll() would.
-template <class Visit>
-void forEachTuple(const Layout& layout, Visit&& visit) {
-  const TileLayout& tile = layout.tile;
-  int64_t size = tile.size();
-  checkEnumerable(checkedMul(size, tile.replicaCount()), "enumerating every element and replica");
-  std::vector<PhysCoord> replicas = replicaOffsets(tile);
-  Layout affine{tile};  // the swizzle goes on after the replica offset
-  uint32_t usedAxes = tile.axesMask();
-  for (int64_t index = 0; index < size; ++index) {
-    PhysCoord base = apply(affine, index);
-    // Every tuple carries every axis of the layout, as in applyAll().
-    for (Axis a : allAxes())
-      if ((usedAxes & axisBit(a)) && !base.has(a)) base.set(a, 0);
-    for (const PhysCoord& r : replicas) {
-      PhysCoord p = base;
-      p.addAll(r);
-      if (layout.swizzle) p.set(Axis::m, layout.swizzle->apply(p[Axis::m]));
-      if (!visit(index, p)) return;
-    }
-  }
-}
-
-}  // namespace
 
 // ---- Injectivity -----------------------------------------------------------------
 
@@ -64,7 +39,7 @@ std::optional<Collision> findCollision(const Layout& layout, std::span<const int
   checkShapeMatches(layout, shape);
   std::unordered_map<PhysCoord, int64_t, PhysCoordHash> owner;
   std::optional<Collision> found;
-  forEachTuple(layout, [&](int64_t index, const PhysCoord& p) {
+  forEachPlacement(layout, [&](int64_t index, const PhysCoord& p) {
     PhysCoord point = p.project(axesMask);
     auto [it, inserted] = owner.emplace(point, index);
     // Replicas of one element may share a point; only distinct elements collide.
@@ -92,7 +67,7 @@ std::optional<PhysCoord> findHole(const Layout& layout, std::span<const int64_t>
   int64_t boxSize = shapeSize(extents);
   checkEnumerable(boxSize, "the completeness box");
   std::vector<char> hit(static_cast<size_t>(boxSize), 0);
-  forEachTuple(layout, [&](int64_t, const PhysCoord& p) {
+  forEachPlacement(layout, [&](int64_t, const PhysCoord& p) {
     // An axis the layout never uses reads as 0 (PhysCoord's convention).
     int64_t flat = 0;
     for (const AxisExtent& b : box) {

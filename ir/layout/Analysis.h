@@ -14,6 +14,36 @@ namespace tyl::layout {
 
 inline constexpr int64_t kMaxEnumeration = int64_t{1} << 24;
 
+// Throws an Error when `count` points are more than an enumeration may visit.
+void checkEnumerable(int64_t count, const char* what);
+
+// Every physical tuple (base + each replica, swizzled) of every element, in row-major
+// element order; `visit(index, tuple)` returns false to stop. Each tuple carries every
+// axis of the layout, as applyAll() does, but replica offsets are computed once.
+template <class Visit>
+void forEachPlacement(const Layout& layout, Visit&& visit) {
+  const TileLayout& tile = layout.tile;
+  int64_t size = tile.size();
+  int64_t replicaCount = tile.replicaCount();
+  int64_t total = 0;
+  if (__builtin_mul_overflow(size, replicaCount, &total)) total = INT64_MAX;
+  checkEnumerable(total, "enumerating every element and replica");
+  std::vector<PhysCoord> replicas = replicaOffsets(tile);
+  Layout affine{tile};  // the swizzle goes on after the replica offset
+  uint32_t usedAxes = tile.axesMask();
+  for (int64_t index = 0; index < size; ++index) {
+    PhysCoord base = apply(affine, index);
+    for (Axis a : allAxes())
+      if ((usedAxes & axisBit(a)) && !base.has(a)) base.set(a, 0);
+    for (const PhysCoord& r : replicas) {
+      PhysCoord p = base;
+      p.addAll(r);
+      if (layout.swizzle) p.set(Axis::m, layout.swizzle->apply(p[Axis::m]));
+      if (!visit(index, p)) return;
+    }
+  }
+}
+
 // Two distinct logical coordinates that land on the same physical point.
 struct Collision {
   Shape first;

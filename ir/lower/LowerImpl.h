@@ -13,6 +13,11 @@
 
 namespace tyl::lower {
 
+// For every element of a fragment (row-major), the threads holding it and in which slot.
+struct OwnerTable {
+  std::vector<std::vector<std::pair<int32_t, int32_t>>> holders;  // (linear thread id, slot m)
+};
+
 // One warp-wide shared-memory access: the byte address of each lane (nullopt: inactive).
 struct WarpAccess {
   std::vector<std::optional<int64_t>> bytes;
@@ -26,12 +31,16 @@ class KernelLowering {
   std::optional<tir::Kernel> run();
 
  private:
+  // CheckLayouts.cpp
+  bool checkLayouts();
+
   // LowerKernel.cpp
   void block(const tile::Block& b);
   void stmt(const tile::Stmt& s);
   void emit(SourceRange loc, auto node) { out_.back()->push_back(tir::Stmt{loc, std::move(node)}); }
   tir::MemRef memRef(const tile::Tensor& t, const std::vector<tir::ExprRef>& coord);
   const FragmentMap* fragment(uint32_t tensor, SourceRange where);
+  const OwnerTable* owners(uint32_t tensor);
   void addLaunchCheck(tir::LaunchCheck check);
 
   // LowerFragment.cpp
@@ -49,7 +58,7 @@ class KernelLowering {
 
   // LowerMma.cpp
   void mma(SourceRange loc, const tile::Mma& op);
-  std::optional<int64_t> uniformSlot(const tile::Tensor& t, const char* role,
+  std::optional<int64_t> uniformSlot(uint32_t tensor, const char* role,
                                      const std::function<layout::RowCol(int64_t, int)>& element, const char* atomReg,
                                      SourceRange loc);
 
@@ -66,6 +75,7 @@ class KernelLowering {
   DiagnosticEngine& diags_;
   std::vector<tir::Block*> out_;
   std::map<uint32_t, FragmentMap> fragments_;
+  std::map<uint32_t, OwnerTable> owners_;
   int temps_ = 0;
 };
 

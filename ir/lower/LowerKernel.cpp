@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include "ir/layout/Analysis.h"
 #include "ir/lower/LowerImpl.h"
 
 namespace tyl::lower {
@@ -21,29 +22,72 @@ const FragmentMap* KernelLowering::fragment(uint32_t tensor, SourceRange where) 
                   fmt::format("tyloc cannot lower this fragment layout: {}", err->message));
     return nullptr;
   }
-  // Every thread axis value the layout uses must exist in the launch.
-  const layout::Layout& l = *t.layout;
-  layout::Shape shape = t.staticShape;
-  int64_t size = layout::shapeSize(shape);
-  for (int64_t i = 0; i < size; ++i) {
-    std::vector<int64_t> coord = layout::unflatten(i, shape);
-    for (const layout::PhysCoord& p : layout::applyAll(l, coord, shape)) {
-      std::optional<std::string> problem;
+  if (!owners(tensor)) return nullptr;
+  return &fragments_.emplace(tensor, std::get<FragmentMap>(std::move(decoded))).first->second;
+}
+
+// Which threads hold each element, checking on the way that every thread axis value the
+// layout uses exists in the launch.
+const OwnerTable* KernelLowering::owners(uint32_t tensor) {
+  auto it = owners_.find(tensor);
+  if (it != owners_.end()) return &it->second;
+  const tile::Tensor& t = tk_.tensors[tensor];
+  int64_t threads = k_.threadsPerBlock();
+  // The value of every thread axis for every thread.
+  std::vector<std::array<int64_t, layout::kAxisCount>> axisOf(threads);
+  for (int64_t tid = 0; tid < threads; ++tid) {
+    std::array<int64_t, layout::kAxisCount> v{};
+    v[static_cast<int>(layout::Axis::tx)] = tid;
+    v[static_cast<int>(layout::Axis::laneid)] = tid % 32;
+    v[static_cast<int>(layout::Axis::warpid)] = tid / 32;
+    v[static_cast<int>(layout::Axis::wgid)] = tid / 128;
+    v[static_cast<int>(layout::Axis::tid_in_wg)] = tid % 128;
+    v[static_cast<int>(layout::Axis::wid_in_wg)] = (tid / 32) % 4;
+    axisOf[tid] = v;
+  }
+  OwnerTable table;
+  table.holders.resize(static_cast<size_t>(t.layout->size()));
+  std::optional<std::string> problem;
+  try {
+    layout::forEachPlacement(*t.layout, [&](int64_t index, const layout::PhysCoord& p) {
+      uint32_t threadAxes = p.axesMask() & layout::threadAxesMask();
       p.forEach([&](layout::Axis a, int64_t v) {
         if (problem || !layout::isThreadAxis(a)) return;
         int64_t extent = threadAxisExtent(a, k_.block);
         if (v < 0 || v >= extent)
           problem = fmt::format("element {} is held by {} {}, but a block of {} threads has {} 0..{}",
-                                layout::shapeToString(coord), layout::axisName(a), v, k_.threadsPerBlock(),
-                                layout::axisName(a), extent - 1);
+                                layout::shapeToString(layout::unflatten(index, t.staticShape)), layout::axisName(a),
+                                v, threads, layout::axisName(a), extent - 1);
       });
-      if (problem) {
-        diags_.report(kOwnershipLaunch, t.layoutLoc, *problem).note(tk_.skeleton.loc, "the launch is declared here");
-        return nullptr;
+      if (problem) return false;
+      // The holders: one thread when lane and warp (or tx) are given, else every match.
+      auto matches = [&](int64_t tid) {
+        for (layout::Axis a : layout::allAxes())
+          if ((threadAxes & layout::axisBit(a)) && axisOf[tid][static_cast<int>(a)] != p[a]) return false;
+        return true;
+      };
+      int32_t m = static_cast<int32_t>(p[layout::Axis::m]);
+      auto& h = table.holders[static_cast<size_t>(index)];
+      if (threadAxes & layout::axisBit(layout::Axis::tx)) {
+        if (matches(p[layout::Axis::tx])) h.emplace_back(static_cast<int32_t>(p[layout::Axis::tx]), m);
+      } else if ((threadAxes & layout::axisBit(layout::Axis::laneid)) &&
+                 (threadAxes & layout::axisBit(layout::Axis::warpid))) {
+        int64_t tid = p[layout::Axis::warpid] * 32 + p[layout::Axis::laneid];
+        if (tid < threads && matches(tid)) h.emplace_back(static_cast<int32_t>(tid), m);
+      } else {
+        for (int64_t tid = 0; tid < threads; ++tid)
+          if (matches(tid)) h.emplace_back(static_cast<int32_t>(tid), m);
       }
-    }
+      return true;
+    });
+  } catch (const layout::Error& e) {
+    problem = e.what();
   }
-  return &fragments_.emplace(tensor, std::get<FragmentMap>(std::move(decoded))).first->second;
+  if (problem) {
+    diags_.report(kOwnershipLaunch, t.layoutLoc, *problem).note(tk_.skeleton.loc, "the launch is declared here");
+    return nullptr;
+  }
+  return &owners_.emplace(tensor, std::move(table)).first->second;
 }
 
 tir::MemRef KernelLowering::memRef(const tile::Tensor& t, const std::vector<ExprRef>& coord) {
@@ -121,6 +165,7 @@ void KernelLowering::stmt(const tile::Stmt& s) {
 
 std::optional<tir::Kernel> KernelLowering::run() {
   size_t errors = diags_.errorCount();
+  if (!checkLayouts()) return std::nullopt;
   // Global pointers must have the alignment their declarations promise.
   for (const tile::Tensor& t : tk_.tensors) {
     if (t.space != tile::MemSpace::Global || t.alignBytes <= tile::dtypeBytes(t.dtype)) continue;

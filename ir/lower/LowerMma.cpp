@@ -15,46 +15,28 @@ TYL_DIAG(kMmaOwnership, Error, "mma-ownership",
 using layout::Axis;
 using layout::RowCol;
 
-namespace {
-
-// Whether a physical tuple belongs to the thread with linear id `tid`.
-bool heldBy(const layout::PhysCoord& p, int64_t tid, const std::array<int64_t, 3>& block) {
-  bool ok = true;
-  p.forEach([&](Axis a, int64_t v) {
-    if (!layout::isThreadAxis(a)) return;
-    int64_t want = 0;
-    switch (a) {
-      case Axis::laneid: want = tid % 32; break;
-      case Axis::warpid: want = tid / 32; break;
-      case Axis::tx: want = tid; break;
-      case Axis::wgid: want = tid / 128; break;
-      case Axis::tid_in_wg: want = tid % 128; break;
-      case Axis::wid_in_wg: want = (tid / 32) % 4; break;
-      default: break;
-    }
-    ok &= v == want;
-  });
-  (void)block;
-  return ok;
-}
-
-}  // namespace
 
 // The register slot that holds, in every thread, the element `element(warp, lane)`; it
 // must be the same slot in all threads (register indices are compile-time constants).
-std::optional<int64_t> KernelLowering::uniformSlot(const tile::Tensor& t, const char* role,
+// The register slot that holds, in every thread, the element `element(warp, lane)`; it
+// must be the same slot in all threads (register indices are compile-time constants).
+std::optional<int64_t> KernelLowering::uniformSlot(uint32_t tensor, const char* role,
                                                    const std::function<RowCol(int64_t, int)>& element,
                                                    const char* atomReg, SourceRange loc) {
+  const tile::Tensor& t = tk_.tensors[tensor];
+  const OwnerTable* table = owners(tensor);
+  if (!table) return std::nullopt;
   std::optional<int64_t> slot;
   int64_t warps = k_.threadsPerBlock() / 32;
   for (int64_t w = 0; w < warps; ++w) {
     for (int lane = 0; lane < 32; ++lane) {
       RowCol rc = element(w, lane);
-      std::vector<int64_t> coord{rc.row, rc.col};
       int64_t tid = w * 32 + lane;
       std::optional<int64_t> found;
-      for (const layout::PhysCoord& p : layout::applyAll(*t.layout, coord, t.staticShape))
-        if (heldBy(p, tid, k_.block)) found = p[Axis::m];
+      if (rc.row >= 0 && rc.col >= 0 && rc.row < t.staticShape[0] && rc.col < t.staticShape[1]) {
+        for (const auto& [holder, m] : table->holders[static_cast<size_t>(rc.row * t.staticShape[1] + rc.col)])
+          if (holder == tid) found = m;
+      }
       auto fail = [&](const std::string& what) {
         diags_.report(kMmaOwnership, loc,
                       fmt::format("mma.sync needs element ({}, {}) of the {} in warp {} lane {} as {}, but {}", rc.row,
@@ -74,9 +56,6 @@ std::optional<int64_t> KernelLowering::uniformSlot(const tile::Tensor& t, const 
 void KernelLowering::mma(SourceRange loc, const tile::Mma& op) {
   const layout::TiledMmaShape& s = op.mma.shape;
   const tile::Tensor& A = tk_.tensors[op.a];
-  const tile::Tensor& B = tk_.tensors[op.b];
-  const tile::Tensor& C = tk_.tensors[op.c];
-  const tile::Tensor& D = tk_.tensors[op.d];
   int64_t kBlocks = A.staticShape[1] / 16;
   auto rowOff = [&](int64_t w, int64_t rm) { return (w / s.warpsN) * s.repeatM * 16 + rm * 16; };
   auto colOff = [&](int64_t w, int64_t rn) { return (w % s.warpsN) * s.repeatN * 8 + rn * 8; };
@@ -85,16 +64,17 @@ void KernelLowering::mma(SourceRange loc, const tile::Mma& op) {
   static const char* cRegs[] = {"c0", "c1", "c2", "c3"};
 
   // Register words of one operand: pairs of 16-bit slots, in the instruction's order.
-  auto words = [&](const tile::Tensor& t, const char* role, int count,
+  auto words = [&](uint32_t id, const char* role, int count,
                    const std::function<RowCol(int64_t, int, int)>& element, const char** names)
       -> std::optional<std::vector<tir::Reg>> {
+    const tile::Tensor& t = tk_.tensors[id];
     std::vector<tir::Reg> out;
     for (int j = 0; j < count; ++j) {
       std::optional<int64_t> lo = uniformSlot(
-          t, role, [&](int64_t w, int lane) { return element(w, lane, 2 * j); }, names[2 * j], loc);
+          id, role, [&](int64_t w, int lane) { return element(w, lane, 2 * j); }, names[2 * j], loc);
       if (!lo) return std::nullopt;
       std::optional<int64_t> hi = uniformSlot(
-          t, role, [&](int64_t w, int lane) { return element(w, lane, 2 * j + 1); }, names[2 * j + 1], loc);
+          id, role, [&](int64_t w, int lane) { return element(w, lane, 2 * j + 1); }, names[2 * j + 1], loc);
       if (!hi) return std::nullopt;
       if (*lo % 2 != 0 || *hi != *lo + 1) {
         diags_.report(kMmaOwnership, loc,
@@ -108,12 +88,13 @@ void KernelLowering::mma(SourceRange loc, const tile::Mma& op) {
     }
     return out;
   };
-  auto floats = [&](const tile::Tensor& t, const char* role, int64_t rm, int64_t rn)
+  auto floats = [&](uint32_t id, const char* role, int64_t rm, int64_t rn)
       -> std::optional<std::vector<tir::Reg>> {
+    const tile::Tensor& t = tk_.tensors[id];
     std::vector<tir::Reg> out;
     for (int j = 0; j < 4; ++j) {
       std::optional<int64_t> m = uniformSlot(
-          t, role,
+          id, role,
           [&](int64_t w, int lane) {
             RowCol a = layout::mmaAtomC(lane, j);
             return RowCol{rowOff(w, rm) + a.row, colOff(w, rn) + a.col};
@@ -128,7 +109,7 @@ void KernelLowering::mma(SourceRange loc, const tile::Mma& op) {
   for (int64_t kb = 0; kb < kBlocks; ++kb) {
     for (int64_t rm = 0; rm < s.repeatM; ++rm) {
       std::optional<std::vector<tir::Reg>> a = words(
-          A, "A operand", 4,
+          op.a, "A operand", 4,
           [&](int64_t w, int lane, int slot) {
             RowCol e = layout::mmaAtomA(lane, slot);
             return RowCol{rowOff(w, rm) + e.row, kb * 16 + e.col};
@@ -137,17 +118,17 @@ void KernelLowering::mma(SourceRange loc, const tile::Mma& op) {
       if (!a) return;
       for (int64_t rn = 0; rn < s.repeatN; ++rn) {
         std::optional<std::vector<tir::Reg>> b = words(
-            B, "B operand", 2,
+            op.b, "B operand", 2,
             [&](int64_t w, int lane, int slot) {
               RowCol e = layout::mmaAtomB(lane, slot);
               return RowCol{kb * 16 + e.row, colOff(w, rn) + e.col};
             },
             bRegs);
         if (!b) return;
-        std::optional<std::vector<tir::Reg>> d = floats(D, "accumulator", rm, rn);
+        std::optional<std::vector<tir::Reg>> d = floats(op.d, "accumulator", rm, rn);
         if (!d) return;
         // The first K block adds to c; later ones accumulate into d.
-        std::optional<std::vector<tir::Reg>> c = kb == 0 ? floats(C, "accumulator", rm, rn) : d;
+        std::optional<std::vector<tir::Reg>> c = kb == 0 ? floats(op.c, "accumulator", rm, rn) : d;
         if (!c) return;
         emit(loc, tir::Mma{tile::toTir(op.mma.ab), *d, *a, *b, *c});
       }
