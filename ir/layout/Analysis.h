@@ -8,6 +8,7 @@
 #include <span>
 #include <vector>
 
+#include "ir/layout/CheckedMath.h"
 #include "ir/layout/Layout.h"
 
 namespace tyl::layout {
@@ -24,10 +25,7 @@ template <class Visit>
 void forEachPlacement(const Layout& layout, Visit&& visit) {
   const TileLayout& tile = layout.tile;
   int64_t size = tile.size();
-  int64_t replicaCount = tile.replicaCount();
-  int64_t total = 0;
-  if (__builtin_mul_overflow(size, replicaCount, &total)) total = INT64_MAX;
-  checkEnumerable(total, "enumerating every element and replica");
+  checkEnumerable(checkedMul(size, tile.replicaCount()), "enumerating every element and replica");
   std::vector<PhysCoord> replicas = replicaOffsets(tile);
   Layout affine{tile};  // the swizzle goes on after the replica offset
   uint32_t usedAxes = tile.axesMask();
