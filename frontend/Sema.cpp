@@ -240,6 +240,8 @@ std::optional<tile::Tensor> KernelSema::tensorParam(const ast::Param& p, int par
   k_.skeleton.buffers.push_back(buf);
   t.buffer = static_cast<uint32_t>(k_.skeleton.buffers.size() - 1);
   k_.skeleton.params[paramIndex].buffer = static_cast<int>(t.buffer);
+  k_.skeleton.params[paramIndex].shape = t.shape;
+  k_.skeleton.params[paramIndex].strides = t.strides;
   return t;
 }
 

@@ -77,6 +77,10 @@ ExprRef elementOffset(const tile::Tensor& t, const std::vector<ExprRef>& coord) 
 }
 
 ExprRef inBounds(const tile::Tensor& t, const std::vector<ExprRef>& coord) {
+  // Only global tensors have edges that windows may run past; a shared or register
+  // access outside its tensor is a bug (caught statically by sema where the window is
+  // static, and by the emulator otherwise), never silently skipped.
+  if (t.space != tile::MemSpace::Global) return nullptr;
   ExprRef pred;
   for (size_t d = 0; d < coord.size(); ++d) {
     AffineForm f = linearize(coord[d]);

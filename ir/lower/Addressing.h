@@ -15,8 +15,8 @@ tir::ExprRef elementOffset(const tile::Tensor& t, const std::vector<tir::ExprRef
 // The coordinate in the tensor of view coordinate `c` (one entry per view dimension).
 std::vector<tir::ExprRef> tensorCoord(const tile::View& v, const std::vector<tir::ExprRef>& c);
 
-// Whether `coord` lies inside the tensor (only the bounds that can fail are tested);
-// null when it always does.
+// Whether `coord` lies inside a global tensor (only the bounds that can fail are
+// tested); null when it always does, and for shared and register tensors.
 tir::ExprRef inBounds(const tile::Tensor& t, const std::vector<tir::ExprRef>& coord);
 
 // x / d and x % d for non-negative x, with shifts and masks for powers of two.

@@ -60,12 +60,6 @@ struct Buffer {
   bool readOnly = false;      // global: never written by the kernel
 };
 
-struct Param {
-  std::string name;
-  bool isPointer = false;  // pointer to `type` elements; otherwise a scalar of `type`
-  Type type;
-  int buffer = -1;  // pointers: the Buffer addressed through this parameter
-};
 
 // ---- Expressions -----------------------------------------------------------------
 
@@ -102,6 +96,17 @@ struct Expr {
   BinOp bin = BinOp::Add;
   UnOp un = UnOp::Neg;
   std::array<ExprRef, 3> args{};  // Binary: a, b; Unary/Cast: a; Select: cond, a, b
+};
+
+struct Param {
+  std::string name;
+  bool isPointer = false;  // pointer to `type` elements; otherwise a scalar of `type`
+  Type type;
+  int buffer = -1;  // pointers: the Buffer addressed through this parameter
+  // Pointers: the tensor's shape and strides in elements, over scalar parameters (for
+  // hosts that allocate and inspect it, such as `tyloc run`).
+  std::vector<ExprRef> shape;
+  std::vector<ExprRef> strides;
 };
 
 // ---- Statements ------------------------------------------------------------------

@@ -13,6 +13,7 @@
 #include "tools/tyloc/CompileCommand.h"
 #include "tools/tyloc/LayoutCommand.h"
 #include "tools/tyloc/Pipeline.h"
+#include "tools/tyloc/RunCommand.h"
 
 namespace {
 
@@ -49,6 +50,7 @@ int run(int argc, char** argv) {
                "List every diagnostic ID with its default severity and what it reports, then exit");
   tyl::driver::addCompileCommands(app, action);
   tyl::driver::addLayoutCommand(app, action);
+  tyl::driver::addRunCommand(app, action);
 
   try {
     std::vector<std::string> args = normalizeArgs(argc, argv);

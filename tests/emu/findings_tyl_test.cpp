@@ -1,0 +1,153 @@
+// Bugs written in .tyl and caught by the emulator: a missing barrier is a race reported
+// at both sites, a shared window past the allocation is an out-of-bounds access, and a
+// cp.async destination read before a wait is reported. Also `tyloc run` as a process.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <sstream>
+
+#include "backend/emu/Emulator.h"
+#include "tests/support/Process.h"
+#include "tools/tyloc/Pipeline.h"
+
+using namespace tyl;
+using tir::Type;
+
+namespace {
+
+struct Compiled {
+  SourceManager sources;
+  std::optional<tir::Module> module;
+};
+
+std::unique_ptr<Compiled> compile(const std::string& name) {
+  auto c = std::make_unique<Compiled>();
+  std::string error, path = std::string(TYLO_SOURCE_DIR) + "/tests/emu/kernels/" + name;
+  std::optional<std::string> text = driver::readFile(path, error);
+  REQUIRE(text);
+  FileId file = c->sources.add(name, std::move(*text));
+  DiagnosticEngine diags(c->sources);
+  c->module = driver::compileToThreadIR(file, diags);
+  std::ostringstream os;
+  diags.renderText(os);
+  INFO(os.str());
+  REQUIRE(c->module);
+  return c;
+}
+
+uint32_t lineOf(const Compiled& c, SourceRange r) { return r.valid() ? c.sources.lineCol(r.begin).line : 0; }
+
+emu::RunResult runWith(const Compiled& c, std::vector<emu::Arg> scalars, Type elem, int64_t count) {
+  const tir::Kernel& k = c.module->kernels.at(0);
+  std::vector<emu::Buffer> buffers;
+  std::vector<emu::Arg> args;
+  size_t next = 0;
+  for (const tir::Param& p : k.params) {
+    if (p.isPointer) {
+      buffers.push_back(emu::makeBuffer(elem, count));
+      emu::fillRandom(buffers.back(), elem, buffers.size());
+      args.push_back(emu::Arg::pointer(static_cast<int>(buffers.size() - 1)));
+    } else {
+      args.push_back(scalars.at(next++));
+    }
+  }
+  return emu::run(k, args, buffers);
+}
+
+}  // namespace
+
+TEST_CASE("a missing barrier is reported as a shared-memory race with both locations") {
+  auto c = compile("race_missing_barrier.tyl");
+  emu::RunResult bad = runWith(*c, {emu::Arg::integer(0)}, Type::F32, 256);
+  REQUIRE(bad.findings.size() == 1);
+  const emu::Finding& f = bad.findings[0];
+  CHECK(f.kind == emu::FindingKind::SharedRace);
+  CHECK(lineOf(*c, f.loc) == 11);       // the read: copy(f, s)
+  CHECK(lineOf(*c, f.otherLoc) == 7);   // the write: copy(s, A)
+  CHECK(f.thread.thread != f.otherThread.thread);
+  emu::RunResult good = runWith(*c, {emu::Arg::integer(1)}, Type::F32, 256);
+  CHECK(good.ok());
+}
+
+TEST_CASE("a shared window past the allocation is an out-of-bounds access") {
+  auto c = compile("oob_window.tyl");
+  emu::RunResult bad = runWith(*c, {emu::Arg::integer(16)}, Type::F32, 256);
+  REQUIRE_FALSE(bad.findings.empty());
+  CHECK(bad.findings[0].kind == emu::FindingKind::OutOfBounds);
+  CHECK(lineOf(*c, bad.findings[0].loc) == 9);
+  CHECK(runWith(*c, {emu::Arg::integer(0)}, Type::F32, 256).ok());
+}
+
+TEST_CASE("reading a cp.async destination before a wait is reported") {
+  auto c = compile("cp_async_early_read.tyl");
+  emu::RunResult bad = runWith(*c, {emu::Arg::integer(0)}, Type::F16, 64 * 64);
+  REQUIRE_FALSE(bad.findings.empty());
+  CHECK(bad.findings[0].kind == emu::FindingKind::AsyncReadBeforeWait);
+  CHECK(lineOf(*c, bad.findings[0].loc) == 12);
+  CHECK(lineOf(*c, bad.findings[0].otherLoc) == 6);
+  CHECK(runWith(*c, {emu::Arg::integer(1)}, Type::F16, 64 * 64).ok());
+}
+
+namespace {
+
+test::ProcessResult tyloc(std::vector<std::string> args) {
+  args.insert(args.begin(), TYLOC_PATH);
+  return test::run(args);
+}
+
+std::string kernelPath(const std::string& name) { return std::string(TYLO_SOURCE_DIR) + "/" + name; }
+
+}  // namespace
+
+TEST_CASE("tyloc run prints digests and exits 0 for a clean kernel") {
+  auto r = tyloc({"run", kernelPath("examples/add_one/add_one.tyl"), "--kernel", "add_one_n", "--set", "n=1500"});
+  INFO(r.err);
+  REQUIRE(r.exitCode == 0);
+  CHECK(r.out.find("A: f32[1500] digest ") != std::string::npos);
+  CHECK(r.out.find("B: f32[1500] digest ") != std::string::npos);
+  // The same seed gives the same digests; another seed different inputs.
+  auto again = tyloc({"run", kernelPath("examples/add_one/add_one.tyl"), "--kernel", "add_one_n", "--set", "n=1500"});
+  CHECK(again.out == r.out);
+  auto other = tyloc({"run", kernelPath("examples/add_one/add_one.tyl"), "--kernel", "add_one_n", "--set", "n=1500",
+                      "--seed", "9"});
+  CHECK(other.out != r.out);
+}
+
+TEST_CASE("tyloc run exits 1 with located findings for a racy kernel") {
+  auto r = tyloc({"run", kernelPath("tests/emu/kernels/race_missing_barrier.tyl"), "--kernel", "race", "--set",
+                  "with_barrier=false"});
+  CHECK(r.exitCode == 1);
+  CHECK(r.err.find("race_missing_barrier.tyl:11:5: error: shared-memory race") != std::string::npos);
+  CHECK(r.err.find("race_missing_barrier.tyl:7:5: note:") != std::string::npos);
+}
+
+TEST_CASE("tyloc run dumps tensors as npy and reads them back as inputs") {
+  std::string dir = std::filesystem::temp_directory_path() / "tyloc-run-dump";
+  std::filesystem::remove_all(dir);
+  auto r = tyloc({"run", kernelPath("examples/add_one/add_one.tyl"), "--kernel", "add_one", "--dump", dir});
+  REQUIRE(r.exitCode == 0);
+  REQUIRE(std::filesystem::exists(dir + "/B.npy"));
+  // Feeding B (= A + 1) back as A gives A + 2: a different digest for B.
+  auto again = tyloc({"run", kernelPath("examples/add_one/add_one.tyl"), "--kernel", "add_one", "--input",
+                      "A=" + dir + "/B.npy", "--dump", dir + "/2"});
+  REQUIRE(again.exitCode == 0);
+  CHECK(test::readFile(dir + "/2/A.npy") == test::readFile(dir + "/B.npy"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("tyloc run misuse is one clear line and exit 2") {
+  std::string file = kernelPath("examples/add_one/add_one.tyl");
+  for (std::vector<std::string> args : std::vector<std::vector<std::string>>{
+           {"run", file, "--kernel", "nope"},
+           {"run", file, "--kernel", "add_one_n"},
+           {"run", file, "--kernel", "add_one_n", "--set", "n=abc"},
+           {"run", file, "--kernel", "add_one_n", "--set", "n=4", "--set", "m=2"},
+           {"run", file, "--kernel", "add_one", "--input", "A=/nonexistent.npy"},
+           {"run", file, "--kernel", "add_one_n", "--set", "n=-5"},
+           {"run", file}}) {
+    auto r = tyloc(args);
+    INFO(args.back() << "\n" << r.err);
+    CHECK(r.exitCode == 2);
+    CHECK(r.err.find("tyloc: error:") != std::string::npos);
+  }
+}

@@ -1,0 +1,283 @@
+#include "tools/tyloc/RunCommand.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <iostream>
+#include <map>
+
+#include "backend/emu/Digest.h"
+#include "backend/emu/Emulator.h"
+#include "backend/emu/Npy.h"
+#include "tools/tyloc/Pipeline.h"
+
+namespace tyl::driver {
+
+namespace {
+
+struct RunOptions {
+  std::string input;
+  std::string kernel;
+  std::vector<std::string> sets;
+  std::vector<std::string> inputs;
+  std::string dumpDir;
+  uint64_t seed = 1;
+  bool diagnosticsJson = false;
+};
+
+// Command-line misuse discovered after parsing: one line, exit 2.
+struct Misuse {
+  std::string message;
+};
+
+// Evaluates a shape or stride expression of scalar parameters on the host.
+int64_t evalHost(const tir::ExprRef& e, const std::vector<emu::Arg>& args) {
+  using tir::BinOp;
+  switch (e->kind) {
+    case tir::ExprKind::IntConst: return e->i;
+    case tir::ExprKind::ParamRef: return args.at(static_cast<size_t>(e->i)).i;
+    case tir::ExprKind::Cast: return evalHost(e->args[0], args);
+    case tir::ExprKind::Binary: {
+      int64_t a = evalHost(e->args[0], args), b = evalHost(e->args[1], args);
+      switch (e->bin) {
+        case BinOp::Add: return a + b;
+        case BinOp::Sub: return a - b;
+        case BinOp::Mul: return a * b;
+        case BinOp::Div: return b == 0 ? 0 : a / b;
+        case BinOp::Rem: return b == 0 ? 0 : a % b;
+        case BinOp::Min: return std::min(a, b);
+        case BinOp::Max: return std::max(a, b);
+        case BinOp::Shl: return a << b;
+        case BinOp::Shr: return a >> b;
+        default: break;
+      }
+      break;
+    }
+    default: break;
+  }
+  throw Misuse{"a tensor's shape depends on something other than scalar parameters"};
+}
+
+// Parses one scalar value for a parameter of `type`.
+emu::Arg scalarArg(const tir::Param& p, const std::string& text) {
+  if (p.type == tir::Type::Pred) {
+    if (text == "true" || text == "1") return emu::Arg::integer(1);
+    if (text == "false" || text == "0") return emu::Arg::integer(0);
+    throw Misuse{fmt::format("--set {}={}: expected true or false", p.name, text)};
+  }
+  try {
+    size_t used = 0;
+    if (tir::isFloat(p.type)) {
+      double v = std::stod(text, &used);
+      if (used == text.size()) return emu::Arg::real(v);
+    } else {
+      long long v = std::stoll(text, &used, 0);
+      if (used == text.size()) return emu::Arg::integer(v);
+    }
+  } catch (const std::exception&) {
+  }
+  throw Misuse{fmt::format("--set {}={}: expected {} value", p.name, text,
+                           tir::isFloat(p.type) ? "a floating-point" : "an integer")};
+}
+
+std::string shapeText(const std::vector<int64_t>& shape) {
+  std::string s;
+  for (size_t i = 0; i < shape.size(); ++i) s += fmt::format("{}{}", i ? ", " : "", shape[i]);
+  return s;
+}
+
+// Moves a tensor's elements between a strided buffer and a dense C-order array.
+void forEachElement(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides,
+                    const std::function<void(int64_t dense, int64_t offset)>& f) {
+  int64_t count = 1;
+  for (int64_t d : shape) count *= d;
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t rest = i, offset = 0;
+    for (size_t d = shape.size(); d-- > 0;) {
+      offset += (rest % shape[d]) * strides[d];
+      rest /= shape[d];
+    }
+    f(i, offset);
+  }
+}
+
+int runKernel(const RunOptions& o) {
+  std::string readError;
+  std::optional<std::string> text = readFile(o.input, readError);
+  if (!text) {
+    std::cerr << fmt::format("tyloc: error: cannot read '{}': {}\n", o.input, readError);
+    return kExitMisuse;
+  }
+  SourceManager sources;
+  FileId file = sources.add(o.input, std::move(*text));
+  DiagnosticEngine diags(sources);
+  auto render = [&] {
+    if (o.diagnosticsJson)
+      diags.renderJson(std::cerr);
+    else
+      diags.renderText(std::cerr);
+  };
+  std::optional<tir::Module> module = compileToThreadIR(file, diags);
+  if (!module) {
+    render();
+    return kExitUserError;
+  }
+  const tir::Kernel* kernel = nullptr;
+  std::string names;
+  for (const tir::Kernel& k : module->kernels) {
+    names += (names.empty() ? "" : ", ") + k.name;
+    if (k.name == o.kernel) kernel = &k;
+  }
+  if (!kernel) {
+    std::cerr << fmt::format("tyloc: error: no kernel '{}' in '{}' (kernels: {})\n", o.kernel, o.input, names);
+    return kExitMisuse;
+  }
+  try {
+    // Scalars from --set; every scalar parameter needs one.
+    std::map<std::string, std::string> sets;
+    for (const std::string& s : o.sets) {
+      size_t eq = s.find('=');
+      if (eq == std::string::npos || eq == 0) throw Misuse{fmt::format("--set {}: expected NAME=VALUE", s)};
+      sets[s.substr(0, eq)] = s.substr(eq + 1);
+    }
+    std::map<std::string, std::string> npyInputs;
+    for (const std::string& s : o.inputs) {
+      size_t eq = s.find('=');
+      if (eq == std::string::npos || eq == 0) throw Misuse{fmt::format("--input {}: expected NAME=FILE.npy", s)};
+      npyInputs[s.substr(0, eq)] = s.substr(eq + 1);
+    }
+    std::vector<emu::Arg> args(kernel->params.size());
+    std::vector<std::string> missing;
+    for (size_t i = 0; i < kernel->params.size(); ++i) {
+      const tir::Param& p = kernel->params[i];
+      if (p.isPointer) continue;
+      auto it = sets.find(p.name);
+      if (it == sets.end()) {
+        missing.push_back(fmt::format("{}: {}", p.name, tir::typeName(p.type)));
+        continue;
+      }
+      args[i] = scalarArg(p, it->second);
+      sets.erase(it);
+    }
+    if (!missing.empty()) {
+      std::string list;
+      for (const std::string& m : missing) list += (list.empty() ? "" : ", ") + m;
+      throw Misuse{fmt::format("kernel '{}' needs --set for its scalar parameters ({})", o.kernel, list)};
+    }
+    if (!sets.empty()) throw Misuse{fmt::format("kernel '{}' has no scalar parameter '{}'", o.kernel, sets.begin()->first)};
+
+    // Tensors: from .npy files, or random with the seed.
+    struct TensorInfo {
+      size_t param;
+      std::vector<int64_t> shape, strides;
+    };
+    std::vector<TensorInfo> tensors;
+    std::vector<emu::Buffer> buffers;
+    for (size_t i = 0; i < kernel->params.size(); ++i) {
+      const tir::Param& p = kernel->params[i];
+      if (!p.isPointer) continue;
+      TensorInfo info{i, {}, {}};
+      int64_t span = 1;
+      bool empty = false;
+      for (size_t d = 0; d < p.shape.size(); ++d) {
+        info.shape.push_back(evalHost(p.shape[d], args));
+        info.strides.push_back(evalHost(p.strides[d], args));
+        if (info.shape.back() < 0)
+          throw Misuse{fmt::format("tensor '{}' would have a negative dimension ({})", p.name, info.shape.back())};
+        empty |= info.shape.back() == 0;
+        span += (info.shape.back() - 1) * info.strides.back();
+      }
+      if (empty) span = 0;
+      constexpr int64_t kMaxElements = int64_t{1} << 28;
+      if (span > kMaxElements)
+        throw Misuse{fmt::format("tensor '{}' would need {} elements; the emulator allocates at most {}", p.name, span,
+                                 kMaxElements)};
+      emu::Buffer b = emu::makeBuffer(p.type, span);
+      auto npy = npyInputs.find(p.name);
+      if (npy != npyInputs.end()) {
+        emu::NpyArray a = emu::readNpy(npy->second);
+        if (a.type != p.type || a.shape != info.shape)
+          throw Misuse{fmt::format("--input {}: '{}' holds {}[{}] but '{}' is {}[{}]", p.name, npy->second,
+                                   tir::typeName(a.type), shapeText(a.shape), p.name, tir::typeName(p.type),
+                                   shapeText(info.shape))};
+        int eb = tir::typeBytes(p.type);
+        forEachElement(info.shape, info.strides, [&](int64_t dense, int64_t offset) {
+          std::memcpy(b.bytes.data() + offset * eb, a.data.data() + dense * eb, static_cast<size_t>(eb));
+        });
+        npyInputs.erase(npy);
+      } else {
+        emu::fillRandom(b, p.type, o.seed * 1000003 + i);
+      }
+      args[i] = emu::Arg::pointer(static_cast<int>(buffers.size()));
+      buffers.push_back(std::move(b));
+      tensors.push_back(std::move(info));
+    }
+    if (!npyInputs.empty())
+      throw Misuse{fmt::format("kernel '{}' has no tensor parameter '{}'", o.kernel, npyInputs.begin()->first)};
+
+    emu::RunResult r = emu::run(*kernel, args, buffers);
+    emu::reportFindings(r.findings, diags);
+    render();
+    for (size_t t = 0; t < tensors.size(); ++t) {
+      const tir::Param& p = kernel->params[tensors[t].param];
+      std::cout << fmt::format("{}: {}[{}] digest {}\n", p.name, tir::typeName(p.type), shapeText(tensors[t].shape),
+                               emu::digestHex(emu::digest(buffers[t].bytes)));
+    }
+    std::cout << fmt::format("{}: {} blocks, {} warp instructions, {} mma.sync, {} barriers{}\n", kernel->name,
+                             r.stats.blocks, r.stats.warpInstructions, r.stats.mmas, r.stats.barriers,
+                             r.ok() ? "" : fmt::format(", {} problems found", r.findings.size()));
+    if (!o.dumpDir.empty()) {
+      std::error_code ec;
+      std::filesystem::create_directories(o.dumpDir, ec);
+      for (size_t t = 0; t < tensors.size(); ++t) {
+        const tir::Param& p = kernel->params[tensors[t].param];
+        emu::NpyArray a;
+        a.type = p.type;
+        a.shape = tensors[t].shape;
+        int eb = tir::typeBytes(p.type);
+        int64_t count = 1;
+        for (int64_t d : a.shape) count *= d;
+        a.data.resize(static_cast<size_t>(count * eb));
+        forEachElement(a.shape, tensors[t].strides, [&](int64_t dense, int64_t offset) {
+          std::memcpy(a.data.data() + dense * eb, buffers[t].bytes.data() + offset * eb, static_cast<size_t>(eb));
+        });
+        std::string path = (std::filesystem::path(o.dumpDir) / (p.name + ".npy")).string();
+        std::string err = writeFileAtomically(path, emu::encodeNpy(a));
+        if (!err.empty()) throw Misuse{fmt::format("cannot write '{}': {}", path, err)};
+      }
+    }
+    return r.ok() ? kExitOk : kExitUserError;
+  } catch (const Misuse& m) {
+    std::cerr << "tyloc: error: " << m.message << "\n";
+    return kExitMisuse;
+  } catch (const emu::NpyError& e) {
+    std::cerr << "tyloc: error: " << e.what() << "\n";
+    return kExitMisuse;
+  }
+}
+
+}  // namespace
+
+void addRunCommand(CLI::App& app, std::function<int()>& run) {
+  auto o = std::make_shared<RunOptions>();
+  std::string format = "text";
+  auto fmtPtr = std::make_shared<std::string>("text");
+  CLI::App* cmd = app.add_subcommand(
+      "run", "Run one kernel on the CPU emulator with random or .npy inputs, checking for races, out-of-bounds and "
+             "uninitialized accesses");
+  cmd->add_option("input", o->input, "The .tyl file")->required();
+  cmd->add_option("--kernel", o->kernel, "The kernel to run (generic kernels: e.g. gemm_f16)")->required();
+  cmd->add_option("--set", o->sets, "A scalar parameter, NAME=VALUE (repeatable; every scalar needs one)");
+  cmd->add_option("--input", o->inputs, "Read a tensor parameter from a .npy file, NAME=FILE.npy (repeatable)");
+  cmd->add_option("--dump", o->dumpDir, "Write every tensor after the run to DIR/NAME.npy");
+  cmd->add_option("--seed", o->seed, "Seed for the random inputs (default 1)");
+  cmd->add_option("--diagnostics-format", *fmtPtr, "How problems are printed: text or json")
+      ->check(CLI::IsMember({"text", "json"}));
+  cmd->callback([o, fmtPtr, &run] {
+    o->diagnosticsJson = *fmtPtr == "json";
+    run = [o] { return runKernel(*o); };
+  });
+  (void)format;
+}
+
+}  // namespace tyl::driver
