@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
-# Everything that needs the GPU, in one run on a fresh GPU machine with this repository:
+# Everything that needs the GPU, in one run of a few minutes on a fresh GPU machine with this
+# repository:
 #   1. builds the CUDA parts (examples, GPU tests, benchmarks) for sm_90,
-#   2. runs the GPU tests (ctest -L gpu) and the example drivers,
-#   3. runs the benchmarks (bench/add_one_bench: add_one_n vs cudaMemcpyAsync, one launch),
-#   4. dumps the SASS of the generated add_one kernels (16-byte LDG.E.128 / STG.E.128).
-# Writes at most 8 files under $OUT (or bench/out) and prints a short summary last.
+#   2. runs the example drivers (add_one, gemm) and the GPU tests (ctest -L gpu),
+#   3. runs the benchmarks: bench/add_one_bench (add_one_n vs cudaMemcpyAsync, one launch) and
+#      bench/gemm_bench (the generated GEMM vs cublasGemmEx, bf16 and f16, 2048^3 to 8192^3),
+#   4. dumps the SASS of the generated add_one kernels (16-byte LDG.E.128 / STG.E.128) and of the
+#      GEMM kernels (HMMA, LDSM, LDGSTS counted per kernel), with nvcc -Xptxas -v's registers
+#      and spills for the GEMM.
+# Writes 8 files under $OUT (or bench/out): run-gpu.log (everything), summary.txt, examples.txt,
+# ctest-gpu.txt, add_one_bench.json, gemm_bench.json, add_one.sass, gemm.sass (ptxas -v, the
+# instruction counts, then the SASS); intermediate files go to a temporary folder.
 #
 # tyloc: the GPU machine usually lacks the compiler's build dependencies (ANTLR, CLI11, fmt,
 # nlohmann-json, Catch2) and cannot install them. So this script uses, in this order:
@@ -19,6 +25,8 @@ OUT_DIR=${OUT:-$ROOT/bench/out}
 BUILD_DIR=${BUILD_DIR:-build-gpu}
 JOBS=${JOBS:-$(nproc)}
 CUDA_ARCHS=${CUDA_ARCHS:-90-real}
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/run-gpu.XXXXXX")  # intermediate files, not kept
+trap 'rm -rf "$WORK"' EXIT
 mkdir -p "$OUT_DIR"
 LOG="$OUT_DIR/run-gpu.log"
 : >"$LOG"
@@ -62,11 +70,11 @@ if [ -n "$TYLOC_EXE" ]; then
     fi
   fi
   CONFIGURE+=(-DTYLO_TYLOC_EXECUTABLE="$TYLOC_EXE")
-  TARGETS=(add_one_example gpu_add_one_test add_one_bench)
+  TARGETS=(add_one_example gemm_example gpu_add_one_test gpu_gemm_test add_one_bench gemm_bench)
 else
   echo "no prebuilt tyloc runs here: building the whole project (needs its Debian packages)"
   CONFIGURE+=(-DTYLO_TYLOC_EXECUTABLE=)
-  TARGETS=(tyloc add_one_example gpu_add_one_test add_one_bench)
+  TARGETS=(tyloc add_one_example gemm_example gpu_add_one_test gpu_gemm_test add_one_bench gemm_bench)
 fi
 
 step "configure and build (${TARGETS[*]})"
@@ -90,13 +98,17 @@ fi
 note "build" "ok (CUDA architectures $CUDA_ARCHS)"
 
 step "example drivers"
-"$BUILD_DIR/examples/add_one/add_one_example" 2>&1 | tee "$OUT_DIR/examples.txt"
-rc=${PIPESTATUS[0]}
-case $rc in
-  0) note "examples/add_one" "ok: $(grep -E '^add_one' "$OUT_DIR/examples.txt" | paste -sd ';' -)" ;;
-  77) note "examples/add_one" "SKIPPED: no CUDA device"; STATUS=1 ;;
-  *) note "examples/add_one" "FAILED (exit $rc)"; STATUS=1 ;;
-esac
+: >"$OUT_DIR/examples.txt"
+for example in add_one gemm; do
+  echo "\$ examples/$example/${example}_example" | tee -a "$OUT_DIR/examples.txt"
+  "$BUILD_DIR/examples/$example/${example}_example" 2>&1 | tee "$WORK/$example.txt" | tee -a "$OUT_DIR/examples.txt"
+  rc=${PIPESTATUS[0]}
+  case $rc in
+    0) note "examples/$example" "ok: $(grep -E "^(add_one|gemm)" "$WORK/$example.txt" | paste -sd ';' -)" ;;
+    77) note "examples/$example" "SKIPPED: no CUDA device"; STATUS=1 ;;
+    *) note "examples/$example" "FAILED (exit $rc)"; STATUS=1 ;;
+  esac
+done
 
 step "GPU tests (ctest -L gpu)"
 ctest --test-dir "$BUILD_DIR" -L gpu --output-on-failure --timeout 300 2>&1 | tee "$OUT_DIR/ctest-gpu.txt"
@@ -111,12 +123,22 @@ else
 fi
 
 step "benchmark: add_one_bench"
-timeout 300 "$BUILD_DIR/bench/add_one_bench" --json "$OUT_DIR/add_one_bench.json" --commit "$COMMIT" 2>&1 | tee "$OUT_DIR/add_one_bench.txt"
+timeout 300 "$BUILD_DIR/bench/add_one_bench" --json "$OUT_DIR/add_one_bench.json" --commit "$COMMIT" 2>&1 | tee "$WORK/add_one_bench.txt"
 rc=${PIPESTATUS[0]}
 if [ "$rc" -eq 0 ]; then
-  note "add_one_bench" "ok: $(grep -E 'reaches' "$OUT_DIR/add_one_bench.txt")"
+  note "add_one_bench" "ok: $(grep -E 'reaches' "$WORK/add_one_bench.txt")"
 else
   note "add_one_bench" "FAILED (exit $rc)"
+  STATUS=1
+fi
+
+step "benchmark: gemm_bench"
+timeout 300 "$BUILD_DIR/bench/gemm_bench" --json "$OUT_DIR/gemm_bench.json" --commit "$COMMIT" 2>&1 | tee "$WORK/gemm_bench.txt"
+rc=${PIPESTATUS[0]}
+if [ "$rc" -eq 0 ]; then
+  note "gemm_bench" "ok: $(grep -E 'reaches' "$WORK/gemm_bench.txt" | paste -sd ';' -)"
+else
+  note "gemm_bench" "FAILED (exit $rc)"
   STATUS=1
 fi
 
@@ -126,7 +148,7 @@ if command -v cuobjdump >/dev/null && [ -n "$OBJ" ]; then
   cuobjdump --dump-sass "$OBJ" >"$OUT_DIR/add_one.sass" 2>&1
   cuobjdump --dump-resource-usage "$OBJ" 2>&1 | grep -E 'Function|REG' | tee -a "$OUT_DIR/add_one.sass"
   # The add_one_n kernel's function only (up to the next one).
-  awk '/Function : .*add_one_n_kernel/ { on = 1; print; next } /Function : / { on = 0 } on' \
+  awk '/Function : .*tylo_kernel_add_one_n/ { on = 1; print; next } /Function : / { on = 0 } on' \
     "$OUT_DIR/add_one.sass" >"$OUT_DIR/add_one_n.sass.tmp"
   ldg=$(grep -c 'LDG\.E\.128' "$OUT_DIR/add_one_n.sass.tmp")
   stg=$(grep -c 'STG\.E\.128' "$OUT_DIR/add_one_n.sass.tmp")
@@ -135,13 +157,120 @@ if command -v cuobjdump >/dev/null && [ -n "$OBJ" ]; then
   rm -f "$OUT_DIR/add_one_n.sass.tmp"
   grep -E 'LDG|STG' "$OUT_DIR/add_one.sass" | sed 's/^ *//' | sort | uniq -c | sort -rn | head -n 12
   if [ "$ldg" -ge 1 ] && [ "$stg" -ge 1 ] && [ "$local_mem" -eq 0 ]; then
-    note "SASS add_one_n_kernel" "ok: LDG.E.128 x$ldg, STG.E.128 x$stg, 32-bit (tail) x$scalar, LDL/STL x0"
+    note "SASS tylo_kernel_add_one_n" "ok: LDG.E.128 x$ldg, STG.E.128 x$stg, 32-bit (tail) x$scalar, LDL/STL x0"
   else
-    note "SASS add_one_n_kernel" "UNEXPECTED: LDG.E.128 x$ldg, STG.E.128 x$stg, LDL/STL x$local_mem"
+    note "SASS tylo_kernel_add_one_n" "UNEXPECTED: LDG.E.128 x$ldg, STG.E.128 x$stg, LDL/STL x$local_mem"
     STATUS=1
   fi
 else
   note "SASS" "not dumped (cuobjdump: $(command -v cuobjdump || echo missing), object: ${OBJ:-missing})"
+fi
+
+step "SASS and registers of the generated GEMM kernels"
+# Per kernel: how many of each instruction of interest the SASS holds. HMMA: mma.sync on the
+# tensor cores; LDSM: ldmatrix; LDGSTS: cp.async; LDGDEPBAR/DEPBAR: commit_copies/wait_copies;
+# BAR: barrier(); LDG/STG: plain global loads/stores (the epilogue's stores); LDL/STL: local
+# memory (spills).
+sass_counts() {
+  awk -v ops="HMMA LDSM LDGSTS LDGDEPBAR DEPBAR BAR LDG STG LDL STL" '
+    BEGIN { nops = split(ops, op, " "); for (i = 1; i <= nops; ++i) want[op[i]] = 1 }
+    /Function : / {
+      name = ""
+      if (match($NF, /tylo_kernel_gemm[a-z_]*_b?f16/)) { name = substr($NF, RSTART + 12, RLENGTH - 12); order[++n] = name }
+      next
+    }
+    name == "" { next }
+    {
+      line = $0
+      sub(/^[ \t]*\/\*[0-9a-f]+\*\/[ \t]*/, "", line)
+      sub(/^@!?U?P[T0-9]+[ \t]+/, "", line)
+      split(line, w, /[ \t]+/)
+      split(w[1], parts, ".")
+      if (parts[1] in want) count[name, parts[1]]++
+    }
+    END {
+      printf "%-22s", "kernel"
+      for (i = 1; i <= nops; ++i) printf " %9s", op[i]
+      printf "\n"
+      for (k = 1; k <= n; ++k) {
+        printf "%-22s", order[k]
+        for (i = 1; i <= nops; ++i) printf " %9d", count[order[k], op[i]]
+        printf "\n"
+      }
+    }' "$1"
+}
+# nvcc -Xptxas -v, one line per kernel: registers, spills, stack.
+ptxas_summary() {
+  awk '
+    /Compiling entry function/ {
+      name = "?"
+      if (match($0, /tylo_kernel_gemm[a-z_]*_b?f16/)) name = substr($0, RSTART + 12, RLENGTH - 12)
+    }
+    /spill stores/ { frame = $0; sub(/^[ \t]*/, "", frame) }
+    /Used [0-9]+ registers/ {
+      regs = $0; sub(/.*Used /, "", regs); sub(/ registers.*/, "", regs)
+      printf "%-22s %4s registers; %s\n", name, regs, frame
+    }' "$1"
+}
+GEN_DIR="$BUILD_DIR/bench/tylo"
+GEMM_SASS="$OUT_DIR/gemm.sass"
+: >"$GEMM_SASS"
+if [ -f "$GEN_DIR/gemm.cu" ] && [ -f "$GEN_DIR/gemm_stages.cu" ]; then
+  # Both at once; wait for these two only (a bare `wait` would also wait for the log's tee).
+  pids=()
+  for stem in gemm gemm_stages; do
+    nvcc -std=c++17 -O3 -gencode arch=compute_90,code=sm_90 -Xptxas -v -I runtime -I "$GEN_DIR" \
+      -c "$GEN_DIR/$stem.cu" -o "$WORK/$stem-ptxas.o" >"$WORK/$stem-ptxas.txt" 2>&1 &
+    pids+=($!)
+  done
+  wait "${pids[@]}"
+  {
+    echo "==== nvcc -Xptxas -v (sm_90) of the generated gemm.cu and gemm_stages.cu"
+    cat "$WORK/gemm-ptxas.txt" "$WORK/gemm_stages-ptxas.txt"
+  } >>"$GEMM_SASS"
+  cat "$WORK/gemm-ptxas.txt" "$WORK/gemm_stages-ptxas.txt" >"$WORK/ptxas.txt"
+  ptxas_summary "$WORK/ptxas.txt" | tee "$WORK/ptxas-summary.txt"
+  spills=$(grep -cE '[1-9][0-9]* bytes spill (stores|loads)' "$WORK/ptxas.txt")
+  note "ptxas -v GEMM kernels" "$(awk '{ printf "%s%s %s regs", sep, $1, $2; sep = ", " }' "$WORK/ptxas-summary.txt"); spilling lines: $spills"
+else
+  note "ptxas -v GEMM kernels" "not run (no generated $GEN_DIR/gemm.cu)"
+fi
+GEMM_OBJS=$(find "$BUILD_DIR/bench" -path '*tylo/gemm*.cu.o' | sort | paste -sd ' ' -)
+if command -v cuobjdump >/dev/null && [ -n "$GEMM_OBJS" ]; then
+  for obj in $GEMM_OBJS; do
+    cuobjdump --dump-sass "$obj" >>"$WORK/gemm-sass.txt" 2>&1
+    cuobjdump --dump-resource-usage "$obj" 2>&1 | grep -E 'Function|REG' >>"$WORK/gemm-resources.txt"
+  done
+  sass_counts "$WORK/gemm-sass.txt" | tee "$WORK/gemm-counts.txt"
+  {
+    echo
+    echo "==== instructions per kernel (cuobjdump --dump-sass of $GEMM_OBJS)"
+    cat "$WORK/gemm-counts.txt"
+    echo
+    echo "==== opcodes of tylo_kernel_gemm_bf16 (most frequent first)"
+    awk '/Function : / { on = ($NF ~ /tylo_kernel_gemm_bf16/) ; next } on' "$WORK/gemm-sass.txt" |
+      grep -oE '(HMMA|LDSM|LDGSTS|LDGDEPBAR|DEPBAR|BAR|LDG|STG|LDS|STS|LDL|STL|FFMA|FMUL|FMNMX|IMAD|ISETP)(\.[A-Z0-9_]+)*' |
+      sort | uniq -c | sort -rn
+    echo
+    echo "==== cuobjdump --dump-resource-usage"
+    cat "$WORK/gemm-resources.txt"
+    echo
+    echo "==== SASS"
+    cat "$WORK/gemm-sass.txt"
+  } >>"$GEMM_SASS"
+  # Every GEMM kernel must use the tensor cores, ldmatrix and cp.async, and not spill.
+  bad=$(awk 'NR > 1 && ($2 == 0 || $3 == 0 || $4 == 0) { print $1 }' "$WORK/gemm-counts.txt" | paste -sd ' ' -)
+  local_mem=$(awk 'NR > 1 { s += $10 + $11 } END { print s + 0 }' "$WORK/gemm-counts.txt")
+  kernels=$(awk 'NR > 1' "$WORK/gemm-counts.txt" | wc -l)
+  line=$(awk 'NR > 1 { printf "%s%s HMMA x%d LDSM x%d LDGSTS x%d", sep, $1, $2, $3, $4; sep = "; " }' "$WORK/gemm-counts.txt")
+  if [ "$kernels" -ge 6 ] && [ -z "$bad" ]; then
+    note "SASS GEMM kernels" "ok ($kernels kernels, LDL/STL x$local_mem): $line"
+  else
+    note "SASS GEMM kernels" "UNEXPECTED ($kernels kernels; without HMMA, LDSM or LDGSTS: ${bad:-none}): $line"
+    STATUS=1
+  fi
+else
+  note "SASS GEMM" "not dumped (cuobjdump: $(command -v cuobjdump || echo missing), objects: ${GEMM_OBJS:-missing})"
 fi
 
 step "summary"
@@ -149,7 +278,12 @@ step "summary"
   echo "run-gpu.sh on $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -n 1)"
   printf '%s\n' "${RESULTS[@]}"
   echo
-  # The benchmark's own table.
-  sed -n '/^add-one on /,$p' "$OUT_DIR/add_one_bench.txt" 2>/dev/null
+  # The benchmarks' own tables.
+  sed -n '/^add-one on /,$p' "$WORK/add_one_bench.txt" 2>/dev/null
+  echo
+  sed -n '/^GEMM on /,$p' "$WORK/gemm_bench.txt" 2>/dev/null
+  echo
+  cat "$WORK/gemm-counts.txt" 2>/dev/null
+  cat "$WORK/ptxas-summary.txt" 2>/dev/null
 } | tee "$OUT_DIR/summary.txt"
 exit $STATUS

@@ -86,6 +86,7 @@ class KernelSema {
   void ifStmt(const ast::Stmt& s, const ast::If& i);
   void exprStmt(const ast::Stmt& s, const ast::ExprStmt& e);
   bool storeElement(const ast::Stmt& s, const ast::Index& target, tir::ExprRef value, SourceRange valueRange);
+  void nameTensor(uint32_t id, const std::string& name);
   void emit(SourceRange loc, auto node) {
     if (!countStmt(loc)) return;
     out_.back()->push_back(tile::Stmt{loc, std::move(node)});

@@ -60,6 +60,7 @@ uint32_t KernelSema::allocFragment(const std::string& base, tile::DType dtype, s
   t.loc = loc;
   t.slots = std::max<int64_t>(1, layout::cosize(layout::Layout(layout::storage(l.tile)), layout::Axis::m));
   t.name = fmt::format("{}{}", base, k_.tensors.size());
+  t.autoNamed = true;
   t.array = tir::addArray(k_.skeleton, t.name, tile::toTir(dtype), t.slots);
   return addTensor(std::move(t));
 }

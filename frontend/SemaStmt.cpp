@@ -74,9 +74,28 @@ void KernelSema::let(const ast::Stmt& s, const ast::Let& l) {
                   "let y = alloc_local(...); y = x * 2.0;");
     return;
   } else {
+    if (v->kind == Value::Kind::View) nameTensor(v->view.tensor, l.name);
     b.value = std::move(*v);
   }
   bind(l.name, std::move(b));
+}
+
+// A tensor allocated by a `let` takes the binding's name (made unique), so diagnostics
+// and generated code speak of `acc`, not of an internal name.
+void KernelSema::nameTensor(uint32_t id, const std::string& name) {
+  tile::Tensor& t = k_.tensors[id];
+  if (!t.autoNamed) return;
+  t.autoNamed = false;
+  int n = nameCounts_[name]++;
+  std::string unique = n == 0 ? name : fmt::format("{}_{}", name, n);
+  // Parameters keep their names in the generated code; stay clear of them.
+  for (const tir::Param& p : k_.skeleton.params)
+    if (p.name == unique) unique += "_";
+  t.name = unique;
+  if (t.space == tile::MemSpace::Local)
+    k_.skeleton.arrays[t.array].name = unique;
+  else if (t.buffer != ~0u)
+    k_.skeleton.buffers[t.buffer].name = unique;
 }
 
 static std::optional<tir::BinOp> compoundOp(ast::AssignOp op) {

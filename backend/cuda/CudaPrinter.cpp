@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <cmath>
+#include <set>
 #include <cstring>
 
 #include "ir/thread/Builder.h"
@@ -45,7 +47,28 @@ std::string floatLiteral(double v) {
   return s + "f";
 }
 
-std::string safeName(const std::string& name) { return name; }
+// C++ and CUDA names a .tyl identifier may spell; they get a trailing underscore, as do
+// names in the generated code's own `tylo_` namespace of identifiers.
+std::string safeName(const std::string& name) {
+  static const std::set<std::string, std::less<>> reserved = {
+      "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break", "case", "catch",
+      "char", "char8_t", "char16_t", "char32_t", "class", "compl", "concept", "const", "consteval", "constexpr",
+      "constinit", "const_cast", "continue", "co_await", "co_return", "co_yield", "decltype", "default", "delete",
+      "do", "double", "dynamic_cast", "else", "enum", "explicit", "export", "extern", "false", "float", "for",
+      "friend", "goto", "if", "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "not_eq",
+      "nullptr", "operator", "or", "or_eq", "private", "protected", "public", "register", "reinterpret_cast",
+      "requires", "return", "short", "signed", "sizeof", "static", "static_assert", "static_cast", "struct",
+      "switch", "template", "this", "thread_local", "throw", "true", "try", "typedef", "typeid", "typename",
+      "union", "unsigned", "using", "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq",
+      // CUDA built-ins and types the generated code uses.
+      "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "dim3", "uint2", "uint4", "float4", "stream",
+      "cudaError_t", "cudaStream_t", "int32_t", "int64_t", "uint32_t", "uint64_t", "uint16_t", "uintptr_t",
+      "min", "max", "fminf", "fmaxf", "tylo", "std", "main", "assert", "NULL", "INT64_MIN"};
+  if (reserved.count(name) || name.rfind("tylo_", 0) == 0 || name.rfind("__", 0) == 0 ||
+      (name.size() > 1 && name[0] == '_' && std::isupper(static_cast<unsigned char>(name[1]))))
+    return name + "_";
+  return name;
+}
 
 std::string ExprPrinter::reg(const tir::Reg& r) const {
   if (r.isVar) return safeName(k_.vars.at(r.id).name);

@@ -14,6 +14,9 @@ std::string emitKernel(const tir::Kernel& k, const EmitOptions& options);
 std::string emitLauncher(const tir::Kernel& k, const EmitOptions& options);
 std::string launcherDeclaration(const tir::Kernel& k);
 
-inline std::string kernelSymbol(const tir::Kernel& k) { return k.name + "_kernel"; }
+// The __global__ function: in a name space users cannot spell (safeName escapes `tylo_`).
+inline std::string kernelSymbol(const tir::Kernel& k) { return "tylo_kernel_" + k.name; }
+// The host launcher: the kernel's own name.
+inline std::string launcherName(const tir::Kernel& k) { return safeName(k.name); }
 
 }  // namespace tyl::cuda

@@ -121,9 +121,9 @@ class KernelPrinter {
     if (n.dst.size() == 1) {
       assignReg(d, n.dst[0], fmt::format("*({})", ptr));
     } else {
-      line(d, fmt::format("{{ const {} v = *reinterpret_cast<const {}*>({});", vectorType(bytes), vectorType(bytes),
-                          ptr));
-      std::vector<std::string> words = wordsOf("v", bytes);
+      line(d, fmt::format("{{ const {} tylo_v = *reinterpret_cast<const {}*>({});", vectorType(bytes),
+                          vectorType(bytes), ptr));
+      std::vector<std::string> words = wordsOf("tylo_v", bytes);
       for (size_t i = 0; i < n.dst.size(); ++i) {
         std::string bits = eb == 4 ? words[i] : fmt::format("({} >> {})", words[i * eb / 4], (i * eb % 4) * 8);
         assignReg(d + 1, n.dst[i], fromBits(bits, n.type));

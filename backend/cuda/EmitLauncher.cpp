@@ -35,13 +35,14 @@ std::string quoted(const std::string& s) {
 
 std::string launcherDeclaration(const tir::Kernel& k) {
   std::string params = paramList(k);
-  return fmt::format("cudaError_t {}({}{}cudaStream_t stream = 0);\n", k.name, params, params.empty() ? "" : ", ");
+  return fmt::format("cudaError_t {}({}{}cudaStream_t stream = 0);\n", launcherName(k), params,
+                     params.empty() ? "" : ", ");
 }
 
 std::string emitLauncher(const tir::Kernel& k, const EmitOptions&) {
   ExprPrinter host(k, false);
   std::string params = paramList(k);
-  std::string out = fmt::format("cudaError_t {}({}{}cudaStream_t stream) {{\n", k.name, params,
+  std::string out = fmt::format("cudaError_t {}({}{}cudaStream_t stream) {{\n", launcherName(k), params,
                                 params.empty() ? "" : ", ");
   auto fail = [&](const std::string& msg) {
     return fmt::format("return tylo::launch_error({});", quoted(k.name + ": " + msg));
@@ -51,10 +52,10 @@ std::string emitLauncher(const tir::Kernel& k, const EmitOptions&) {
     if (c.beforeGrid)
       out += fmt::format("  if (!{}) {}\n", host.print(c.cond), fail(c.message));
   const char* axes[] = {"x", "y", "z"};
-  for (int i = 0; i < 3; ++i) out += fmt::format("  const int64_t grid_{} = {};\n", axes[i], host.print(k.grid[i]));
-  out += fmt::format("  if (grid_x < 0 || grid_y < 0 || grid_z < 0) {}\n", fail("the grid size is negative"));
-  out += "  if (grid_x == 0 || grid_y == 0 || grid_z == 0) return cudaSuccess;  // nothing to do\n";
-  out += fmt::format("  if (grid_x > int64_t{{2147483647}} || grid_y > 65535 || grid_z > 65535) {}\n",
+  for (int i = 0; i < 3; ++i) out += fmt::format("  const int64_t tylo_grid_{} = {};\n", axes[i], host.print(k.grid[i]));
+  out += fmt::format("  if (tylo_grid_x < 0 || tylo_grid_y < 0 || tylo_grid_z < 0) {}\n", fail("the grid size is negative"));
+  out += "  if (tylo_grid_x == 0 || tylo_grid_y == 0 || tylo_grid_z == 0) return cudaSuccess;  // nothing to do\n";
+  out += fmt::format("  if (tylo_grid_x > int64_t{{2147483647}} || tylo_grid_y > 65535 || tylo_grid_z > 65535) {}\n",
                      fail("the grid is larger than CUDA allows"));
   for (const tir::LaunchCheck& c : k.checks) {
     if (c.kind == tir::LaunchCheck::Kind::PointerAlignment) {
@@ -73,8 +74,8 @@ std::string emitLauncher(const tir::Kernel& k, const EmitOptions&) {
   }
   std::string args;
   for (const tir::Param& p : k.params) args += (args.empty() ? "" : ", ") + safeName(p.name);
-  out += fmt::format("  {}<<<dim3(static_cast<unsigned>(grid_x), static_cast<unsigned>(grid_y), "
-                     "static_cast<unsigned>(grid_z)), dim3({}, {}, {}), {}, stream>>>({});\n",
+  out += fmt::format("  {}<<<dim3(static_cast<unsigned>(tylo_grid_x), static_cast<unsigned>(tylo_grid_y), "
+                     "static_cast<unsigned>(tylo_grid_z)), dim3({}, {}, {}), {}, stream>>>({});\n",
                      kernelSymbol(k), k.block[0], k.block[1], k.block[2], k.sharedBytes, args);
   out += "  return cudaGetLastError();\n}\n";
   return out;

@@ -50,6 +50,7 @@ struct Tensor {
   int64_t slots = 0;         // local: register slots per thread
   SourceRange loc;
   SourceRange layoutLoc;
+  bool autoNamed = false;  // named by the compiler; a `let` binding may rename it
 
   bool isStatic() const;
   int64_t staticSize() const;  // -1 when a dimension is dynamic

@@ -103,7 +103,7 @@ TEST_CASE("add_one_n launcher checks alignment and size before launching") {
 
 TEST_CASE("add_one_n kernel moves 16-byte vectors") {
   Generated g = generate(scratch("vectors"));
-  const std::string kernel = functionAt(g.cu, "add_one_n_kernel(");
+  const std::string kernel = functionAt(g.cu, "tylo_kernel_add_one_n(");
   INFO(kernel);
   REQUIRE(!kernel.empty());
   CHECK(kernel.find("reinterpret_cast<const uint4*>(A") != std::string::npos);
@@ -187,7 +187,7 @@ TEST_CASE("add_one PTX loads with ld.global.nc.v4 and stores with st.global.v4")
                  ptxPath.string()});
   INFO(r.err);
   REQUIRE(r.exitCode == 0);
-  const std::string entry = ptxEntry(readFile(ptxPath.string()), "add_one_n_kernel");
+  const std::string entry = ptxEntry(readFile(ptxPath.string()), "tylo_kernel_add_one_n");
   INFO(entry);
   REQUIRE(!entry.empty());
   // One 16-byte load and one 16-byte store per thread on the full-block path; the tail is

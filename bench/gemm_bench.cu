@@ -1,0 +1,438 @@
+// GEMM benchmark (PERFORMANCE.md): the generated GEMM (examples/gemm/gemm.tyl, mma.sync +
+// ldmatrix + cp.async, a three-stage pipeline) against cublasGemmEx in the same process, on the
+// same inputs: bf16 and f16 in, f32 out and f32 accumulation, C = A @ B with A, B row-major,
+// at 2048^3, 4096^3 and 8192^3. At one size (default 4096) it also times the hand-written one-
+// and two-stage pipelines of gemm_stages.tyl, to show what the overlap buys.
+//
+//   gemm_bench [--json PATH] [--sizes 2048,4096,8192] [--stages-size N|0] [--reps R] [--commit SHA]
+//
+// Method: random inputs (never zero); each output poisoned, then checked before any timing
+// against cuBLAS (relative Frobenius error over every element; PERFORMANCE.md's bounds, bf16
+// 1e-2 and f16 1e-3) and against a float64 CPU product at 1024 sampled elements; 5 warm-up
+// runs, then the median of R (default 30) CUDA-event timings of one launch each, the L2
+// flushed (by reading an unrelated buffer) before each timing; the kernels and cuBLAS
+// alternate, so drift affects all alike. Every CUDA and cuBLAS return code and the last error
+// after each launch are checked. FLOPs = 2 M N K. Prints a table last and writes JSON.
+// Exit codes: 0 ok, 1 a wrong result or a CUDA/cuBLAS error, 2 bad arguments, 77 no CUDA device.
+#include "gemm.cuh"
+#include "gemm_check.h"
+#include "gemm_stages.cuh"
+
+#include <tylo/runtime.cuh>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace gemm_check;
+
+#define CHECK_CUDA(call) checkCuda((call), #call, __LINE__)
+#define CHECK_CUBLAS(call) checkCublas((call), #call, __LINE__)
+
+void checkCuda(cudaError_t err, const char* what, int line) {
+  if (err == cudaSuccess) return;
+  std::fprintf(stderr, "gemm_bench.cu:%d: %s failed: %s", line, what, cudaGetErrorString(err));
+  if (err == cudaErrorInvalidValue && tylo::last_launch_error())
+    std::fprintf(stderr, " (%s)", tylo::last_launch_error());
+  std::fprintf(stderr, "\n");
+  std::exit(1);
+}
+
+void checkCublas(cublasStatus_t status, const char* what, int line) {
+  if (status == CUBLAS_STATUS_SUCCESS) return;
+  std::fprintf(stderr, "gemm_bench.cu:%d: %s failed: %s\n", line, what, cublasStatusName(status));
+  std::exit(1);
+}
+
+// After a launch: its own return code, then anything the launch left behind.
+#define CHECK_LAUNCH(call)          \
+  do {                              \
+    CHECK_CUDA(call);               \
+    CHECK_CUDA(cudaGetLastError()); \
+  } while (0)
+
+// Reads `words` words and writes only if their sum is a value it never is: evicts the L2 with
+// clean lines, so the next timed operation starts with its inputs in DRAM.
+__global__ void flushKernel(const uint4* __restrict__ p, size_t words, uint32_t* sink) {
+  uint32_t acc = 0;
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < words; i += size_t(gridDim.x) * blockDim.x) {
+    const uint4 v = p[i];
+    acc ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (acc == 0x9e3779b9u) *sink = acc;
+}
+
+struct Stats {
+  std::vector<float> ms;  // every timing, in milliseconds
+  float median() const {
+    std::vector<float> s = ms;
+    std::sort(s.begin(), s.end());
+    const size_t n = s.size();
+    return n % 2 ? s[n / 2] : 0.5f * (s[n / 2 - 1] + s[n / 2]);
+  }
+  float min() const { return *std::min_element(ms.begin(), ms.end()); }
+  float max() const { return *std::max_element(ms.begin(), ms.end()); }
+};
+
+std::string jsonArray(const std::vector<float>& v) {
+  std::string s = "[";
+  char buf[32];
+  for (size_t i = 0; i < v.size(); ++i) {
+    std::snprintf(buf, sizeof buf, "%s%.5f", i ? ", " : "", v[i]);
+    s += buf;
+  }
+  return s + "]";
+}
+
+// One timed configuration: a kernel (or cuBLAS) at one size and dtype.
+struct Row {
+  std::string kernel;  // "gemm", "gemm_two_stage", "gemm_one_stage" or "cublasGemmEx"
+  std::string dtype;
+  int64_t n = 0;  // M = N = K
+  Stats stats;
+  double relErrCublas = 0;   // vs cuBLAS, every element (0 for cuBLAS itself)
+  double relErrSampled = 0;  // vs float64 at the sampled elements
+  double tflops() const { return 2.0 * double(n) * double(n) * double(n) / (stats.median() * 1e-3) / 1e12; }
+};
+
+struct Context {
+  cudaStream_t stream;
+  cudaEvent_t start, stop;
+  cublasHandle_t cublas;
+  uint4* flush;
+  size_t flushBytes;
+  uint32_t* sink;
+  int multiprocessors;
+  int reps;
+};
+
+constexpr int kWarmup = 5;
+constexpr int kSamples = 1024;
+
+void flushL2(const Context& c) {
+  CHECK_LAUNCH((flushKernel<<<4 * c.multiprocessors, 512, 0, c.stream>>>(c.flush, c.flushBytes / 16, c.sink),
+                cudaGetLastError()));
+}
+
+template <class Op>
+float timeOnce(const Context& c, Op op) {
+  flushL2(c);
+  CHECK_CUDA(cudaEventRecord(c.start, c.stream));
+  op();
+  CHECK_CUDA(cudaEventRecord(c.stop, c.stream));
+  CHECK_CUDA(cudaEventSynchronize(c.stop));
+  float ms = 0;
+  CHECK_CUDA(cudaEventElapsedTime(&ms, c.start, c.stop));
+  return ms;
+}
+
+// Relative error of got against float64 dot products at kSamples random (i, j).
+template <class T>
+double sampledError(const std::vector<float>& got, const std::vector<T>& A, const std::vector<T>& B, int64_t n,
+                    uint64_t seed) {
+  double errSq = 0, refSq = 0;
+  for (int s = 0; s < kSamples; ++s) {
+    const uint64_t h = splitmix64(seed + s);
+    const int64_t i = int64_t(h % uint64_t(n)), j = int64_t((h >> 32) % uint64_t(n));
+    double ref = 0;
+    for (int64_t k = 0; k < n; ++k)
+      ref += double(Dtype<T>::toFloat(A[size_t(i * n + k)])) * double(Dtype<T>::toFloat(B[size_t(k * n + j)]));
+    const double d = double(got[size_t(i * n + j)]) - ref;
+    errSq += d * d;
+    refSq += ref * ref;
+  }
+  const double r = std::sqrt(errSq / std::max(refSq, 1e-300));
+  return std::isnan(r) ? INFINITY : r;
+}
+
+template <class T>
+struct Candidate {
+  const char* kernel;
+  GemmFn<T> fn;
+};
+
+// Checks then times every candidate and cuBLAS at size n; appends the rows.
+template <class T>
+bool benchSize(const Context& c, int64_t n, const std::vector<Candidate<T>>& candidates, T* A, T* B, float* C,
+               float* Cref, const std::vector<T>& hostA, const std::vector<T>& hostB, std::vector<Row>& rows) {
+  const size_t count = size_t(n) * size_t(n);
+  const int ni = static_cast<int>(n);
+  const double bound = std::strcmp(Dtype<T>::name, "bf16") == 0 ? 1e-2 : 1e-3;  // PERFORMANCE.md
+  // The first n*n elements of the host matrices are this size's A and B (row-major n x n).
+  CHECK_CUDA(cudaMemcpy(A, hostA.data(), count * sizeof(T), cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaMemcpy(B, hostB.data(), count * sizeof(T), cudaMemcpyHostToDevice));
+
+  // cuBLAS first: its result is the reference, itself checked at the sampled elements.
+  std::vector<float> ref(count), got(count);
+  CHECK_CUDA(cudaMemsetAsync(Cref, kPoisonByte, count * sizeof(float), c.stream));
+  CHECK_CUBLAS(cublasGemmRowMajor(c.cublas, ni, ni, ni, 1.0f, A, B, Cref));
+  CHECK_CUDA(cudaStreamSynchronize(c.stream));
+  CHECK_CUDA(cudaMemcpy(ref.data(), Cref, count * sizeof(float), cudaMemcpyDeviceToHost));
+  Row cublasRow;
+  cublasRow.kernel = "cublasGemmEx";
+  cublasRow.dtype = Dtype<T>::name;
+  cublasRow.n = n;
+  cublasRow.relErrSampled = sampledError(ref, hostA, hostB, n, 77 + n);
+  if (countWritten(ref.data(), count) != count || !(cublasRow.relErrSampled <= bound)) {
+    std::fprintf(stderr, "cublasGemmEx %s %lld^3: rel err %.3g vs float64 at %d samples\n", Dtype<T>::name,
+                 static_cast<long long>(n), cublasRow.relErrSampled, kSamples);
+    return false;
+  }
+
+  std::vector<Row> mine;
+  for (const Candidate<T>& k : candidates) {
+    Row r;
+    r.kernel = k.kernel;
+    r.dtype = Dtype<T>::name;
+    r.n = n;
+    CHECK_CUDA(cudaMemsetAsync(C, kPoisonByte, count * sizeof(float), c.stream));
+    CHECK_LAUNCH(k.fn(ni, ni, ni, A, B, C, 1.0f, false, c.stream));
+    CHECK_CUDA(cudaStreamSynchronize(c.stream));
+    CHECK_CUDA(cudaMemcpy(got.data(), C, count * sizeof(float), cudaMemcpyDeviceToHost));
+    r.relErrCublas = relativeFrobenius(got.data(), ref.data(), count);
+    r.relErrSampled = sampledError(got, hostA, hostB, n, 77 + n);
+    std::printf("%s_%s %lld^3: rel err %.2e vs cuBLAS (every element), %.2e vs float64 (%d samples)\n", k.kernel,
+                Dtype<T>::name, static_cast<long long>(n), r.relErrCublas, r.relErrSampled, kSamples);
+    if (!(r.relErrCublas <= bound) || !(r.relErrSampled <= bound)) {
+      std::fprintf(stderr, "%s_%s %lld^3: wrong result (bound %.0e): not timed\n", k.kernel, Dtype<T>::name,
+                   static_cast<long long>(n), bound);
+      return false;
+    }
+    mine.push_back(r);
+  }
+
+  const auto runCublas = [&] {
+    CHECK_CUBLAS(cublasGemmRowMajor(c.cublas, ni, ni, ni, 1.0f, A, B, Cref));
+    CHECK_CUDA(cudaGetLastError());
+  };
+  for (int i = 0; i < kWarmup; ++i) {
+    for (const Candidate<T>& k : candidates)
+      timeOnce(c, [&] { CHECK_LAUNCH(k.fn(ni, ni, ni, A, B, C, 1.0f, false, c.stream)); });
+    timeOnce(c, runCublas);
+  }
+  for (int i = 0; i < c.reps; ++i) {
+    for (size_t j = 0; j < candidates.size(); ++j) {
+      const Candidate<T>& k = candidates[j];
+      mine[j].stats.ms.push_back(timeOnce(c, [&] { CHECK_LAUNCH(k.fn(ni, ni, ni, A, B, C, 1.0f, false, c.stream)); }));
+    }
+    cublasRow.stats.ms.push_back(timeOnce(c, runCublas));
+  }
+  // The timed runs rewrote C: it still matches.
+  CHECK_CUDA(cudaMemcpy(got.data(), C, count * sizeof(float), cudaMemcpyDeviceToHost));
+  if (!(relativeFrobenius(got.data(), ref.data(), count) <= bound)) {
+    std::fprintf(stderr, "%s %lld^3: the result changed during timing\n", Dtype<T>::name, static_cast<long long>(n));
+    return false;
+  }
+  rows.insert(rows.end(), mine.begin(), mine.end());
+  rows.push_back(cublasRow);
+  return true;
+}
+
+template <class T>
+bool benchType(const Context& c, const std::vector<int64_t>& sizes, int64_t stagesSize,
+               const std::vector<Candidate<T>>& all, uint64_t seed, std::vector<Row>& rows) {
+  const int64_t maxN = *std::max_element(sizes.begin(), sizes.end());
+  const size_t maxCount = size_t(maxN) * size_t(maxN);
+  const std::vector<T> hostA = randomMatrix<T>(maxCount, seed);
+  const std::vector<T> hostB = randomMatrix<T>(maxCount, seed + 1);
+  T* A = nullptr;
+  T* B = nullptr;
+  float* C = nullptr;
+  float* Cref = nullptr;
+  CHECK_CUDA(cudaMalloc(&A, maxCount * sizeof(T)));
+  CHECK_CUDA(cudaMalloc(&B, maxCount * sizeof(T)));
+  CHECK_CUDA(cudaMalloc(&C, maxCount * sizeof(float)));
+  CHECK_CUDA(cudaMalloc(&Cref, maxCount * sizeof(float)));
+  bool ok = true;
+  for (int64_t n : sizes) {
+    // The three-stage construct everywhere; the hand-written pipelines at one size.
+    std::vector<Candidate<T>> candidates{all[0]};
+    if (n == stagesSize) candidates = all;
+    ok = benchSize<T>(c, n, candidates, A, B, C, Cref, hostA, hostB, rows) && ok;
+  }
+  CHECK_CUDA(cudaFree(A));
+  CHECK_CUDA(cudaFree(B));
+  CHECK_CUDA(cudaFree(C));
+  CHECK_CUDA(cudaFree(Cref));
+  return ok;
+}
+
+const Row* cublasFor(const std::vector<Row>& rows, const Row& r) {
+  for (const Row& x : rows)
+    if (x.kernel == "cublasGemmEx" && x.dtype == r.dtype && x.n == r.n) return &x;
+  return nullptr;
+}
+
+std::vector<int64_t> parseSizes(const char* s) {
+  std::vector<int64_t> v;
+  for (const char* p = s; *p;) {
+    char* end = nullptr;
+    const long long x = std::strtoll(p, &end, 10);
+    if (end == p) return {};
+    v.push_back(x);
+    p = *end == ',' ? end + 1 : end;
+    if (*end && *end != ',') return {};
+  }
+  return v;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string jsonPath;
+  std::string commit = "unknown";
+  std::vector<int64_t> sizes{2048, 4096, 8192};
+  int64_t stagesSize = 4096;
+  int reps = 30;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--json" && i + 1 < argc)
+      jsonPath = argv[++i];
+    else if (a == "--sizes" && i + 1 < argc)
+      sizes = parseSizes(argv[++i]);
+    else if (a == "--stages-size" && i + 1 < argc)
+      stagesSize = std::strtoll(argv[++i], nullptr, 10);
+    else if (a == "--reps" && i + 1 < argc)
+      reps = std::atoi(argv[++i]);
+    else if (a == "--commit" && i + 1 < argc)
+      commit = argv[++i];
+    else {
+      std::fprintf(stderr,
+                   "usage: gemm_bench [--json PATH] [--sizes 2048,4096,8192] [--stages-size N|0] [--reps R] "
+                   "[--commit SHA]   (R >= 20 for reported figures)\n");
+      return 2;
+    }
+  }
+  bool sizesOk = !sizes.empty() && reps >= 1;
+  for (int64_t n : sizes) sizesOk = sizesOk && n >= 8 && n % 8 == 0 && n <= 32768;
+  if (!sizesOk) {
+    std::fprintf(stderr, "gemm_bench: sizes must be multiples of 8 in [8, 32768], and --reps positive\n");
+    return 2;
+  }
+
+  int devices = 0;
+  const cudaError_t countErr = cudaGetDeviceCount(&devices);
+  if (countErr != cudaSuccess || devices == 0) {
+    std::printf("skipped: no CUDA device (%s)\n",
+                countErr != cudaSuccess ? cudaGetErrorString(countErr) : "none found");
+    return 77;
+  }
+  cudaDeviceProp prop{};
+  CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
+  int driver = 0, runtime = 0, cublasVersion = 0;
+  CHECK_CUDA(cudaDriverGetVersion(&driver));
+  CHECK_CUDA(cudaRuntimeGetVersion(&runtime));
+  std::printf("device: %s (sm_%d%d, %d SMs, %d MB L2), driver API %d, runtime %d\n", prop.name, prop.major, prop.minor,
+              prop.multiProcessorCount, prop.l2CacheSize >> 20, driver, runtime);
+
+  Context c{};
+  c.reps = reps;
+  c.multiprocessors = prop.multiProcessorCount;
+  CHECK_CUDA(cudaStreamCreateWithFlags(&c.stream, cudaStreamNonBlocking));
+  CHECK_CUDA(cudaEventCreate(&c.start));
+  CHECK_CUDA(cudaEventCreate(&c.stop));
+  CHECK_CUBLAS(cublasCreate(&c.cublas));
+  CHECK_CUBLAS(cublasSetStream(c.cublas, c.stream));
+  CHECK_CUBLAS(cublasGetVersion(c.cublas, &cublasVersion));
+  c.flushBytes = std::max<size_t>(size_t(4) * prop.l2CacheSize, size_t(256) << 20);
+  CHECK_CUDA(cudaMalloc(&c.flush, c.flushBytes));
+  CHECK_CUDA(cudaMalloc(&c.sink, sizeof(uint32_t)));
+  CHECK_CUDA(cudaMemset(c.flush, 0x5a, c.flushBytes));
+
+  std::vector<Row> rows;
+  bool ok = benchType<__nv_bfloat16>(
+      c, sizes, stagesSize,
+      {{"gemm", gemm_bf16}, {"gemm_two_stage", gemm_two_stage_bf16}, {"gemm_one_stage", gemm_one_stage_bf16}}, 20261129,
+      rows);
+  ok = benchType<__half>(
+           c, sizes, stagesSize,
+           {{"gemm", gemm_f16}, {"gemm_two_stage", gemm_two_stage_f16}, {"gemm_one_stage", gemm_one_stage_f16}},
+           20261130, rows) &&
+       ok;
+
+  CHECK_CUDA(cudaFree(c.flush));
+  CHECK_CUDA(cudaFree(c.sink));
+  CHECK_CUBLAS(cublasDestroy(c.cublas));
+  CHECK_CUDA(cudaEventDestroy(c.start));
+  CHECK_CUDA(cudaEventDestroy(c.stop));
+  CHECK_CUDA(cudaStreamDestroy(c.stream));
+  if (!ok) return 1;
+
+  // ---- JSON, then the table ---------------------------------------------------------------------
+  if (!jsonPath.empty()) {
+    FILE* f = std::fopen(jsonPath.c_str(), "w");
+    if (!f) {
+      std::fprintf(stderr, "gemm_bench: cannot write %s\n", jsonPath.c_str());
+      return 1;
+    }
+    char date[32];
+    const std::time_t now = std::time(nullptr);
+    std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+    std::fprintf(
+        f,
+        "{\n"
+        "  \"benchmark\": \"gemm\",\n"
+        "  \"date\": \"%s\",\n"
+        "  \"commit\": \"%s\",\n"
+        "  \"device\": {\"name\": \"%s\", \"sm\": %d, \"multiprocessors\": %d, \"l2_bytes\": %d, "
+        "\"driver_api\": %d, \"runtime\": %d, \"cublas\": %d},\n"
+        "  \"method\": {\"warmup\": %d, \"reps\": %d, \"statistic\": \"median\", \"timer\": \"cudaEvent\", "
+        "\"l2_flush_bytes\": %zu, \"order\": \"alternating\", \"verified\": true, \"flops\": \"2*M*N*K\", "
+        "\"problem\": \"C(f32) = A @ B, A and B row-major 16-bit, M = N = K\", \"sampled_f64_elements\": %d},\n"
+        "  \"results\": [\n",
+        date, commit.c_str(), prop.name, prop.major * 10 + prop.minor, prop.multiProcessorCount, prop.l2CacheSize,
+        driver, runtime, cublasVersion, kWarmup, reps, c.flushBytes, kSamples);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const Row& r = rows[i];
+      const Row* ref = cublasFor(rows, r);
+      std::fprintf(f,
+                   "    {\"kernel\": \"%s\", \"dtype\": \"%s\", \"M\": %lld, \"N\": %lld, \"K\": %lld, "
+                   "\"median_ms\": %.5f, \"min_ms\": %.5f, \"max_ms\": %.5f, \"tflops\": %.2f, "
+                   "\"ratio_vs_cublas\": %.4f, \"rel_err_vs_cublas\": %.3e, \"rel_err_vs_f64_sampled\": %.3e, "
+                   "\"ms\": %s}%s\n",
+                   r.kernel.c_str(), r.dtype.c_str(), static_cast<long long>(r.n), static_cast<long long>(r.n),
+                   static_cast<long long>(r.n), r.stats.median(), r.stats.min(), r.stats.max(), r.tflops(),
+                   ref ? r.tflops() / ref->tflops() : 0.0, r.relErrCublas, r.relErrSampled,
+                   jsonArray(r.stats.ms).c_str(), i + 1 < rows.size() ? "," : "");
+    }
+    std::fprintf(f, "  ]\n}\n");
+    if (std::fclose(f) != 0) {
+      std::fprintf(stderr, "gemm_bench: cannot write %s\n", jsonPath.c_str());
+      return 1;
+    }
+  }
+
+  std::printf(
+      "\nGEMM on %s: C(f32) = A @ B, 16-bit A and B row-major, medians of %d event timings, L2 flushed, "
+      "FLOPs = 2MNK\n",
+      prop.name, reps);
+  std::printf("%-16s %-5s %6s %10s %10s %10s %9s %8s %10s\n", "kernel", "dtype", "M=N=K", "median", "min", "max",
+              "TFLOP/s", "cuBLAS", "rel err");
+  for (const Row& r : rows) {
+    const Row* ref = cublasFor(rows, r);
+    std::printf("%-16s %-5s %6lld %7.3f ms %7.3f ms %7.3f ms %9.1f %7.1f%% %10.1e\n", r.kernel.c_str(), r.dtype.c_str(),
+                static_cast<long long>(r.n), r.stats.median(), r.stats.min(), r.stats.max(), r.tflops(),
+                ref ? 100.0 * r.tflops() / ref->tflops() : 0.0,
+                r.kernel == "cublasGemmEx" ? r.relErrSampled : r.relErrCublas);
+  }
+  std::printf(
+      "(rel err: relative Frobenius error vs cuBLAS over every element; for cuBLAS, vs float64 at %d "
+      "sampled elements)\n",
+      kSamples);
+  // One line per dtype at the largest size, for summaries (PERFORMANCE.md's target for this path).
+  const int64_t largest = *std::max_element(sizes.begin(), sizes.end());
+  for (const Row& r : rows)
+    if (r.kernel == "gemm" && r.n == largest)
+      if (const Row* ref = cublasFor(rows, r))
+        std::printf("gemm_%s reaches %.1f%% of cuBLAS at %lld^3 (%.0f vs %.0f TFLOP/s; target: at least 60%%)\n",
+                    r.dtype.c_str(), 100.0 * r.tflops() / ref->tflops(), static_cast<long long>(r.n), r.tflops(),
+                    ref->tflops());
+  return 0;
+}
