@@ -326,15 +326,24 @@ void KernelSema::forLoop(const ast::Stmt& s, const ast::For& f) {
 // `pipeline(stages = S) for k in range(a, b) { ... }`: the body's copy_async statements
 // (the producer) run S - 1 iterations ahead of the rest (the consumer), each iteration
 // writing stage (iteration % S) of the shared buffers. The expansion is what one would
-// write by hand with the primitives:
+// write by hand with the primitives. With two or more stages one barrier per iteration
+// does both jobs:
 //
 //   for s in 0 .. S-2:  if a + s < b { producer(k = a + s, stage = s) }  commit_copies()
 //   for k in range(a, b):
-//     if k + S - 1 < b { producer(k = k + S - 1, stage = (k + S - 1) % S) }  commit_copies()
-//     wait_copies(S - 1)   // this iteration's copies have landed ...
-//     barrier()            // ... for every thread
+//     wait_copies(S - 2)   // this iteration's copies have landed ...
+//     barrier()            // ... for every thread, and every warp is done with k - 1
+//     if k + S - 1 < b { producer(k = k + S - 1, stage = (k + S - 1) % S) }  // refills k - 1's
+//     commit_copies()
 //     consumer(k, stage = k % S)
-//     barrier()            // every thread is done reading before the stage is refilled
+//   wait_copies(0); barrier()
+//
+// With one stage the copies of the next iteration must wait for the consumer:
+//
+//   for k in range(a, b):
+//     producer(k, stage = 0); commit_copies(); wait_copies(0); barrier()
+//     consumer(k, stage = 0)
+//     barrier()
 void KernelSema::pipelineLoop(const ast::Stmt& s, const ast::For& f, const ast::Call& range) {
   int64_t stages = 0;
   for (const ast::Arg& a : f.pipelineArgs) {
@@ -410,7 +419,7 @@ void KernelSema::pipelineLoop(const ast::Stmt& s, const ast::For& f, const ast::
     out_.pop_back();
     emit(s.range, std::move(node));
   };
-  // Prologue: fill stages 0 .. S-2.
+  // Prologue: fill stages 0 .. S-2 (nothing with one stage).
   for (int64_t i = 0; i + 1 < stages; ++i) {
     ExprRef kp = tir::add(begin, tir::intConst(i * step, t));
     guarded(tir::lt(kp, end), [&] { run(producer, Value::runtime(kp), Value::constant(ConstValue{i})); });
@@ -420,15 +429,28 @@ void KernelSema::pipelineLoop(const ast::Stmt& s, const ast::For& f, const ast::
   ExprRef k = tir::varRef(k_.skeleton, var);
   tile::For loop{var, begin, end, stepE, {}};
   out_.push_back(&loop.body);
-  ExprRef kp = tir::add(k, tir::intConst((stages - 1) * step, t));
-  guarded(tir::lt(kp, end), [&] { run(producer, Value::runtime(kp), Value::runtime(stageOf(kp))); });
-  emit(f.pipelineRange, tile::CommitCopies{});
-  emit(f.pipelineRange, tile::WaitCopies{static_cast<int>(stages - 1)});
-  emit(f.pipelineRange, tile::Barrier{});
-  run(consumer, Value::runtime(k), Value::runtime(stageOf(k)));
-  emit(f.pipelineRange, tile::Barrier{});
+  if (stages == 1) {
+    run(producer, Value::runtime(k), Value::constant(ConstValue{int64_t{0}}));
+    emit(f.pipelineRange, tile::CommitCopies{});
+    emit(f.pipelineRange, tile::WaitCopies{0});
+    emit(f.pipelineRange, tile::Barrier{});
+    run(consumer, Value::runtime(k), Value::constant(ConstValue{int64_t{0}}));
+    emit(f.pipelineRange, tile::Barrier{});
+  } else {
+    emit(f.pipelineRange, tile::WaitCopies{static_cast<int>(stages - 2)});
+    emit(f.pipelineRange, tile::Barrier{});
+    ExprRef kp = tir::add(k, tir::intConst((stages - 1) * step, t));
+    guarded(tir::lt(kp, end), [&] { run(producer, Value::runtime(kp), Value::runtime(stageOf(kp))); });
+    emit(f.pipelineRange, tile::CommitCopies{});
+    run(consumer, Value::runtime(k), Value::runtime(stageOf(k)));
+  }
   out_.pop_back();
   emit(s.range, std::move(loop));
+  if (stages > 1) {
+    // Nothing stays in flight, and the buffers are free again, after the loop.
+    emit(f.pipelineRange, tile::WaitCopies{0});
+    emit(f.pipelineRange, tile::Barrier{});
+  }
 }
 
 void KernelSema::ifStmt(const ast::Stmt& s, const ast::If& i) {

@@ -116,8 +116,9 @@ std::string ExprPrinter::binary(const tir::Expr& e) const {
     case BinOp::Ge: op = ">="; break;
     case BinOp::Eq: op = "=="; break;
     case BinOp::Ne: op = "!="; break;
-    case BinOp::LAnd: op = "&&"; break;
-    case BinOp::LOr: op = "||"; break;
+    // Operands are side-effect free: evaluate both, so predicates compile without branches.
+    case BinOp::LAnd: op = "&"; break;
+    case BinOp::LOr: op = "|"; break;
     case BinOp::Min: return fmt::format("tylo::min({}, {})", a, b);
     case BinOp::Max: return fmt::format("tylo::max({}, {})", a, b);
   }

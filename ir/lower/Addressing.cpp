@@ -38,7 +38,49 @@ std::vector<ExprRef> tensorCoord(const tile::View& v, const std::vector<ExprRef>
   return coord;
 }
 
-ExprRef elementOffset(const tile::Tensor& t, const std::vector<ExprRef>& coord) {
+bool translationInvariant(const layout::Layout& l, const layout::Shape& shape, int d, int64_t step) {
+  if (step == 0) return true;
+  layout::Grouped g = layout::group(l, shape);
+  const layout::TileLayout& t = g.layout.tile;
+  int64_t inner = 1;
+  for (size_t i = g.bounds[d] + 1; i < g.bounds[d + 1]; ++i) inner *= t.shard[i].extent;
+  if (step % inner != 0) return false;
+  if (!l.swizzle) return true;
+  int64_t shift = (step / inner) * t.shard[g.bounds[d]].stride;
+  return shift % l.swizzle->period() == 0;
+}
+
+namespace {
+
+// The part of a coordinate that moves every offset alike: run-time terms whose steps
+// are translation-invariant, pulled out of the layout as plain offsets, so the swizzle
+// and decomposition apply only to the rest (which stays loop-invariant when the pulled
+// part is a stage or loop index).
+ExprRef pullInvariant(const layout::Layout& l, const layout::Grouped& g, const layout::Shape& shape, int d,
+                      ExprRef& coord, Type type) {
+  AffineForm f = linearize(coord);
+  ExprRef pulled;
+  ExprRef rest = tir::intConst(f.constant, type);
+  int64_t inner = 1;
+  for (size_t i = g.bounds[d] + 1; i < g.bounds[d + 1]; ++i) inner *= g.layout.tile.shard[i].extent;
+  int64_t firstStride = g.bounds[d] < g.bounds[d + 1] ? g.layout.tile.shard[g.bounds[d]].stride : 0;
+  for (const auto& [atom, coeff] : f.terms) {
+    ExprRef a = tir::cast(type, atom);
+    if (firstStride != 0 && translationInvariant(l, shape, d, coeff)) {
+      ExprRef term = tir::mul(a, tir::intConst(coeff / inner * firstStride, type));
+      pulled = pulled ? tir::add(pulled, term) : term;
+    } else {
+      rest = tir::add(rest, tir::mul(a, tir::intConst(coeff, type)));
+    }
+  }
+  if (pulled) coord = rest;
+  return pulled;
+}
+
+}  // namespace
+
+ExprRef elementOffset(const tile::Tensor& t, const std::vector<ExprRef>& coordIn) {
+  std::vector<ExprRef> coord = coordIn;
   if (t.space == tile::MemSpace::Global && !t.layout) {
     ExprRef off = constOf(0, Type::I64);
     for (size_t d = 0; d < coord.size(); ++d)
@@ -49,6 +91,14 @@ ExprRef elementOffset(const tile::Tensor& t, const std::vector<ExprRef>& coord) 
   const layout::Layout& l = *t.layout;
   layout::Grouped g = layout::group(l, t.staticShape);
   const layout::TileLayout& tl = g.layout.tile;
+  ExprRef pulled;
+  for (size_t d = 0; d < coord.size(); ++d) {
+    ExprRef x = tir::cast(type, coord[d]);
+    if (ExprRef p = pullInvariant(l, g, t.staticShape, static_cast<int>(d), x, type)) {
+      coord[d] = x;
+      pulled = pulled ? tir::add(pulled, p) : p;
+    }
+  }
   ExprRef off = constOf(tl.offset[layout::Axis::m], type);
   for (size_t d = 0; d < coord.size(); ++d) {
     ExprRef x = tir::cast(type, coord[d]);
@@ -61,7 +111,8 @@ ExprRef elementOffset(const tile::Tensor& t, const std::vector<ExprRef>& coord) 
       weight *= it.extent;
     }
   }
-  if (!l.swizzle) return off;
+  auto withPulled = [&](ExprRef o) { return pulled ? tir::add(o, pulled) : o; };
+  if (!l.swizzle) return withPulled(off);
   // Swizzle<B, M, S>: y = m >> M; y ^= (y >> S) & (2^B - 1); m' = (y << M) | (m & (2^M - 1)).
   const layout::Swizzle& s = *l.swizzle;
   ExprRef y = tir::binary(tir::BinOp::Shr, off, constOf(s.perElement, type));
@@ -73,10 +124,11 @@ ExprRef elementOffset(const tile::Tensor& t, const std::vector<ExprRef>& coord) 
     y = tir::binary(tir::BinOp::Xor, y,
                     tir::binary(tir::BinOp::Shl, tir::binary(tir::BinOp::And, y, field), constOf(s.atom, type)));
   ExprRef low = tir::binary(tir::BinOp::And, off, constOf((int64_t{1} << s.perElement) - 1, type));
-  return tir::binary(tir::BinOp::Or, tir::binary(tir::BinOp::Shl, y, constOf(s.perElement, type)), low);
+  return withPulled(tir::binary(tir::BinOp::Or, tir::binary(tir::BinOp::Shl, y, constOf(s.perElement, type)), low));
 }
 
-ExprRef inBounds(const tile::Tensor& t, const std::vector<ExprRef>& coord) {
+ExprRef inBounds(const tile::Tensor& t, const std::vector<ExprRef>& coord,
+                 const std::function<bool(const ExprRef&)>& nonNegative) {
   // Only global tensors have edges that windows may run past; a shared or register
   // access outside its tensor is a bug (caught statically by sema where the window is
   // static, and by the emulator otherwise), never silently skipped.
@@ -86,7 +138,7 @@ ExprRef inBounds(const tile::Tensor& t, const std::vector<ExprRef>& coord) {
     AffineForm f = linearize(coord[d]);
     bool maybeNegative = f.constant < 0;
     for (const auto& [atom, c] : f.terms) {
-      bool nonNegativeAtom = atom->kind == tir::ExprKind::SpecialReg;
+      bool nonNegativeAtom = atom->kind == tir::ExprKind::SpecialReg || (nonNegative && nonNegative(atom));
       maybeNegative |= c < 0 || !nonNegativeAtom;
     }
     int64_t extent = t.staticShape[d];

@@ -1,6 +1,7 @@
 // Element offsets of tensor coordinates in memory, as thread IR expressions.
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "ir/tile/TileIR.h"
@@ -17,7 +18,14 @@ std::vector<tir::ExprRef> tensorCoord(const tile::View& v, const std::vector<tir
 
 // Whether `coord` lies inside a global tensor (only the bounds that can fail are
 // tested); null when it always does, and for shared and register tensors.
-tir::ExprRef inBounds(const tile::Tensor& t, const std::vector<tir::ExprRef>& coord);
+// `nonNegative` tells which expressions are known to be >= 0 (besides constants and
+// thread and block ids), so that their lower bounds need no test.
+tir::ExprRef inBounds(const tile::Tensor& t, const std::vector<tir::ExprRef>& coord,
+                      const std::function<bool(const tir::ExprRef&)>& nonNegative = {});
+
+// Whether moving coordinate `d` by multiples of `step` shifts every offset of the layout
+// by the same amount (the move then needs no swizzle or decomposition).
+bool translationInvariant(const layout::Layout& l, const layout::Shape& shape, int d, int64_t step);
 
 // x / d and x % d for non-negative x, with shifts and masks for powers of two.
 tir::ExprRef divConst(tir::ExprRef x, int64_t d);

@@ -4,6 +4,8 @@
 // over the block's threads (thread t takes vectors t, t + T, ...).
 #include <fmt/format.h>
 
+#include <numeric>
+
 #include "ir/layout/Analysis.h"
 #include "ir/layout/Transforms.h"
 #include "ir/lower/LowerImpl.h"
@@ -32,6 +34,10 @@ std::vector<ThreadPoint> KernelLowering::threadPoints() const {
 
 void KernelLowering::addStrideChecks(const tile::Tensor& t, const std::vector<std::pair<int, int64_t>>& conditions) {
   for (const auto& [d, len] : conditions) {
+    // Remember what the check guarantees, for simpler predicates below.
+    ExprRef s = t.strides[d];
+    while (s->kind == tir::ExprKind::Cast) s = s->args[0];
+    if (s->kind == tir::ExprKind::ParamRef) paramDivisor_[s->i] = std::lcm(paramDivisor_[s->i] ? paramDivisor_[s->i] : 1, len);
     tir::LaunchCheck c;
     c.cond = tir::binary(tir::BinOp::Eq, tir::binary(tir::BinOp::Rem, t.strides[d], tir::intConst(len, Type::I64)),
                          tir::intConst(0, Type::I64));
@@ -151,9 +157,9 @@ void KernelLowering::copyFragmentMemory(SourceRange loc, const tile::Copy& c, bo
     std::vector<tir::Reg> group;
     for (int j = 0; j < w; ++j) group.push_back(tir::Reg::elem(regs, fm->slots[i + j].m));
     std::vector<ExprRef> first = coordOf(0);
-    ExprRef pred = inBounds(t, first);
+    ExprRef pred = bounds(t, first);
     if (w > 1 && pred) {
-      ExprRef lastPred = inBounds(t, coordOf(w - 1));
+      ExprRef lastPred = bounds(t, coordOf(w - 1));
       pred = lastPred ? tir::land(pred, lastPred) : pred;
     }
     tir::MemRef ref = memRef(t, first);
@@ -175,7 +181,7 @@ void KernelLowering::copyFragmentMemory(SourceRange loc, const tile::Copy& c, bo
     out_.push_back(&edge.otherwise);
     for (int j = 0; j < w; ++j) {
       std::vector<ExprRef> cj = coordOf(j);
-      access(memRef(t, cj), {group[j]}, inBounds(t, cj));
+      access(memRef(t, cj), {group[j]}, bounds(t, cj));
     }
     out_.pop_back();
     emit(loc, std::move(edge));

@@ -152,15 +152,21 @@ void KernelLowering::copyMemoryMemory(SourceRange loc, const tile::Copy& c) {
     if (st.space == tile::MemSpace::Global) {
       int lastDim = sv.dims.back();
       // inBounds over all dims, with the last one tested at its first element.
-      ExprRef all = inBounds(st, sCoord);
+      ExprRef all = bounds(st, sCoord);
       std::vector<ExprRef> lastElem = sCoord;
       lastElem[lastDim] = tir::add(lastElem[lastDim], tir::intConst(w - 1, lastElem[lastDim]->type));
-      ExprRef full = inBounds(st, lastElem);
+      ExprRef full = bounds(st, lastElem);
       if (full) {
         rowsOk = all;
-        ExprRef remain = tir::sub(tir::cast(Type::I64, st.shape[lastDim]), tir::cast(Type::I64, sCoord[lastDim]));
-        valid = tir::binary(tir::BinOp::Min, tir::binary(tir::BinOp::Max, remain, tir::intConst(0, Type::I64)),
-                            tir::intConst(w, Type::I64));
+        if (knownDivisor(st.shape[lastDim]) % w == 0) {
+          // Rows are whole vectors (checked at launch): a vector is entirely in or out.
+          valid = tir::select(all ? all : tir::boolConst(true), tir::intConst(w, Type::I64), tir::intConst(0, Type::I64));
+          rowsOk = nullptr;
+        } else {
+          ExprRef remain = tir::sub(tir::cast(Type::I64, st.shape[lastDim]), tir::cast(Type::I64, sCoord[lastDim]));
+          valid = tir::binary(tir::BinOp::Min, tir::binary(tir::BinOp::Max, remain, tir::intConst(0, Type::I64)),
+                              tir::intConst(w, Type::I64));
+        }
       }
     }
     tir::MemRef dst = memRef(dt, dCoord);
@@ -199,18 +205,18 @@ void KernelLowering::copyMemoryMemory(SourceRange loc, const tile::Copy& c) {
         emit(loc, tir::Load{type, src, regs, nullptr});
       }
       // Global destinations skip what lies outside them.
-      ExprRef dstOk = dt.space == tile::MemSpace::Global ? inBounds(dt, dCoord) : nullptr;
+      ExprRef dstOk = dt.space == tile::MemSpace::Global ? bounds(dt, dCoord) : nullptr;
       if (dstOk && w > 1) {
         std::vector<ExprRef> lastElem = dCoord;
         int lastDim = dv.dims.back();
         lastElem[lastDim] = tir::add(lastElem[lastDim], tir::intConst(w - 1, lastElem[lastDim]->type));
-        ExprRef full = inBounds(dt, lastElem);
+        ExprRef full = bounds(dt, lastElem);
         tir::If edge{full ? full : tir::boolConst(true), {}, {}};
         edge.then.push_back(tir::Stmt{loc, tir::Store{type, dst, regs, nullptr}});
         for (int64_t j = 0; j < w; ++j) {
           std::vector<ExprRef> cj = dCoord;
           cj[lastDim] = tir::add(cj[lastDim], tir::intConst(j, cj[lastDim]->type));
-          edge.otherwise.push_back(tir::Stmt{loc, tir::Store{type, memRef(dt, cj), {regs[j]}, inBounds(dt, cj)}});
+          edge.otherwise.push_back(tir::Stmt{loc, tir::Store{type, memRef(dt, cj), {regs[j]}, bounds(dt, cj)}});
         }
         emit(loc, std::move(edge));
       } else {

@@ -3,6 +3,7 @@
 
 #include <functional>
 #include <map>
+#include <set>
 
 #include "ir/layout/MmaAtom.h"
 #include "ir/lower/Addressing.h"
@@ -39,6 +40,11 @@ class KernelLowering {
   void stmt(const tile::Stmt& s);
   void emit(SourceRange loc, auto node) { out_.back()->push_back(tir::Stmt{loc, std::move(node)}); }
   tir::MemRef memRef(const tile::Tensor& t, const std::vector<tir::ExprRef>& coord);
+  // inBounds() knowing which loop variables cannot be negative.
+  tir::ExprRef bounds(const tile::Tensor& t, const std::vector<tir::ExprRef>& coord);
+  bool nonNegative(const tir::ExprRef& e) const;
+  // What the launch checks guarantee about a value: it is a multiple of the result.
+  int64_t knownDivisor(const tir::ExprRef& e) const;
   const FragmentMap* fragment(uint32_t tensor, SourceRange where);
   const OwnerTable* owners(uint32_t tensor);
   void addLaunchCheck(tir::LaunchCheck check);
@@ -76,6 +82,8 @@ class KernelLowering {
   std::vector<tir::Block*> out_;
   std::map<uint32_t, FragmentMap> fragments_;
   std::map<uint32_t, OwnerTable> owners_;
+  std::set<uint32_t> nonNegativeVars_;      // loop variables counting up from >= 0
+  std::map<int64_t, int64_t> paramDivisor_;  // scalar parameter -> the launch checks divide it by
   int temps_ = 0;
 };
 

@@ -94,6 +94,45 @@ tir::MemRef KernelLowering::memRef(const tile::Tensor& t, const std::vector<Expr
   return tir::MemRef{t.buffer, elementOffset(t, coord)};
 }
 
+ExprRef KernelLowering::bounds(const tile::Tensor& t, const std::vector<ExprRef>& coord) {
+  return inBounds(t, coord, [this](const ExprRef& e) { return nonNegative(e); });
+}
+
+bool KernelLowering::nonNegative(const ExprRef& e) const {
+  switch (e->kind) {
+    case tir::ExprKind::IntConst: return e->i >= 0;
+    case tir::ExprKind::SpecialReg: return true;
+    case tir::ExprKind::VarRef: return nonNegativeVars_.count(static_cast<uint32_t>(e->i)) > 0;
+    case tir::ExprKind::Cast: return tir::isInt(e->type) && tir::isInt(e->args[0]->type) && nonNegative(e->args[0]);
+    case tir::ExprKind::Binary:
+      switch (e->bin) {
+        case tir::BinOp::Add:
+        case tir::BinOp::Mul:
+        case tir::BinOp::Div:
+        case tir::BinOp::Rem:
+        case tir::BinOp::Shr:
+        case tir::BinOp::Min:
+        case tir::BinOp::Max:
+        case tir::BinOp::Or:
+        case tir::BinOp::Xor: return nonNegative(e->args[0]) && nonNegative(e->args[1]);
+        case tir::BinOp::And: return nonNegative(e->args[0]) || nonNegative(e->args[1]);
+        default: return false;
+      }
+    default: return false;
+  }
+}
+
+int64_t KernelLowering::knownDivisor(const ExprRef& e) const {
+  int64_t c = 0;
+  if (tir::isIntConst(e, &c)) return c == 0 ? 0 : (c < 0 ? -c : c);
+  if (e->kind == tir::ExprKind::Cast && tir::isInt(e->args[0]->type)) return knownDivisor(e->args[0]);
+  if (e->kind == tir::ExprKind::ParamRef) {
+    auto it = paramDivisor_.find(e->i);
+    return it == paramDivisor_.end() ? 1 : it->second;
+  }
+  return 1;
+}
+
 void KernelLowering::addLaunchCheck(tir::LaunchCheck check) {
   for (const tir::LaunchCheck& c : k_.checks) {
     if (c.kind == check.kind && c.param == check.param && c.alignBytes == check.alignBytes &&
@@ -144,6 +183,9 @@ void KernelLowering::stmt(const tile::Stmt& s) {
         } else if constexpr (std::is_same_v<T, tile::Barrier>) {
           emit(s.loc, tir::Barrier{});
         } else if constexpr (std::is_same_v<T, tile::For>) {
+          int64_t begin = 0, step = 0;
+          if (tir::isIntConst(n.begin, &begin) && begin >= 0 && tir::isIntConst(n.step, &step) && step > 0)
+            nonNegativeVars_.insert(n.var);
           tir::For loop{n.var, n.begin, n.end, n.step, false, {}};
           out_.push_back(&loop.body);
           block(n.body);

@@ -3,28 +3,12 @@
 #include <fmt/format.h>
 
 #include "ir/layout/Transforms.h"
+#include "ir/lower/Addressing.h"
 #include "ir/lower/Affine.h"
 #include "ir/thread/Builder.h"
 
 namespace tyl::lower {
 
-namespace {
-
-// Whether moving the origin of dimension `d` by multiples of `step` shifts every address
-// by the same amount, so that one origin stands for all of them.
-bool translationInvariant(const layout::Layout& l, const layout::Shape& shape, int d, int64_t step) {
-  if (step == 0) return true;
-  layout::Grouped g = layout::group(l, shape);
-  const layout::TileLayout& t = g.layout.tile;
-  int64_t inner = 1;
-  for (size_t i = g.bounds[d] + 1; i < g.bounds[d + 1]; ++i) inner *= t.shard[i].extent;
-  if (step % inner != 0) return false;
-  if (!l.swizzle) return true;
-  int64_t shift = (step / inner) * t.shard[g.bounds[d]].stride;
-  return shift % l.swizzle->period() == 0;
-}
-
-}  // namespace
 
 MemoryRuns::MemoryRuns(const tile::Tensor& t, const tile::View& v) : t_(t), v_(v) {
   for (size_t d = 0; d < v.origin.size(); ++d) {

@@ -113,6 +113,11 @@ ExprRef binary(BinOp op, ExprRef a, ExprRef b) {
     if (isTrue(b)) return a;
   }
   if (op == BinOp::LOr && (isTrue(a) || isTrue(b))) return boolConst(true);
+  // select(c, x, y) op k with constant arms: select(c, x op k, y op k), so that
+  // `(c ? 8 : 0) > 0` folds to c.
+  int64_t k = 0, x0 = 0, y0 = 0;
+  if (a->kind == ExprKind::Select && isIntConst(b, &k) && isIntConst(a->args[1], &x0) && isIntConst(a->args[2], &y0))
+    return select(a->args[0], binary(op, a->args[1], b), binary(op, a->args[2], b));
   if (ca && cb && isInt(a->type)) {
     switch (op) {
       // Unsigned arithmetic wraps like the hardware instead of overflowing.
@@ -176,6 +181,10 @@ ExprRef unary(UnOp op, ExprRef a) {
 
 ExprRef select(ExprRef cond, ExprRef a, ExprRef b) {
   if (cond->kind == ExprKind::IntConst && cond->type == Type::Pred) return cond->i ? a : b;
+  if (a->type == Type::Pred && a->kind == ExprKind::IntConst && b->kind == ExprKind::IntConst) {
+    if (a->i && !b->i) return cond;
+    if (!a->i && b->i) return unary(UnOp::Not, cond);
+  }
   Expr e{ExprKind::Select, a->type};
   e.args = {std::move(cond), std::move(a), std::move(b)};
   return make(e);

@@ -183,8 +183,9 @@ TEST_CASE("the emulator catches a hand-written pipeline that waits too little or
     return std::find(k.begin(), k.end(), kind) != k.end();
   };
 
-  SECTION("wait_copies(2) lets the compute read step k before its copies land") {
-    auto c = compileText("two-stage-waits-too-little.tyl", replaceOnce(source, "wait_copies(1);", "wait_copies(2);"));
+  SECTION("wait_copies(1) lets the compute read step k before its copies land") {
+    auto c = compileText("two-stage-waits-too-little.tyl", replaceOnce(source, "wait_copies(0);       // step k's copies have landed ...",
+                                                    "wait_copies(1);"));
     emu::RunResult r = emu::run(kernel(*c, "gemm_two_stage_f16"), args, buffers);
     INFO(emu::renderFindings(r.findings, c->sources));
     CHECK(has(r, emu::FindingKind::AsyncReadBeforeWait));
@@ -193,7 +194,7 @@ TEST_CASE("the emulator catches a hand-written pipeline that waits too little or
     auto c = compileText(
         "two-stage-no-trailing-barrier.tyl",
         replaceOnce(source,
-                    "barrier();            // every warp is done with buffer k % 2 before step k + 2 refills it", ""));
+                    "barrier();            // ... for every thread, and every warp is done with step k - 1", ""));
     emu::RunResult r = emu::run(kernel(*c, "gemm_two_stage_f16"), args, buffers);
     INFO(emu::renderFindings(r.findings, c->sources));
     CHECK(has(r, emu::FindingKind::SharedRace));
