@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstdlib>
 
+#include "frontend/CommonDiags.h"
 #include "frontend/Diagnostics.h"
 
 namespace tyl {
@@ -127,19 +128,36 @@ ast::Block AstBuilder::block(TyloParser::BlockContext* ctx) {
 }
 
 ast::If AstBuilder::ifClause(TyloParser::IfClauseContext* ctx) {
+  // if c0 {b0} else if c1 {b1} ... else {e}: build the innermost clause first.
+  std::vector<TyloParser::ExprContext*> conds = ctx->expr();
+  std::vector<TyloParser::BlockContext*> blocks = ctx->block();
+  size_t clauses = conds.size();
+  // Each `else if` nests one level deeper in the AST, which later stages walk recursively.
+  if (clauses > static_cast<size_t>(kMaxExprDepth)) {
+    diags_.report(kInputLimit, offsets_.range(ctx),
+                  fmt::format("an if statement with {} else-if clauses; the limit is {}", clauses - 1, kMaxExprDepth));
+    clauses = 1;
+  }
+  std::optional<ast::Block> otherwise;
+  if (ctx->elseBlock && clauses == conds.size()) otherwise = block(ctx->elseBlock);
   ast::If node;
-  node.cond = expr(ctx->cond);
-  node.then = block(ctx->then);
-  if (ctx->elseBlock) {
-    node.otherwise = block(ctx->elseBlock);
-  } else if (ctx->elseIf) {
+  for (size_t i = clauses; i-- > 0;) {
+    ast::If clause;
+    clause.cond = expr(conds[i]);
+    clause.then = block(blocks[i]);
+    clause.otherwise = std::move(otherwise);
+    if (i == 0) {
+      node = std::move(clause);
+      break;
+    }
+    // Wrap this clause as the `else` block of the one before it.
     ast::Block b;
-    b.range = offsets_.range(ctx->elseIf);
-    auto s = std::make_unique<ast::Stmt>();
-    s->range = b.range;
-    s->node = ifClause(ctx->elseIf);
-    b.stmts.push_back(std::move(s));
-    node.otherwise = std::move(b);
+    b.range = SourceRange::cover(offsets_.range(conds[i]), clause.then.range);
+    auto st = std::make_unique<ast::Stmt>();
+    st->range = b.range;
+    st->node = std::move(clause);
+    b.stmts.push_back(std::move(st));
+    otherwise = std::move(b);
   }
   return node;
 }
@@ -202,7 +220,21 @@ static ast::BinOp binOp(const std::string& text) {
 }
 
 ast::ExprPtr AstBuilder::expr(TyloParser::ExprContext* ctx) {
+  // Long operator chains (a + a + ... or a.b.c...) parse iteratively but nest in the
+  // tree; every later stage walks the tree recursively, so its depth is bounded here.
+  struct Depth {
+    int& d;
+    explicit Depth(int& depth) : d(depth) { ++d; }
+    ~Depth() { --d; }
+  } depth(depth_);
   SourceRange range = offsets_.range(ctx);
+  if (depth_ > kMaxExprDepth) {
+    if (!depthReported_)
+      diags_.report(kInputLimit, range,
+                    fmt::format("expression nested more than {} levels deep (split it with let)", kMaxExprDepth));
+    depthReported_ = true;
+    return make(range, ast::IntLit{0});
+  }
   if (auto* p = as<TyloParser::PrimaryExprContext>(ctx)) return primary(p->primary());
   if (auto* m = as<TyloParser::MemberExprContext>(ctx)) {
     ast::Ident name = ident(m->IDENT());

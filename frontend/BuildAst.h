@@ -3,6 +3,8 @@
 
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "TyloParser.h"
 #include "frontend/Ast.h"
 #include "frontend/Diagnostics.h"
@@ -47,6 +49,11 @@ class AstBuilder {
 
   const OffsetMap& offsets_;
   DiagnosticEngine& diags_;
+  int depth_ = 0;
+  bool depthReported_ = false;
 };
+
+// The deepest expression tree accepted (operator chains nest one level per operator).
+inline constexpr int kMaxExprDepth = 512;
 
 }  // namespace tyl

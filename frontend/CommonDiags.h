@@ -9,6 +9,7 @@ TYL_DIAG(kUnknownName, Error, "unknown-name", "a name that is not declared");
 TYL_DIAG(kTypeMismatch, Error, "type-mismatch", "a value of the wrong kind (integer, layout, tuple, ...)");
 TYL_DIAG(kIntegerOverflow, Error, "integer-overflow", "compile-time integer arithmetic overflows 64 bits");
 TYL_DIAG(kNotConstant, Error, "not-constant", "an expression that must be known at compile time is not");
+TYL_DIAG(kInputLimit, Error, "input-limit", "the input exceeds a size or nesting limit");
 TYL_DIAG(kTooLarge, Error, "too-large", "an input that expands beyond a limit of the compiler (unrolling, enumeration)");
 TYL_DIAG(kBadArgument, Error, "bad-argument", "a call with missing, extra, duplicate or unknown arguments");
 

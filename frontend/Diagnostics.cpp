@@ -56,6 +56,11 @@ DiagBuilder& DiagBuilder::note(SourceRange range, std::string message) {
 }
 
 DiagBuilder DiagnosticEngine::report(const DiagKind& kind, SourceRange range, std::string message) {
+  // The same diagnostic at the same place (from an unrolled loop, a pipeline stage or
+  // another instantiation) is reported once.
+  std::string key = fmt::format("{}|{}|{}|{}|{}", kind.id, range.begin.file, range.begin.offset, range.end.offset,
+                                message);
+  if (!seen_.insert(std::move(key)).second) return DiagBuilder(this, kNoIndex);
   Severity severity = kind.severity;
   if (severity == Severity::Warning) {
     if (options_.disabledWarnings.count(kind.id)) return DiagBuilder(this, kNoIndex);
@@ -66,6 +71,10 @@ DiagBuilder DiagnosticEngine::report(const DiagKind& kind, SourceRange range, st
   if (severity == Severity::Warning) ++warningCount_;
   if (severity == Severity::Error && errorCount_ > options_.errorLimit) {
     ++dropped_;
+    return DiagBuilder(this, kNoIndex);
+  }
+  if (severity != Severity::Error && ++others_ > options_.otherLimit) {
+    ++droppedOther_;
     return DiagBuilder(this, kNoIndex);
   }
   diags_.push_back(Diagnostic{&kind, severity, range, std::move(message), {}});
@@ -82,19 +91,33 @@ std::string locationPrefix(const SourceManager& sm, SourceRange range) {
 }
 
 // The source line with a caret under the start of the range and tildes under the rest.
+// Long lines are cut to a window around the caret, so that a diagnostic stays readable
+// (and its size bounded) whatever the line.
 void renderSnippet(std::ostream& os, const SourceManager& sm, SourceRange range) {
   if (!range.valid()) return;
+  constexpr size_t kBefore = 60, kWidth = 160;
   LineCol begin = sm.lineCol(range.begin);
   std::string_view line = sm.lineText(range.begin.file, begin.line);
-  std::string gutter = fmt::format("{:>5}", begin.line);
-  os << gutter << " | " << line << "\n";
-  std::string marker;
   size_t col = begin.column - 1;
-  for (size_t i = 0; i < col && i < line.size(); ++i) marker += line[i] == '\t' ? '\t' : ' ';
-  if (col > line.size()) marker.append(col - line.size(), ' ');
-  marker += '^';
   LineCol end = sm.lineCol(range.end);
   size_t endCol = end.line == begin.line ? end.column - 1 : line.size();
+  size_t first = 0;
+  std::string prefix, suffix;
+  if (line.size() > kWidth) {
+    first = col > kBefore ? col - kBefore : 0;
+    if (first > 0) prefix = "...";
+    if (first + kWidth < line.size()) suffix = "...";
+    line = line.substr(first, kWidth);
+    col = col - first + prefix.size();
+    endCol = std::min(endCol - first, line.size()) + prefix.size();
+  }
+  std::string gutter = fmt::format("{:>5}", begin.line);
+  os << gutter << " | " << prefix << line << suffix << "\n";
+  std::string shown = prefix + std::string(line);
+  std::string marker;
+  for (size_t i = 0; i < col && i < shown.size(); ++i) marker += shown[i] == '\t' ? '\t' : ' ';
+  if (col > shown.size()) marker.append(col - shown.size(), ' ');
+  marker += '^';
   for (size_t i = col + 1; i < endCol; ++i) marker += '~';
   os << std::string(gutter.size(), ' ') << " | " << marker << "\n";
 }
@@ -112,6 +135,7 @@ void DiagnosticEngine::renderText(std::ostream& os) const {
     }
   }
   if (dropped_ > 0) os << fmt::format("tyloc: note: {} more errors not shown\n", dropped_);
+  if (droppedOther_ > 0) os << fmt::format("tyloc: note: {} more warnings and remarks not shown\n", droppedOther_);
 }
 
 namespace {

@@ -60,8 +60,10 @@ struct DiagnosticOptions {
   bool warningsAsErrors = false;
   bool remarks = false;
   std::set<std::string, std::less<>> disabledWarnings;
-  // Stop recording after this many errors (the rest are counted, not kept).
+  // Stop recording after this many errors, or warnings and remarks (the rest are
+  // counted, not kept), so output stays bounded whatever the input.
   size_t errorLimit = 50;
+  size_t otherLimit = 100;
 };
 
 class DiagnosticEngine;
@@ -102,6 +104,9 @@ class DiagnosticEngine {
   size_t errorCount_ = 0;
   size_t warningCount_ = 0;
   size_t dropped_ = 0;
+  size_t droppedOther_ = 0;
+  size_t others_ = 0;
+  std::set<std::string> seen_;
 };
 
 }  // namespace tyl

@@ -8,6 +8,7 @@
 #include "TyloParser.h"
 #include "antlr4-runtime.h"
 #include "frontend/BuildAst.h"
+#include "frontend/CommonDiags.h"
 
 namespace tyl {
 
@@ -15,7 +16,6 @@ using grammar::TyloLexer;
 using grammar::TyloParser;
 
 TYL_DIAG(kSyntax, Error, "syntax", "the input does not follow the grammar");
-TYL_DIAG(kInputLimit, Error, "input-limit", "the input exceeds a size or nesting limit");
 
 namespace {
 
@@ -49,10 +49,26 @@ class ErrorListener : public antlr4::BaseErrorListener {
     return text;
   }
 
-  // ANTLR's wording, with the end of input named as such.
+  // ANTLR's wording made plainer: "unexpected X; expected Y", with the end of input named
+  // as such.
   static std::string rewrite(std::string msg) {
     for (std::string from : {"'<EOF>'", "<EOF>"}) {
       for (size_t pos; (pos = msg.find(from)) != std::string::npos;) msg.replace(pos, from.size(), "end of input");
+    }
+    for (const char* prefix : {"extraneous input ", "mismatched input "}) {
+      if (msg.rfind(prefix, 0) != 0) continue;
+      std::string rest = msg.substr(std::string(prefix).size());
+      size_t exp = rest.find(" expecting ");
+      std::string what = exp == std::string::npos ? rest : rest.substr(0, exp);
+      std::string expected = exp == std::string::npos ? "" : rest.substr(exp + 11);
+      if (!expected.empty() && expected.front() == '{') expected = "one of " + expected.substr(1, expected.size() - 2);
+      return "unexpected " + what + (expected.empty() ? "" : "; expected " + expected);
+    }
+    if (msg.rfind("no viable alternative at input ", 0) == 0)
+      return "cannot parse " + msg.substr(std::string("no viable alternative at input ").size());
+    if (msg.rfind("missing ", 0) == 0) {
+      size_t at = msg.find(" at ");
+      if (at != std::string::npos) return "expected " + msg.substr(8, at - 8) + " before " + msg.substr(at + 4);
     }
     return msg;
   }
@@ -62,19 +78,22 @@ class ErrorListener : public antlr4::BaseErrorListener {
   int count_ = 0;
 };
 
+// Well-formed UTF-8 only: no overlong encodings, surrogates or code points past U+10FFFF
+// (the ANTLR input stream throws on those).
 bool validUtf8(const std::string& s, size_t& bad) {
   for (size_t i = 0; i < s.size();) {
     unsigned char c = s[i];
     size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-    if (n == 0 || i + n > s.size()) {
-      bad = i;
-      return false;
+    bad = i;
+    if (n == 0 || i + n > s.size()) return false;
+    uint32_t cp = n == 1 ? c : n == 2 ? (c & 0x1F) : n == 3 ? (c & 0x0F) : (c & 0x07);
+    for (size_t k = 1; k < n; ++k) {
+      unsigned char cc = static_cast<unsigned char>(s[i + k]);
+      if ((cc & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (cc & 0x3F);
     }
-    for (size_t k = 1; k < n; ++k)
-      if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) {
-        bad = i;
-        return false;
-      }
+    static const uint32_t minimum[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < minimum[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
     i += n;
   }
   return true;
@@ -129,6 +148,11 @@ bool checkNesting(ParseSession& s, FileId file, DiagnosticEngine& diags) {
   int depth = 0;
   int prefixRun = 0;
   for (antlr4::Token* t : s.tokens.getTokens()) {
+    if (t->getType() == TyloLexer::UNTERMINATED_COMMENT) {
+      diags.report(kSyntax, SourceRange{s.offsets.loc(t->getStartIndex()), s.offsets.loc(t->getStartIndex() + 2)},
+                   "unterminated block comment: '/*' has no matching '*/'");
+      return false;
+    }
     if (t->getChannel() != antlr4::Token::DEFAULT_CHANNEL) continue;
     std::string text = t->getText();
     if (text == "(" || text == "[" || text == "{") ++depth;

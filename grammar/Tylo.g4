@@ -45,7 +45,9 @@ stmt
     | block                                                               # blockStmt
     ;
 
-ifClause : IF cond=expr then=block (ELSE (elseBlock=block | elseIf=ifClause))? ;
+// `else if` chains are a list, not nested clauses, so a long chain cannot exhaust the
+// parser's stack.
+ifClause : IF expr block (ELSE IF expr block)* (ELSE elseBlock=block)? ;
 
 // ---- Expressions ---------------------------------------------------------------
 // Precedence from tightest to loosest. `@` binds like `*`, so `S[...] + 5@warpid`
@@ -118,6 +120,8 @@ fragment EXPONENT : [eE] [+-]? DIGITS ;
 
 LINE_COMMENT  : '//' ~[\r\n]* -> channel(HIDDEN) ;
 BLOCK_COMMENT : '/*' .*? '*/' -> channel(HIDDEN) ;
+// A comment that never ends: matched only when no `*/` follows, and reported as such.
+UNTERMINATED_COMMENT : '/*' ( ~'*' | '*'+ ~[*/] )* '*'* EOF ;
 WS            : [ \t\r\n]+ -> channel(HIDDEN) ;
 
 // Anything else is reported by the lexer error listener with its location.
