@@ -132,8 +132,20 @@ std::optional<layout::Layout> ConstEvaluator::toLayout(const ConstValue& value, 
     return std::nullopt;
   }
   layout::TileLayout tile{*l.shard, l.replica, l.offset};
-  if (!l.swizzle) return layout::Layout(tile);
-  return layout::Layout::compose(*l.swizzle, tile);
+  layout::Layout result = l.swizzle ? layout::Layout::compose(*l.swizzle, tile) : layout::Layout(tile);
+  // Every later use needs the size and the extent of each axis: they must fit 64 bits.
+  try {
+    (void)result.size();
+    (void)tile.replicaCount();
+    for (layout::Axis a : layout::allAxes()) {
+      (void)layout::cosize(result, a);
+      (void)layout::minValue(tile, a);
+    }
+  } catch (const layout::OverflowError&) {
+    diags_.report(kIntegerOverflow, range, "the layout's size or offsets overflow 64-bit integers");
+    return std::nullopt;
+  }
+  return result;
 }
 
 std::optional<ConstValue> ConstEvaluator::eval(const ast::Expr& e) {
@@ -201,6 +213,7 @@ std::optional<ConstValue> ConstEvaluator::eval(const ast::Expr& e) {
 std::optional<ConstValue> ConstEvaluator::evalName(const ast::Expr& e, const ast::Name& n) {
   if (lookup_)
     if (const ConstValue* v = lookup_(n.name)) return *v;
+  if (poisoned_ && poisoned_(n.name)) return std::nullopt;
   if (n.name == "True" || n.name == "true") return ConstValue{int64_t{1}};
   if (n.name == "False" || n.name == "false") return ConstValue{int64_t{0}};
   // A bare axis name is a stride of one on that axis (`S[32 : laneid]`).

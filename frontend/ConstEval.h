@@ -53,8 +53,12 @@ class ConstEvaluator {
  public:
   // Looks up a named constant or layout; nullptr when the name is not a constant.
   using Lookup = std::function<const ConstValue*(std::string_view)>;
+  // Whether a name was declared by a declaration that failed: its uses evaluate to
+  // nothing without a further error (the declaration's error already stands).
+  using Poisoned = std::function<bool(std::string_view)>;
 
-  ConstEvaluator(DiagnosticEngine& diags, Lookup lookup) : diags_(diags), lookup_(std::move(lookup)) {}
+  ConstEvaluator(DiagnosticEngine& diags, Lookup lookup, Poisoned poisoned = {})
+      : diags_(diags), lookup_(std::move(lookup)), poisoned_(std::move(poisoned)) {}
 
   std::optional<ConstValue> eval(const ast::Expr& e);
   std::optional<int64_t> evalInt(const ast::Expr& e);
@@ -81,6 +85,7 @@ class ConstEvaluator {
 
   DiagnosticEngine& diags_;
   Lookup lookup_;
+  Poisoned poisoned_;
 };
 
 }  // namespace tyl

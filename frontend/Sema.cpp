@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <set>
 
+#include "frontend/AstPrint.h"
 #include "frontend/CommonDiags.h"
 #include "frontend/SemaImpl.h"
 #include "ir/layout/CheckedMath.h"
@@ -48,12 +49,18 @@ KernelSema::Binding* KernelSema::lookup(const std::string& n) {
 }
 
 ConstEvaluator KernelSema::constEvaluator() {
-  return ConstEvaluator(diags_, [this](std::string_view n) -> const ConstValue* {
-    if (Binding* b = lookup(std::string(n)))
-      return b->value.kind == Value::Kind::Const ? &b->value.cv : nullptr;
-    auto it = env_.consts.find(n);
-    return it == env_.consts.end() ? nullptr : &it->second;
-  });
+  return ConstEvaluator(
+      diags_,
+      [this](std::string_view n) -> const ConstValue* {
+        if (Binding* b = lookup(std::string(n)))
+          return b->value.kind == Value::Kind::Const && !b->poisoned ? &b->value.cv : nullptr;
+        auto it = env_.consts.find(n);
+        return it == env_.consts.end() ? nullptr : &it->second;
+      },
+      [this](std::string_view n) {
+        if (Binding* b = lookup(std::string(n))) return b->poisoned;
+        return env_.poisoned.count(n) > 0;
+      });
 }
 
 uint32_t KernelSema::newVar(const std::string& base, tir::Type type) {
@@ -220,7 +227,7 @@ std::optional<tile::Tensor> KernelSema::tensorParam(const ast::Param& p, int par
     t.strides[d] = stride;
     stride = tir::mul(stride, t.shape[d]);
   }
-  if (p.layout && !globalLayout(*p.layout, t)) return std::nullopt;
+  if (p.layout && !globalLayout(*p.layout, p.shape, t)) return std::nullopt;
   if (t.isStatic()) {
     // A static global tensor also gets a static layout, so every layout check applies.
     layout::TileLayout tl;
@@ -256,7 +263,7 @@ static bool sameExpr(const ExprRef& a, const ExprRef& b) {
 
 // `: S[(M, K) : (K, 1)]` on a global tensor: one iter per dimension, extents equal to
 // the dimensions, strides on `m` that may use scalar parameters.
-bool KernelSema::globalLayout(const ast::Expr& e, tile::Tensor& t) {
+bool KernelSema::globalLayout(const ast::Expr& e, const std::vector<ast::ExprPtr>& dims, tile::Tensor& t) {
   t.layoutLoc = e.range;
   const auto* spec = e.as<ast::IterSpec>();
   if (!spec || spec->replica) {
@@ -295,7 +302,7 @@ bool KernelSema::globalLayout(const ast::Expr& e, tile::Tensor& t) {
     if (!sameExpr(*ext, t.shape[d])) {
       diags_.report(kGlobalLayout, extents[d]->range,
                     fmt::format("iter {} has extent {} but dimension {} of the tensor is {}", d,
-                                tir::print(k_.skeleton, *ext), d, tir::print(k_.skeleton, t.shape[d])));
+                                printExpr(*extents[d]), d, printExpr(*dims[d])));
       return false;
     }
   }
@@ -402,6 +409,7 @@ bool KernelSema::declareLaunch() {
 std::optional<tile::Kernel> KernelSema::run(std::string name) {
   k_.skeleton.name = std::move(name);
   k_.skeleton.loc = decl_.name.range;
+  k_.skeleton.launchLoc = decl_.launchRange;
   pushScope();
   if (!declareParams() || !declareLaunch()) return std::nullopt;
   out_.push_back(&k_.body);
@@ -420,10 +428,13 @@ std::optional<tile::Module> analyze(const ast::Module& module, DiagnosticEngine&
   sema::ModuleEnv env;
   tile::Module out;
   out.sourceName = module.file == kNoFile ? "" : diags.sources().file(module.file).name;
-  ConstEvaluator eval(diags, [&](std::string_view n) -> const ConstValue* {
-    auto it = env.consts.find(n);
-    return it == env.consts.end() ? nullptr : &it->second;
-  });
+  ConstEvaluator eval(
+      diags,
+      [&](std::string_view n) -> const ConstValue* {
+        auto it = env.consts.find(n);
+        return it == env.consts.end() ? nullptr : &it->second;
+      },
+      [&](std::string_view n) { return env.poisoned.count(n) > 0; });
   auto declare = [&](const std::string& n, SourceRange at) {
     auto [it, fresh] = env.declaredAt.emplace(n, at);
     if (!fresh)
@@ -434,13 +445,18 @@ std::optional<tile::Module> analyze(const ast::Module& module, DiagnosticEngine&
   for (const ast::Decl& d : module.decls) {
     if (const auto* c = std::get_if<ast::ConstDecl>(&d)) {
       if (!declare(c->name, c->nameRange)) continue;
-      if (std::optional<ConstValue> v = eval.eval(*c->value)) env.consts[c->name] = std::move(*v);
+      if (std::optional<ConstValue> v = eval.eval(*c->value))
+        env.consts[c->name] = std::move(*v);
+      else
+        env.poisoned.insert(c->name);
     } else if (const auto* l = std::get_if<ast::LayoutDecl>(&d)) {
       if (!declare(l->name, l->nameRange)) continue;
       std::optional<ConstValue> v = eval.eval(*l->value);
-      if (!v) continue;
       // A layout declaration must be a complete layout.
-      if (!eval.toLayout(*v, l->value->range)) continue;
+      if (!v || !eval.toLayout(*v, l->value->range)) {
+        env.poisoned.insert(l->name);
+        continue;
+      }
       env.consts[l->name] = std::move(*v);
     } else {
       const auto& k = std::get<ast::KernelDecl>(d);
@@ -454,12 +470,28 @@ std::optional<tile::Module> analyze(const ast::Module& module, DiagnosticEngine&
     // One instantiation per combination of type arguments.
     std::vector<std::map<std::string, tile::DType>> instances{{}};
     bool ok = true;
+    int64_t count = 1;
+    for (const ast::TypeParam& tp : k->typeParams)
+      count = std::min<int64_t>(count * static_cast<int64_t>(tp.choices.size()), kMaxInstances + 1);
+    if (count > kMaxInstances) {
+      diags.report(kTooLarge, k->name.range,
+                   fmt::format("kernel '{}' has more than {} instantiations", k->name.name, kMaxInstances));
+      continue;
+    }
     for (const ast::TypeParam& tp : k->typeParams) {
       std::vector<std::map<std::string, tile::DType>> next;
+      std::map<std::string, SourceRange> seenChoice;
       for (const ast::Ident& choice : tp.choices) {
         std::optional<tile::DType> t = tile::dtypeFromName(choice.name);
         if (!t || *t == tile::DType::Bool) {
           diags.report(kBadTypeParam, choice.range, fmt::format("unknown element type '{}'", choice.name));
+          ok = false;
+          continue;
+        }
+        if (auto [it, fresh] = seenChoice.emplace(choice.name, choice.range); !fresh) {
+          diags.report(kDuplicateName, choice.range, fmt::format("'{}' is listed twice for '{}'", choice.name,
+                                                                 tp.name.name))
+              .note(it->second, "the first is here");
           ok = false;
           continue;
         }

@@ -17,6 +17,8 @@ namespace tyl {
 // Bounds that keep hostile input from making the compiler run for minutes.
 inline constexpr int64_t kMaxUnrollCount = 1024;
 inline constexpr int64_t kMaxExpandedStmts = 200000;
+// The most instantiations one generic kernel may have (the product of its choices).
+inline constexpr int64_t kMaxInstances = 64;
 
 // Which instantiations of generic kernels to generate: "gemm:f16" selects gemm with its
 // type parameter(s) bound to f16 (several types: "k:f16,bf16" for two parameters).

@@ -1,6 +1,8 @@
 // Semantic analysis of calls: builtins, allocations, views, and tile operations.
 #include <fmt/format.h>
 
+#include <set>
+
 #include "frontend/CommonDiags.h"
 #include "frontend/SemaImpl.h"
 #include "ir/layout/Analysis.h"
@@ -15,6 +17,8 @@ TYL_DIAG(kCopyShape, Error, "copy-shape-mismatch", "a copy between tensors of di
 TYL_DIAG(kCopySpaces, Error, "copy-spaces", "a copy between memory spaces it does not support");
 TYL_DIAG(kRegisterLimit, Error, "register-limit", "a register fragment that needs too many registers per thread");
 TYL_DIAG(kSharedLimit, Error, "shared-limit", "shared memory beyond what one block can have");
+TYL_DIAG(kNegativeOffset, Error, "negative-offset",
+         "a shared-memory or register layout that places an element before the start of its storage");
 
 namespace sema {
 
@@ -94,10 +98,18 @@ std::optional<Value> KernelSema::allocLocal(const ast::Expr& e, const ast::Call&
     diags_.report(kLayoutSpace, t.layoutLoc, "a register fragment cannot be swizzled; swizzles permute memory offsets");
     return std::nullopt;
   }
-  uint32_t foreign = t.layout->tile.axesMask() & ~layout::threadAxesMask() & ~layout::axisBit(layout::Axis::m);
+  uint32_t allowed = layout::axisBit(layout::Axis::m);
+  for (layout::Axis a : layout::allAxes())
+    if (layout::isThreadAxis(a)) allowed |= layout::axisBit(a);
+  uint32_t foreign = t.layout->tile.axesMask() & ~allowed;
   if (foreign) {
     diags_.report(kLayoutSpace, t.layoutLoc,
                   "a register fragment's layout maps onto thread axes and register slots ('m') only");
+    return std::nullopt;
+  }
+  if (int64_t lo = layout::minValue(t.layout->tile, layout::Axis::m); lo < 0) {
+    diags_.report(kNegativeOffset, t.layoutLoc,
+                  fmt::format("the layout places an element at register slot {}; slots start at 0", lo));
     return std::nullopt;
   }
   layout::TileLayout perThread = layout::storage(t.layout->tile);
@@ -186,6 +198,11 @@ std::optional<Value> KernelSema::allocShared(const ast::Expr& e, const ast::Call
   }
   if (t.layout->tile.axesMask() & ~layout::axisBit(layout::Axis::m)) {
     diags_.report(kLayoutSpace, t.layoutLoc, "a shared-memory layout maps onto memory offsets ('m') only");
+    return std::nullopt;
+  }
+  if (int64_t lo = layout::minValue(t.layout->tile, layout::Axis::m); lo < 0) {
+    diags_.report(kNegativeOffset, t.layoutLoc,
+                  fmt::format("the layout places an element at offset {}, before the start of the allocation", lo));
     return std::nullopt;
   }
   int64_t elems = layout::cosize(*t.layout, layout::Axis::m);
@@ -335,6 +352,12 @@ std::optional<Value> KernelSema::copy(const ast::Expr& e, const ast::Call& c, bo
     return std::nullopt;
   }
   const tile::Tensor& dt = k_.tensors[dst->view.tensor];
+  if (dt.space == tile::MemSpace::Local && !isWholeTensor(dst->view)) {
+    diags_.report(kCopyShape, c.args[0].value->range,
+                  fmt::format("{} into a register fragment fills all of it; this is a part of '{}'", fn, dt.name))
+        .note(dt.loc, fmt::format("'{}' is allocated here", dt.name));
+    return std::nullopt;
+  }
   tile::Copy cp;
   cp.dst = dst->view;
   cp.async = async;
@@ -401,6 +424,7 @@ std::optional<Value> KernelSema::call(const ast::Expr& e, const ast::Call& c) {
   if (!callee) return constExpr(e);  // Swizzle(...)(layout)
   const std::string& fn = callee->name;
   // Calling a tiled MMA runs it: mma(acc, a, b).
+  if (Binding* b = lookup(fn); b && b->poisoned) return std::nullopt;
   if (Binding* b = lookup(fn); b && b->value.kind == Value::Kind::Mma) return mmaCall(e, c, b->value.mma);
   auto noArgs = [&]() {
     if (!c.args.empty()) {
@@ -409,6 +433,14 @@ std::optional<Value> KernelSema::call(const ast::Expr& e, const ast::Call& c) {
     }
     return true;
   };
+  // Operations that emit statements belong to a kernel body, not to its parameters or
+  // launch clause.
+  static const std::set<std::string, std::less<>> kBodyOnly = {
+      "alloc_local", "alloc_shared", "copy", "store", "copy_async", "barrier", "commit_copies", "wait_copies"};
+  if (out_.empty() && kBodyOnly.count(fn)) {
+    diags_.report(kNotConstant, e.range, fmt::format("{}() can only be called in a kernel body", fn));
+    return std::nullopt;
+  }
   using S = tir::Special;
   if (fn == "lane_id") return noArgs() ? std::optional(Value::runtime(tir::special(S::LaneId))) : std::nullopt;
   if (fn == "warp_id") return noArgs() ? std::optional(Value::runtime(tir::special(S::WarpId))) : std::nullopt;
@@ -487,7 +519,7 @@ std::optional<Value> KernelSema::call(const ast::Expr& e, const ast::Call& c) {
         f.dtype = tile::DType::F32;
       } else if (fn == "min" || fn == "max") {
         std::optional<tile::FragRef> a1 = toFrag(args[1], c.args[1].value->range);
-        if (!a1) return std::nullopt;
+        if (!a1 || !sameFragmentLayout(e.range, *a0, *a1)) return std::nullopt;
         f.kind = tile::FragExpr::Kind::Binary;
         f.bin = fn == "min" ? tir::BinOp::Min : tir::BinOp::Max;
         f.b = *a1;

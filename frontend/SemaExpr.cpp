@@ -128,18 +128,22 @@ static std::optional<tir::BinOp> tirOp(ast::BinOp op) {
   return std::nullopt;
 }
 
+bool KernelSema::isWholeTensor(const tile::View& v) const {
+  const tile::Tensor& t = k_.tensors[v.tensor];
+  if (v.dims.size() != t.shape.size()) return false;
+  for (size_t d = 0; d < v.dims.size(); ++d) {
+    int64_t o = 0;
+    if (v.shape[d] != t.staticShape[d] || !tir::isIntConst(v.origin[d], &o) || o != 0) return false;
+  }
+  return true;
+}
+
 std::optional<tile::FragRef> KernelSema::toFrag(const Value& v, SourceRange where) {
   auto make = [](tile::FragExpr f) { return std::make_shared<const tile::FragExpr>(std::move(f)); };
   if (v.kind == Value::Kind::Frag) return v.frag;
   if (v.kind == Value::Kind::View) {
     const tile::Tensor& t = k_.tensors[v.view.tensor];
-    bool whole = t.space == tile::MemSpace::Local && v.view.dims.size() == t.shape.size();
-    for (size_t d = 0; whole && d < v.view.dims.size(); ++d) {
-      whole = v.view.shape[d] == t.staticShape[d] && tir::isIntConst(v.view.origin[d]);
-      int64_t o = 0;
-      whole = whole && tir::isIntConst(v.view.origin[d], &o) && o == 0;
-    }
-    if (!whole) {
+    if (t.space != tile::MemSpace::Local || !isWholeTensor(v.view)) {
       diags_.report(kTypeMismatch, where,
                     fmt::format("arithmetic on tensors needs a whole register fragment; '{}' is {} memory{}", t.name,
                                 tile::spaceName(t.space), t.space == tile::MemSpace::Local ? " (a part of it)" : ""));
@@ -168,6 +172,24 @@ static const tile::FragExpr* firstLeaf(const tile::FragRef& f) {
   return firstLeaf(f->b);
 }
 
+// Elementwise operations combine slot i of one fragment with slot i of the other, which is
+// only right when both hold the same elements there: same shape, same layout.
+bool KernelSema::sameFragmentLayout(SourceRange where, const tile::FragRef& a, const tile::FragRef& b) {
+  const tile::FragExpr* la = firstLeaf(a);
+  const tile::FragExpr* lb = firstLeaf(b);
+  if (!la || !lb || la->tensor == lb->tensor) return true;
+  const tile::Tensor& ta = k_.tensors[la->tensor];
+  const tile::Tensor& tb = k_.tensors[lb->tensor];
+  if (ta.staticShape == tb.staticShape && ta.layout == tb.layout) return true;
+  diags_.report(kFragmentLayout, where,
+                fmt::format("'{}' and '{}' have different shapes or layouts, so their elements are not held by "
+                            "the same threads and slots",
+                            ta.name, tb.name))
+      .note(ta.loc, fmt::format("'{}' is allocated here", ta.name))
+      .note(tb.loc, fmt::format("'{}' is allocated here", tb.name));
+  return false;
+}
+
 std::optional<Value> KernelSema::binary(const ast::Expr& e, const ast::Binary& b) {
   std::optional<Value> lhs = expr(*b.lhs);
   if (!lhs) return std::nullopt;
@@ -187,21 +209,7 @@ std::optional<Value> KernelSema::binary(const ast::Expr& e, const ast::Binary& b
                     fmt::format("fragments support + - * / and max/min, not '{}'", ast::binOpSpelling(b.op)));
       return std::nullopt;
     }
-    const tile::FragExpr* la = firstLeaf(*fa);
-    const tile::FragExpr* lb = firstLeaf(*fb);
-    if (la && lb && la->tensor != lb->tensor) {
-      const tile::Tensor& ta = k_.tensors[la->tensor];
-      const tile::Tensor& tb = k_.tensors[lb->tensor];
-      if (ta.staticShape != tb.staticShape || ta.layout != tb.layout) {
-        diags_.report(kFragmentLayout, e.range,
-                      fmt::format("'{}' and '{}' have different shapes or layouts, so their elements are not held by "
-                                  "the same threads and slots",
-                                  ta.name, tb.name))
-            .note(ta.loc, fmt::format("'{}' is allocated here", ta.name))
-            .note(tb.loc, fmt::format("'{}' is allocated here", tb.name));
-        return std::nullopt;
-      }
-    }
+    if (!sameFragmentLayout(e.range, *fa, *fb)) return std::nullopt;
     tile::FragExpr f;
     f.kind = tile::FragExpr::Kind::Binary;
     f.bin = *op;
@@ -267,7 +275,11 @@ std::optional<Value> KernelSema::unary(const ast::Expr& e, const ast::Unary& u) 
 }
 
 std::optional<Value> KernelSema::name(const ast::Expr& e, const std::string& n) {
-  if (Binding* b = lookup(n)) return b->value;
+  if (Binding* b = lookup(n)) {
+    if (b->poisoned) return std::nullopt;
+    return b->value;
+  }
+  if (env_.poisoned.count(n)) return std::nullopt;
   if (auto it = typeArgs_.find(n); it != typeArgs_.end()) {
     Value v;
     v.kind = Value::Kind::DType;
@@ -335,6 +347,14 @@ std::optional<TensorType> KernelSema::tensorType(const ast::Expr& e) {
     diags_.report(kTypeMismatch, e.range, fmt::format("expected a tensor type such as f32[32, 4], found {}", describe(*v)));
     return std::nullopt;
   }
+  int64_t elems = 1;
+  for (int64_t d : v->ttype.staticShape)
+    if (d > 0 && __builtin_mul_overflow(elems, d, &elems)) {
+      diags_.report(kIntegerOverflow, e.range,
+                    fmt::format("the tensor {} has more elements than a 64-bit integer can count",
+                                layout::shapeToString(v->ttype.staticShape)));
+      return std::nullopt;
+    }
   return v->ttype;
 }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,8 @@ const char* describe(const Value& v);
 struct ModuleEnv {
   std::map<std::string, ConstValue, std::less<>> consts;
   std::map<std::string, SourceRange, std::less<>> declaredAt;
+  // Declared names whose declaration failed (see Binding::poisoned).
+  std::set<std::string, std::less<>> poisoned;
 };
 
 // Analyses one instantiation of one kernel.
@@ -74,11 +77,12 @@ class KernelSema {
   bool declareParams();
   bool declareLaunch();
   std::optional<tile::Tensor> tensorParam(const ast::Param& p, int paramIndex);
-  bool globalLayout(const ast::Expr& e, tile::Tensor& t);
+  bool globalLayout(const ast::Expr& e, const std::vector<ast::ExprPtr>& dims, tile::Tensor& t);
 
   // Statements (SemaStmt.cpp)
   void block(const ast::Block& b);
   void stmt(const ast::Stmt& s);
+  void stmtNode(const ast::Stmt& s);
   void let(const ast::Stmt& s, const ast::Let& l);
   void assign(const ast::Stmt& s, const ast::Assign& a);
   void forLoop(const ast::Stmt& s, const ast::For& f);
@@ -88,7 +92,7 @@ class KernelSema {
   bool storeElement(const ast::Stmt& s, const ast::Index& target, tir::ExprRef value, SourceRange valueRange);
   void nameTensor(uint32_t id, const std::string& name);
   void emit(SourceRange loc, auto node) {
-    if (!countStmt(loc)) return;
+    if (out_.empty() || !countStmt(loc)) return;
     out_.back()->push_back(tile::Stmt{loc, std::move(node)});
   }
 
@@ -104,6 +108,9 @@ class KernelSema {
   std::optional<int64_t> constInt(const ast::Expr& e, const char* what);
   std::optional<tir::ExprRef> toScalar(const Value& v, SourceRange where, std::optional<tir::Type> want);
   std::optional<tile::FragRef> toFrag(const Value& v, SourceRange where);
+  // The view covers its whole tensor (static shape, zero origin, every dimension).
+  bool isWholeTensor(const tile::View& v) const;
+  bool sameFragmentLayout(SourceRange where, const tile::FragRef& a, const tile::FragRef& b);
   std::optional<tir::ExprRef> arith(tir::BinOp op, tir::ExprRef a, tir::ExprRef b, SourceRange where);
   std::optional<std::vector<tir::ExprRef>> indices(const std::vector<ast::ExprPtr>& list);
   std::optional<TensorType> tensorType(const ast::Expr& e);
@@ -135,6 +142,9 @@ class KernelSema {
     bool mutableScalar = false;  // a `let` of a run-time scalar: assignable
     tir::Reg reg;                // the register of a mutable scalar
     SourceRange declared;
+    // The declaration failed and was reported: uses of the name fail silently, so one
+    // mistake is not followed by "unknown name" errors about a name that is there.
+    bool poisoned = false;
   };
   void pushScope() { scopes_.emplace_back(); }
   void popScope() { scopes_.pop_back(); }

@@ -23,6 +23,17 @@ void KernelSema::block(const ast::Block& b) {
 }
 
 void KernelSema::stmt(const ast::Stmt& s) {
+  // Layout arithmetic on the statement's shapes and layouts may leave 64 bits; the
+  // statement is then reported, not the compiler.
+  try {
+    stmtNode(s);
+  } catch (const layout::OverflowError&) {
+    diags_.report(kIntegerOverflow, s.range,
+                  "the sizes or offsets this statement computes overflow 64-bit integers");
+  }
+}
+
+void KernelSema::stmtNode(const ast::Stmt& s) {
   std::visit(
       [&](const auto& n) {
         using T = std::decay_t<decltype(n)>;
@@ -46,11 +57,17 @@ void KernelSema::stmt(const ast::Stmt& s) {
 }
 
 void KernelSema::let(const ast::Stmt& s, const ast::Let& l) {
+  auto poison = [&]() {
+    Binding b;
+    b.declared = l.nameRange;
+    b.poisoned = true;
+    bind(l.name, std::move(b));
+  };
   std::optional<Value> v = expr(*l.value);
-  if (!v) return;
+  if (!v) return poison();
   if (v->kind == Value::Kind::Void) {
     diags_.report(kTypeMismatch, l.value->range, "this expression has no value to bind");
-    return;
+    return poison();
   }
   Binding b;
   b.declared = l.nameRange;
@@ -72,7 +89,7 @@ void KernelSema::let(const ast::Stmt& s, const ast::Let& l) {
     diags_.report(kBadAssign, s.range,
                   "bind fragment arithmetic by assigning it to an allocated fragment: "
                   "let y = alloc_local(...); y = x * 2.0;");
-    return;
+    return poison();
   } else {
     if (v->kind == Value::Kind::View) nameTensor(v->view.tensor, l.name);
     b.value = std::move(*v);
@@ -130,6 +147,7 @@ void KernelSema::assign(const ast::Stmt& s, const ast::Assign& a) {
   }
   const auto* nm = a.target->as<ast::Name>();
   Binding* b = nm ? lookup(nm->name) : nullptr;
+  if (b && b->poisoned) return;
   if (!b) {
     if (nm && !expr(*a.target)) return;
     diags_.report(kBadAssign, a.target->range, "only variables, tensor elements and fragments can be assigned");
@@ -168,7 +186,7 @@ void KernelSema::assign(const ast::Stmt& s, const ast::Assign& a) {
       Value lhs = b->value;
       std::optional<tile::FragRef> fl = toFrag(lhs, a.target->range);
       std::optional<tile::FragRef> fr = toFrag(rhs, a.value->range);
-      if (!fl || !fr) return;
+      if (!fl || !fr || !sameFragmentLayout(s.range, *fl, *fr)) return;
       tile::FragExpr f;
       f.kind = tile::FragExpr::Kind::Binary;
       f.bin = *op;
@@ -180,6 +198,8 @@ void KernelSema::assign(const ast::Stmt& s, const ast::Assign& a) {
     }
     std::optional<tile::FragRef> f = toFrag(rhs, a.value->range);
     if (!f) return;
+    if (std::optional<tile::FragRef> d = toFrag(b->value, a.target->range); !d || !sameFragmentLayout(s.range, *d, *f))
+      return;
     emit(s.range, tile::FragAssign{dst, *f});
     return;
   }

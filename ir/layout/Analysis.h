@@ -51,9 +51,18 @@ struct Collision {
 
 // Injective over the axes in `axesMask` (every physical tuple, replicas included,
 // projected onto those axes): no two distinct coordinates share a point. Returns the
-// first collision found in row-major order, or nullopt when injective.
+// first collision found in row-major order (for layouts too large to enumerate, a
+// collision found from the iters), or nullopt when injective. Throws Error only for a
+// layout too large to enumerate whose iters do not decide the question.
 std::optional<Collision> findCollision(const Layout& layout, std::span<const int64_t> shape,
                                        uint32_t axesMask);
+// What the iters alone say, without enumerating elements: Injective, Collides (with a
+// witness, not necessarily the first in row-major order), or Unknown. Cheap for any size.
+struct IterVerdict {
+  enum class Kind { Injective, Collides, Unknown } kind = Kind::Unknown;
+  std::optional<Collision> witness;  // Collides
+};
+IterVerdict injectivityFromIters(const Layout& layout, std::span<const int64_t> shape, uint32_t axesMask);
 inline bool isInjective(const Layout& layout, std::span<const int64_t> shape, uint32_t axesMask = ~0u) {
   return !findCollision(layout, shape, axesMask).has_value();
 }

@@ -281,6 +281,15 @@ int64_t span(const TileLayout& layout, Axis axis) {
   return s;
 }
 
+int64_t minValue(const TileLayout& tile, Axis axis) {
+  if (!(tile.axesMask() & axisBit(axis))) return 0;
+  int64_t lo = tile.offset[axis];
+  for (const std::vector<Iter>* iters : {&tile.shard, &tile.replica})
+    for (const Iter& it : *iters)
+      if (it.axis == axis && it.stride < 0) lo = checkedAdd(lo, checkedMul(it.extent - 1, it.stride));
+  return lo;
+}
+
 int64_t cosize(const Layout& layout, Axis axis) {
   const TileLayout& tile = layout.tile;
   if (!(tile.axesMask() & axisBit(axis))) return 0;

@@ -170,6 +170,9 @@ int64_t span(const TileLayout& layout, Axis axis);
 // 1 + the largest value `axis` takes over every element and replica (offsets and
 // swizzle included): the storage an allocation needs. 0 for an axis never used.
 int64_t cosize(const Layout& layout, Axis axis);
+// The smallest value `axis` takes over every element and replica, before any swizzle
+// (an XOR swizzle keeps non-negative offsets non-negative). 0 for an axis never used.
+int64_t minValue(const TileLayout& layout, Axis axis);
 
 // ---- Text ------------------------------------------------------------------------
 

@@ -49,6 +49,22 @@ void KernelLowering::addStrideChecks(const tile::Tensor& t, const std::vector<st
   }
 }
 
+void addWidthReason(std::string& why, int64_t bytes, const std::string& problem) {
+  // "16-byte vectors: P" followed by "8-byte vectors: P" reads "16- and 8-byte vectors: P".
+  std::string tail = fmt::format("-byte vectors: {}", problem);
+  size_t start = why.rfind("; ");
+  start = start == std::string::npos ? 0 : start + 2;
+  size_t dash = why.find("-byte vectors: ", start);
+  if (dash != std::string::npos && why.compare(dash, std::string::npos, tail) == 0) {
+    why.replace(dash, std::string::npos, fmt::format("- and {}{}", bytes, tail));
+    // "16- and 8- and 4-byte" becomes "16-, 8- and 4-byte".
+    size_t first = why.find("- and ", start);
+    if (first != dash && first != std::string::npos) why.replace(first, 6, "-, ");
+    return;
+  }
+  why += fmt::format("{}{}{}", why.empty() ? "" : "; ", bytes, tail);
+}
+
 int KernelLowering::chooseVectorWidth(const tile::View& mem, const FragmentMap& fm, std::string& why) {
   const tile::Tensor& t = tk_.tensors[mem.tensor];
   int eb = tile::dtypeBytes(t.dtype);
@@ -93,7 +109,7 @@ int KernelLowering::chooseVectorWidth(const tile::View& mem, const FragmentMap& 
       addStrideChecks(t, conditions);
       return w;
     }
-    if (why.empty()) why = fmt::format("{}-byte vectors: {}", w * eb, problem);
+    addWidthReason(why, w * eb, problem);
   }
   return 1;
 }

@@ -82,7 +82,7 @@ void KernelLowering::copyMemoryMemory(SourceRange loc, const tile::Copy& c) {
   for (int64_t cand = 16 / eb; cand >= 1; cand /= 2) {
     if (c.async && cand * eb < 4) break;
     if (shape.back() % cand != 0) {
-      if (why.empty()) why = fmt::format("{}-byte vectors: rows of {} elements", cand * eb, shape.back());
+      addWidthReason(why, cand * eb, fmt::format("rows of {} elements", shape.back()));
       continue;
     }
     dCond.clear();
@@ -103,8 +103,18 @@ void KernelLowering::copyMemoryMemory(SourceRange loc, const tile::Copy& c) {
       break;
     }
     if (firstProblem.ok()) firstProblem = problem;
-    if (why.empty()) why = fmt::format("{}-byte vectors: {}", cand * eb, problem.message);
+    addWidthReason(why, cand * eb, problem.message);
     if (c.async) break;  // cp.async copies 16 bytes or reports why it cannot
+  }
+  if (c.async && w * eb != 16 && (shape.back() * eb) % 16 != 0) {
+    int64_t rowBytes = shape.back() * eb;
+    diags_.report(kCopyNotContiguous, loc,
+                  rowBytes < 16 ? fmt::format("copy_async moves 16-byte vectors, but rows of {} elements are only {} bytes",
+                                              shape.back(), rowBytes)
+                                : fmt::format("copy_async moves 16-byte vectors, but rows of {} elements ({} bytes) are "
+                                              "not a multiple of 16 bytes",
+                                              shape.back(), rowBytes));
+    return;
   }
   if (c.async && w * eb != 16) {
     bool contiguous = firstProblem.kind != MemoryRuns::Problem::Kind::Misaligned;

@@ -25,6 +25,10 @@ struct WarpAccess {
   int width = 4;
 };
 
+// Appends why a vector width failed to `why` ("16-byte vectors: ..."), widest first, so
+// the last reason is what the next wider width needs; widths failing alike are merged.
+void addWidthReason(std::string& why, int64_t bytes, const std::string& problem);
+
 class KernelLowering {
  public:
   KernelLowering(const tile::Kernel& tk, DiagnosticEngine& diags) : tk_(tk), k_(tk.skeleton), diags_(diags) {}
@@ -38,7 +42,11 @@ class KernelLowering {
   // LowerKernel.cpp
   void block(const tile::Block& b);
   void stmt(const tile::Stmt& s);
-  void emit(SourceRange loc, auto node) { out_.back()->push_back(tir::Stmt{loc, std::move(node)}); }
+  void stmtNode(const tile::Stmt& s);
+  void emit(SourceRange loc, auto node) {
+    ++emitted_;
+    out_.back()->push_back(tir::Stmt{loc, std::move(node)});
+  }
   tir::MemRef memRef(const tile::Tensor& t, const std::vector<tir::ExprRef>& coord);
   // inBounds() knowing which loop variables cannot be negative.
   tir::ExprRef bounds(const tile::Tensor& t, const std::vector<tir::ExprRef>& coord);
@@ -78,6 +86,9 @@ class KernelLowering {
 
   const tile::Kernel& tk_;
   tir::Kernel k_;
+  // Thread-IR statements emitted so far, and whether the kernel went past the limit.
+  int64_t emitted_ = 0;
+  bool tooLarge_ = false;
   DiagnosticEngine& diags_;
   std::vector<tir::Block*> out_;
   std::map<uint32_t, FragmentMap> fragments_;

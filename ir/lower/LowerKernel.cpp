@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include "frontend/CommonDiags.h"
 #include "ir/layout/Analysis.h"
 #include "ir/lower/LowerImpl.h"
 
@@ -84,7 +85,7 @@ const OwnerTable* KernelLowering::owners(uint32_t tensor) {
     problem = e.what();
   }
   if (problem) {
-    diags_.report(kOwnershipLaunch, t.layoutLoc, *problem).note(tk_.skeleton.loc, "the launch is declared here");
+    diags_.report(kOwnershipLaunch, t.layoutLoc, *problem).note(tk_.skeleton.launchLoc, "the launch is declared here");
     return nullptr;
   }
   return &owners_.emplace(tensor, std::move(table)).first->second;
@@ -143,10 +144,30 @@ void KernelLowering::addLaunchCheck(tir::LaunchCheck check) {
 }
 
 void KernelLowering::block(const tile::Block& b) {
-  for (const tile::Stmt& s : b) stmt(s);
+  for (const tile::Stmt& s : b) {
+    if (tooLarge_) return;
+    stmt(s);
+    if (emitted_ > kMaxThreadStmts && !tooLarge_) {
+      diags_.report(kTooLarge, s.loc,
+                    fmt::format("the kernel lowers to more than {} thread statements here", kMaxThreadStmts));
+      tooLarge_ = true;
+    }
+  }
 }
 
 void KernelLowering::stmt(const tile::Stmt& s) {
+  // Layout arithmetic for the statement's tensors may leave 64 bits, or meet a layout the
+  // algebra rejects; the statement is then reported, not the compiler.
+  try {
+    stmtNode(s);
+  } catch (const layout::OverflowError&) {
+    diags_.report(kIntegerOverflow, s.loc, "the offsets this statement computes overflow 64-bit integers");
+  } catch (const layout::Error& e) {
+    diags_.report(kUnsupportedLayout, s.loc, fmt::format("tyloc cannot lower this statement: {}", e.what()));
+  }
+}
+
+void KernelLowering::stmtNode(const tile::Stmt& s) {
   std::visit(
       [&](const auto& n) {
         using T = std::decay_t<decltype(n)>;

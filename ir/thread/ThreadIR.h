@@ -231,7 +231,7 @@ struct LaunchCheck {
   Kind kind = Kind::Condition;
   ExprRef cond;         // Condition: over scalar parameters
   int param = -1;       // PointerAlignment: this pointer parameter ...
-  int64_t alignBytes;   // ... must be a multiple of this
+  int64_t alignBytes = 0;  // ... must be a multiple of this
   std::string message;
   SourceRange loc;
   // Checked before the grid size: a launch with an empty grid does nothing and succeeds
@@ -241,7 +241,8 @@ struct LaunchCheck {
 
 struct Kernel {
   std::string name;
-  SourceRange loc;
+  SourceRange loc;        // the kernel's name
+  SourceRange launchLoc;  // its launch clause
   std::vector<Param> params;
   std::vector<Var> vars;
   std::vector<Array> arrays;

@@ -503,6 +503,13 @@ TEST_CASE("span and cosize match their definitions", "[core]") {
       int64_t hi = INT64_MIN;
       for (const auto& tuples : ref.tuples)
         for (const Point& p : tuples) hi = std::max(hi, p[static_cast<size_t>(a)]);
+      if (!l.swizzle) {
+        Reference unswizzled = evaluate(Layout{l.tile});
+        int64_t lo = INT64_MAX;
+        for (const auto& tuples : unswizzled.tuples)
+          for (const Point& p : tuples) lo = std::min(lo, p[static_cast<size_t>(a)]);
+        REQUIRE(minValue(l.tile, a) == (used ? lo : 0));
+      }
       if (!used) {
         REQUIRE(cosize(l, a) == 0);
       } else if (!l.swizzle) {
@@ -519,6 +526,9 @@ TEST_CASE("span and cosize match their definitions", "[core]") {
   CHECK(cosize(sw, Axis::laneid) == 0);
   CHECK(cosize(Layout{makeTile({{4, 2}}, {{2, 100}}, {{Axis::m, 1}})}, Axis::m) == 108);
   CHECK(cosize(Layout{makeTile({{4, -2}}, {}, {{Axis::m, 6}})}, Axis::m) == 7);
+  CHECK(minValue(makeTile({{4, -2}}, {}, {{Axis::m, 6}}), Axis::m) == 0);
+  CHECK(minValue(makeTile({{4, -2}, {2, 1}}, {{3, -5}}, {{Axis::m, 1}}), Axis::m) == -15);
+  CHECK(minValue(makeTile({{4, 1}}), Axis::laneid) == 0);
 }
 
 // ---- Sizes, PhysCoord, text ------------------------------------------------------
