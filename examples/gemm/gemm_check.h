@@ -34,6 +34,7 @@ template <>
 struct Dtype<__half> {
   static constexpr const char* name = "f16";
   static constexpr cudaDataType_t cuda = CUDA_R_16F;
+  static constexpr double ulp = 1.0 / 1024;
   static __half fromFloat(float x) { return __float2half_rn(x); }
   static float toFloat(__half x) { return __half2float(x); }
 };
@@ -41,6 +42,7 @@ template <>
 struct Dtype<__nv_bfloat16> {
   static constexpr const char* name = "bf16";
   static constexpr cudaDataType_t cuda = CUDA_R_16BF;
+  static constexpr double ulp = 1.0 / 128;
   static __nv_bfloat16 fromFloat(float x) { return __float2bfloat16_rn(x); }
   static float toFloat(__nv_bfloat16 x) { return __bfloat162float(x); }
 };
@@ -170,6 +172,23 @@ inline Comparison compareToReference(const float* got, const Reference& ref, dou
 
 // Relative Frobenius difference of two f32 results; `relu` applies max(0, .) to `expected`
 // first (cuBLAS computes alpha * A @ B without the epilogue).
+// gemm_beta: D (16-bit) = alpha * A @ B + beta * C. Each element of D is the exact result
+// rounded once to T, plus the f32 summation error, so it lies within one unit in the last
+// place of T (2^-10 relative for f16, 2^-7 for bf16) plus elementBound(). Returns how many
+// elements do not; *first is the index of the first.
+template <class T>
+size_t countBetaErrors(const Reference& ref, const std::vector<T>& hostC, const T* D, double alpha, double beta,
+                       size_t* first) {
+  const double ulp = Dtype<T>::ulp;
+  size_t bad = 0;
+  for (size_t i = 0; i < ref.product.size(); ++i) {
+    const double expected = alpha * ref.product[i] + beta * Dtype<T>::toFloat(hostC[i]);
+    const double bound = ulp * std::abs(expected) + elementBound(ref.K, alpha, ref.absSum[i], expected) + 1e-6;
+    if (!(std::abs(Dtype<T>::toFloat(D[i]) - expected) <= bound) && bad++ == 0 && first) *first = i;
+  }
+  return bad;
+}
+
 inline double relativeFrobenius(const float* got, const float* expected, size_t count, bool relu = false) {
   double errSq = 0, refSq = 0;
   for (size_t i = 0; i < count; ++i) {

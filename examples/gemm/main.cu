@@ -3,7 +3,8 @@
 // at sizes that are and are not multiples of the 128 x 128 x 32 block tile, with and without
 // the relu epilogue. Every element of every result is checked against a float64 CPU reference
 // and against cublasGemmEx on the same inputs; the three pipelines must agree bit for bit;
-// poisoned guards around C must stay untouched.
+// poisoned guards around C must stay untouched. gemm_beta (D = alpha * A @ B + beta * C, stored
+// as f16/bf16) is checked against the CPU reference within 16-bit rounding.
 //
 // Prints one line per kernel instantiation. Exit codes: 0 all correct, 1 a wrong element or a
 // CUDA/cuBLAS error, 77 no CUDA device (the code ctest reports as skipped).
@@ -220,6 +221,38 @@ bool checkRefusal() {
 
 }  // namespace
 
+// gemm_beta: D (16-bit) = alpha * A @ B + beta * C on sizes that are not tile multiples.
+template <class T, class Fn>
+bool runBeta(Fn fn, const char* name, uint64_t seed) {
+  const int M = 500, N = 520, K = 264;
+  const float alpha = 0.75f, beta = -2.0f;
+  const size_t countA = size_t(M) * K, countB = size_t(K) * N, countC = size_t(M) * N;
+  const std::vector<T> hostA = randomMatrix<T>(countA, seed), hostB = randomMatrix<T>(countB, seed + 1),
+                       hostC = randomMatrix<T>(countC, seed + 2);
+  T *A = nullptr, *B = nullptr, *C = nullptr, *D = nullptr;
+  CHECK_CUDA(cudaMalloc(&A, countA * sizeof(T)));
+  CHECK_CUDA(cudaMalloc(&B, countB * sizeof(T)));
+  CHECK_CUDA(cudaMalloc(&C, countC * sizeof(T)));
+  CHECK_CUDA(cudaMalloc(&D, countC * sizeof(T)));
+  CHECK_CUDA(cudaMemcpy(A, hostA.data(), countA * sizeof(T), cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaMemcpy(B, hostB.data(), countB * sizeof(T), cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaMemcpy(C, hostC.data(), countC * sizeof(T), cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaMemset(D, kPoisonByte, countC * sizeof(T)));
+  CHECK_CUDA(fn(M, N, K, A, B, C, D, alpha, beta, 0));
+  CHECK_CUDA(cudaDeviceSynchronize());
+  std::vector<T> out(countC);
+  CHECK_CUDA(cudaMemcpy(out.data(), D, countC * sizeof(T), cudaMemcpyDeviceToHost));
+  const Reference ref = reference(M, N, K, toDouble(hostA), toDouble(hostB));
+  const size_t bad = countBetaErrors(ref, hostC, out.data(), alpha, beta, nullptr);
+  std::printf("%s %dx%dx%d alpha=%g beta=%g: %zu/%zu elements within rounding of the CPU reference%s\n", name, M, N,
+              K, alpha, beta, countC - bad, countC, bad ? "  <-- WRONG" : "");
+  CHECK_CUDA(cudaFree(A));
+  CHECK_CUDA(cudaFree(B));
+  CHECK_CUDA(cudaFree(C));
+  CHECK_CUDA(cudaFree(D));
+  return bad == 0;
+}
+
 int main() {
   int devices = 0;
   const cudaError_t err = cudaGetDeviceCount(&devices);
@@ -243,6 +276,8 @@ int main() {
                                {"gemm_one_stage_bf16", gemm_one_stage_bf16}},
                               2000) &&
        ok;
+  ok = runBeta<__half>(gemm_beta_f16, "gemm_beta_f16", 3000) && ok;
+  ok = runBeta<__nv_bfloat16>(gemm_beta_bf16, "gemm_beta_bf16", 4000) && ok;
   ok = checkRefusal() && ok;
   CHECK_CUBLAS(cublasDestroy(cublas));
   return ok ? 0 : 1;

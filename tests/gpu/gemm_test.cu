@@ -18,6 +18,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -147,6 +148,60 @@ void testShapes(const Kernels<T>& k, uint64_t seed) {
   checkProblem(k, 2048, 2048, 2048, 1.0f, false, false, 0, stream, seed + 700);  // vs cuBLAS only
 }
 
+// gemm_beta: D (16-bit) = alpha * A @ B + beta * C, each element within countBetaErrors()'s
+// bound, and nothing written outside D.
+template <class T, class Fn>
+void checkBeta(Fn fn, const char* name, int M, int N, int K, float alpha, float beta, uint64_t seed) {
+  char what[160];
+  std::snprintf(what, sizeof what, "%s %dx%dx%d alpha=%g beta=%g", name, M, N, K, alpha, beta);
+  ++runs;
+  const size_t countA = size_t(M) * K, countB = size_t(K) * N, countC = size_t(M) * N, guard = 4096;
+  const std::vector<T> hostA = randomMatrix<T>(countA, seed), hostB = randomMatrix<T>(countB, seed + 1),
+                       hostC = randomMatrix<T>(countC, seed + 2);
+  T *A = nullptr, *B = nullptr, *C = nullptr, *D = nullptr;
+  CHECK_CUDA(cudaMalloc(&A, (countA + 8) * sizeof(T)));
+  CHECK_CUDA(cudaMalloc(&B, (countB + 8) * sizeof(T)));
+  CHECK_CUDA(cudaMalloc(&C, (countC + 8) * sizeof(T)));
+  CHECK_CUDA(cudaMalloc(&D, (countC + guard) * sizeof(T)));
+  CHECK_CUDA(cudaMemcpy(A, hostA.data(), countA * sizeof(T), cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaMemcpy(B, hostB.data(), countB * sizeof(T), cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaMemcpy(C, hostC.data(), countC * sizeof(T), cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaMemset(D, kPoisonByte, (countC + guard) * sizeof(T)));
+  CHECK_CUDA(fn(M, N, K, A, B, C, D, alpha, beta, stream));
+  CHECK_CUDA(cudaStreamSynchronize(stream));
+  std::vector<T> out(countC + guard);
+  CHECK_CUDA(cudaMemcpy(out.data(), D, out.size() * sizeof(T), cudaMemcpyDeviceToHost));
+  const Reference ref = reference(M, N, K, toDouble(hostA), toDouble(hostB));
+  size_t first = 0;
+  const size_t bad = countBetaErrors(ref, hostC, out.data(), alpha, beta, &first);
+  if (bad) {
+    char msg[200];
+    std::snprintf(msg, sizeof msg, ": %zu elements beyond their bound, first D[%zu][%zu] = %.6g, expected %.6g", bad,
+                  first / N, first % N, double(Dtype<T>::toFloat(out[first])),
+                  alpha * ref.product[first] + beta * Dtype<T>::toFloat(hostC[first]));
+    fail(what + std::string(msg));
+  }
+  for (size_t i = countC; i < out.size(); ++i) {
+    uint16_t bits;
+    std::memcpy(&bits, &out[i], sizeof bits);
+    if (bits != uint16_t(kPoisonByte * 0x0101u)) {
+      fail(what + std::string(": wrote past the end of D"));
+      break;
+    }
+  }
+  CHECK_CUDA(cudaFree(A));
+  CHECK_CUDA(cudaFree(B));
+  CHECK_CUDA(cudaFree(C));
+  CHECK_CUDA(cudaFree(D));
+}
+
+void testBeta() {
+  checkBeta<__half>(gemm_beta_f16, "gemm_beta_f16", 200, 136, 72, 0.75f, -2.0f, 900);
+  checkBeta<__half>(gemm_beta_f16, "gemm_beta_f16", 257, 264, 1032, 0.5f, 1.0f, 910);
+  checkBeta<__nv_bfloat16>(gemm_beta_bf16, "gemm_beta_bf16", 200, 136, 72, 0.75f, -2.0f, 920);
+  checkBeta<__nv_bfloat16>(gemm_beta_bf16, "gemm_beta_bf16", 1024, 1024, 1024, 1.0f, 0.5f, 930);
+}
+
 // Empty products launch nothing and write nothing; K = 0 writes alpha * 0.
 void testEmpty() {
   float* C = nullptr;
@@ -228,6 +283,7 @@ int main() {
   CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   testShapes(kF16, 31);
   testShapes(kBF16, 47);
+  testBeta();
   testEmpty();
   testLauncherChecks();
   CHECK_CUDA(cudaStreamDestroy(stream));
@@ -237,8 +293,8 @@ int main() {
     return 1;
   }
   std::printf(
-      "gemm, gemm_two_stage, gemm_one_stage (f16 and bf16, %d runs): all elements within bounds of the CPU "
-      "reference and cuBLAS, bit-identical across pipelines, guards untouched; launcher checks pass\n",
+      "gemm, gemm_two_stage, gemm_one_stage, gemm_beta (f16 and bf16, %d runs): all elements within bounds of "
+      "the CPU reference and cuBLAS, bit-identical across pipelines, guards untouched; launcher checks pass\n",
       runs);
   return 0;
 }
