@@ -34,6 +34,6 @@ WRAPPER
 chmod +x "$KIT/tyloc"
 "$KIT/tyloc" --version >/dev/null
 echo "$KIT: $(du -sh "$KIT" | cut -f1) ($(ls "$KIT/lib" | tr '\n' ' '))"
-git rev-parse HEAD >"$KIT/commit" 2>/dev/null || true
+git rev-parse --verify -q HEAD >"$KIT/commit" 2>/dev/null || true
 # What tyloc was built from, so that run-gpu.sh can tell a kit made from other sources.
 bench/compiler-sources-hash.sh >"$KIT/sources.sha256"

@@ -42,8 +42,8 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm,
   echo "nvidia-smi failed"
 nvcc --version | tail -n 2
 cmake --version | head -n 1
-COMMIT=$(git rev-parse HEAD 2>/dev/null || cat build-gpu-kit/commit 2>/dev/null || echo unknown)
-if git rev-parse HEAD >/dev/null 2>&1 && [ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ]; then
+COMMIT=$(git rev-parse --verify -q HEAD 2>/dev/null || head -n 1 build-gpu-kit/commit 2>/dev/null || echo unknown)
+if git rev-parse --verify -q HEAD >/dev/null 2>&1 && [ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ]; then
   COMMIT="$COMMIT-dirty"
 fi
 echo "commit: $COMMIT"

@@ -10,22 +10,27 @@ WORK=$(mktemp -d)
 OUT=${OUT:-$WORK}
 ARCH=${ARCH:-90}
 
-# name | sed script applied to gemm.tyl
+# name | sed script applied to gemm.tyl (the base: 128 x 128 x 32 tiles, 2 x 2 warps of 4 x 8
+# atoms, three stages)
+W24='s/warps = (2, 2), repeat = (4, 8)/warps = (2, 4), repeat = (4, 8)/g;s/block = 128/block = 256/g'
+BN256='s/const BN = 128;/const BN = 256;/;s/ComposeLayout(3, 3, 4, S\[(BK, BN)/ComposeLayout(3, 3, 5, S[(BK, BN)/'
+BK64='s/const BK = 32;/const BK = 64;/;s/ComposeLayout(3, 2, 3, S\[(BM, BK)/ComposeLayout(3, 3, 3, S[(BM, BK)/'
+S4='s/const STAGES = 3;/const STAGES = 4;/'
 VARIANTS=(
   "base|"
-  "w2x2_r4x8_s3|s/warps = (2, 4), repeat = (4, 4)/warps = (2, 2), repeat = (4, 8)/;s/block = 256/block = 128/"
-  "w2x2_r4x8_s4|s/warps = (2, 4), repeat = (4, 4)/warps = (2, 2), repeat = (4, 8)/;s/block = 256/block = 128/;s/const STAGES = 3;/const STAGES = 4;/"
-  "w2x2_r4x8_s3_g16|s/warps = (2, 4), repeat = (4, 4)/warps = (2, 2), repeat = (4, 8)/;s/block = 256/block = 128/;s/const GROUP = 8;/const GROUP = 16;/"
-  "w2x2_r4x8_s3_g4|s/warps = (2, 4), repeat = (4, 4)/warps = (2, 2), repeat = (4, 8)/;s/block = 256/block = 128/;s/const GROUP = 8;/const GROUP = 4;/"
-  "w2x4_r4x8_bn256_g8|s/const BN = 128;/const BN = 256;/;s/repeat = (4, 4)/repeat = (4, 8)/;s/ComposeLayout(3, 3, 4, S\[(BK, BN)/ComposeLayout(3, 3, 5, S[(BK, BN)/"
-  "w2x2_r4x8_bk64_s3|s/warps = (2, 4), repeat = (4, 4)/warps = (2, 2), repeat = (4, 8)/;s/block = 256/block = 128/;s/const BK = 32;/const BK = 64;/;s/ComposeLayout(3, 2, 3, S\[(BM, BK)/ComposeLayout(3, 3, 3, S[(BM, BK)/"
+  "s4|$S4"
+  "bk64|$BK64"
+  "bk64_s4|$BK64;$S4"
+  "w2x4_bn256|$W24;$BN256"
+  "w2x4_bn256_s4|$W24;$BN256;$S4"
+  "w2x4_bn256_bk64|$W24;$BN256;$BK64"
 )
 
 build() {
   local name=$1 script=$2 dir=$WORK/$1
   mkdir -p "$dir"
   sed "$script" examples/gemm/gemm.tyl > "$dir/variant.tyl"
-  if ! "$TYLOC" "$dir/variant.tyl" -o "$dir/variant.cu" --header "$dir/variant.cuh" --instantiate gemm:bf16 \
+  if ! "$TYLOC" "$dir/variant.tyl" -o "$dir/variant.cu" --header "$dir/variant.cuh" --instantiate gemm:bf16 --instantiate gemm_beta:bf16 \
        2> "$dir/tyloc.log"; then
     echo "$name: tyloc failed: $(head -3 "$dir/tyloc.log")"; return
   fi
