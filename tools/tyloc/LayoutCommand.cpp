@@ -1,4 +1,5 @@
 #include "tools/tyloc/LayoutCommand.h"
+#include "tools/tyloc/OutputFiles.h"
 
 #include <fmt/format.h>
 #include <sys/stat.h>
@@ -104,39 +105,6 @@ constexpr DType kDTypes[] = {
     {"i8", 1},  {"u8", 1},   {"f8e4m3", 1}, {"f8e5m2", 1}, {"f16", 2}, {"bf16", 2}, {"i16", 2}, {"u16", 2},
     {"f32", 4}, {"tf32", 4}, {"i32", 4},    {"u32", 4},    {"f64", 8}, {"i64", 8},  {"u64", 8},
 };
-
-// Writes `text` so that `path` holds either its old contents or all of the new ones, never
-// a part: the bytes go to a temporary file in the same directory (so on the same file
-// system), which is then renamed over `path`. Returns why it failed, or nullopt.
-std::optional<std::string> writeFileAtomically(const std::string& path, std::string_view text) {
-  namespace fs = std::filesystem;
-  fs::path target(path);
-  if (!target.has_filename()) return std::string("the path names a directory, not a file");
-  fs::path dir = target.parent_path().empty() ? fs::path(".") : target.parent_path();
-  std::string temp = (dir / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
-  int fd = ::mkstemp(temp.data());
-  if (fd < 0) return std::string(std::strerror(errno));
-  auto fail = [&](int err) {
-    if (fd >= 0) ::close(fd);
-    ::unlink(temp.c_str());
-    return std::optional<std::string>(std::strerror(err));
-  };
-  for (size_t done = 0; done < text.size();) {
-    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return fail(errno);
-    done += static_cast<size_t>(n);
-  }
-  // mkstemp creates the file private (0600); a picture gets the permissions of any new file.
-  mode_t mask = ::umask(0);
-  ::umask(mask);
-  if (::fchmod(fd, 0666 & ~mask) != 0 || ::fsync(fd) != 0) return fail(errno);
-  int closed = ::close(fd);
-  fd = -1;
-  if (closed != 0) return fail(errno);
-  if (::rename(temp.c_str(), path.c_str()) != 0) return fail(errno);
-  return std::nullopt;
-}
 
 // The text table or the JSON document. Returns false when it reported a diagnostic instead.
 bool printListing(std::ostream& os, const layout::Layout& l, const layout::Shape& shape,
@@ -277,8 +245,8 @@ int runLayoutCommand(const LayoutOptions& options) {
     std::ostringstream text;
     if ((!picture || options.json) && !printListing(text, *l, shape, options, diags, whole)) return fail();
     if (picture) {
-      if (auto why = writeFileAtomically(*options.svgPath, *picture)) {
-        std::cerr << fmt::format("tyloc: error: cannot write '{}': {}\n", *options.svgPath, *why);
+      if (std::string err = driver::writeFileAtomically(*options.svgPath, *picture); !err.empty()) {
+        std::cerr << "tyloc: error: " << err << "\n";
         return 2;  // like a misspelt option: the command line asked for something impossible
       }
     }

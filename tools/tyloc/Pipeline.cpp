@@ -42,37 +42,6 @@ std::optional<std::string> readFile(const std::string& path, std::string& error)
   return ss.str();
 }
 
-std::string writeFileAtomically(const std::string& path, const std::string& contents) {
-  std::filesystem::path target(path);
-  std::filesystem::path dir = target.parent_path();
-  if (dir.empty()) dir = ".";
-  std::string tmpl = (dir / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
-  std::vector<char> name(tmpl.begin(), tmpl.end());
-  name.push_back('\0');
-  int fd = mkstemp(name.data());
-  if (fd < 0) return std::strerror(errno);
-  size_t written = 0;
-  while (written < contents.size()) {
-    ssize_t n = ::write(fd, contents.data() + written, contents.size() - written);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      std::string err = std::strerror(errno);
-      ::close(fd);
-      std::remove(name.data());
-      return err;
-    }
-    written += static_cast<size_t>(n);
-  }
-  // Generated files are ordinary readable files, not private temporaries.
-  fchmod(fd, 0644);
-  if (::close(fd) != 0 || std::rename(name.data(), path.c_str()) != 0) {
-    std::string err = std::strerror(errno);
-    std::remove(name.data());
-    return err;
-  }
-  return "";
-}
-
 std::optional<tir::Module> compileToThreadIR(FileId file, DiagnosticEngine& diags) {
   std::optional<ast::Module> ast = parseModule(file, diags);
   if (!ast) return std::nullopt;
@@ -98,7 +67,7 @@ int deliver(const CompileOptions& o, const std::string& text) {
   }
   std::string err = writeFileAtomically(o.output, text);
   if (!err.empty()) {
-    std::cerr << fmt::format("tyloc: error: cannot write '{}': {}\n", o.output, err);
+    std::cerr << "tyloc: error: " << err << "\n";
     return kExitMisuse;
   }
   return kExitOk;
@@ -151,19 +120,10 @@ int compile(const CompileOptions& o) {
   cuda::EmitResult out = cuda::emit(*threadIR, eo);
   if (diags.hasErrors()) return finish(kExitUserError);
 
-  // Outputs are written only when everything succeeded, each atomically.
-  if (!o.header.empty()) {
-    std::string err = writeFileAtomically(o.header, out.header);
-    if (!err.empty()) {
-      std::cerr << fmt::format("tyloc: error: cannot write '{}': {}\n", o.header, err);
-      return finish(kExitMisuse);
-    }
-  }
-  int code = deliver(o, out.source);
-  if (code != kExitOk) {
-    if (!o.header.empty()) std::remove(o.header.c_str());
-    return finish(code);
-  }
+  // Outputs are written only when everything succeeded, and together: all or none.
+  OutputFiles files;
+  if (!o.output.empty()) files.add(o.output, out.source);
+  if (!o.header.empty()) files.add(o.header, out.header);
   if (!o.depfile.empty()) {
     std::string target = o.output.empty() ? "-" : o.output;
     auto escape = [](const std::string& p) {
@@ -177,12 +137,13 @@ int compile(const CompileOptions& o) {
     std::string dep = escape(target);
     if (!o.header.empty()) dep += " " + escape(o.header);
     dep += ": " + escape(o.input) + "\n";
-    std::string err = writeFileAtomically(o.depfile, dep);
-    if (!err.empty()) {
-      std::cerr << fmt::format("tyloc: error: cannot write '{}': {}\n", o.depfile, err);
-      return finish(kExitMisuse);
-    }
+    files.add(o.depfile, dep);
   }
+  if (std::string err = files.commit(); !err.empty()) {
+    std::cerr << "tyloc: error: " << err << "\n";
+    return finish(kExitMisuse);
+  }
+  if (o.output.empty()) std::cout << out.source;
   return finish(kExitOk);
 }
 

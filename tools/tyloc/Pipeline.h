@@ -13,6 +13,7 @@
 
 #include "backend/cuda/EmitCuda.h"
 #include "frontend/Diagnostics.h"
+#include "tools/tyloc/OutputFiles.h"
 #include "ir/thread/ThreadIR.h"
 
 namespace tyl::driver {
@@ -44,9 +45,6 @@ int compile(const CompileOptions& options);
 // For tests and `tyloc run`: the thread IR of a .tyl file, or nullopt with diagnostics.
 std::optional<tir::Module> compileToThreadIR(FileId file, DiagnosticEngine& diags);
 
-// Writes a file atomically (a temporary in the same directory, then a rename), so no
-// reader ever sees it half written. Returns an error message, or "" on success.
-std::string writeFileAtomically(const std::string& path, const std::string& contents);
 // Reads a whole file; nullopt (with `error` set) when it cannot.
 std::optional<std::string> readFile(const std::string& path, std::string& error);
 

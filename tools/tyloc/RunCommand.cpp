@@ -243,7 +243,7 @@ int runKernel(const RunOptions& o) {
         });
         std::string path = (std::filesystem::path(o.dumpDir) / (p.name + ".npy")).string();
         std::string err = writeFileAtomically(path, emu::encodeNpy(a));
-        if (!err.empty()) throw Misuse{fmt::format("cannot write '{}': {}", path, err)};
+        if (!err.empty()) throw Misuse{err};
       }
     }
     return r.ok() ? kExitOk : kExitUserError;

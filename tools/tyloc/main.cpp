@@ -62,8 +62,7 @@ int run(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "tyloc: error: " << e.what() << "\n";
-    std::cerr << "Run 'tyloc --help' for usage.\n";
+    std::cerr << "tyloc: error: " << e.what() << " (see tyloc --help)\n";
     return kExitMisuse;
   }
 
@@ -73,7 +72,7 @@ int run(int argc, char** argv) {
     return 0;
   }
   if (action) return action();
-  std::cerr << "tyloc: error: no input file\nRun 'tyloc --help' for usage.\n";
+  std::cerr << "tyloc: error: no input file (see tyloc --help)\n";
   return kExitMisuse;
 }
 
