@@ -10,6 +10,7 @@ TYL_DIAG(kTypeMismatch, Error, "type-mismatch", "a value of the wrong kind (inte
 TYL_DIAG(kIntegerOverflow, Error, "integer-overflow", "compile-time integer arithmetic overflows 64 bits");
 TYL_DIAG(kNotConstant, Error, "not-constant", "an expression that must be known at compile time is not");
 TYL_DIAG(kInputLimit, Error, "input-limit", "the input exceeds a size or nesting limit");
+TYL_DIAG(kDivisionByZero, Error, "division-by-zero", "a division or modulo by a divisor known to be zero");
 TYL_DIAG(kTooLarge, Error, "too-large", "an input that expands beyond a limit of the compiler (unrolling, enumeration)");
 TYL_DIAG(kBadArgument, Error, "bad-argument", "a call with missing, extra, duplicate or unknown arguments");
 

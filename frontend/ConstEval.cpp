@@ -10,7 +10,6 @@
 namespace tyl {
 
 TYL_DIAG(kUnknownAxis, Error, "unknown-axis", "an axis name that is not in the axis registry");
-TYL_DIAG(kDivisionByZero, Error, "division-by-zero", "a compile-time division or modulo by zero");
 TYL_DIAG(kLayoutArity, Error, "layout-arity", "a layout's extents and strides differ in number");
 TYL_DIAG(kLayoutExtent, Error, "layout-extent", "a layout extent that is not positive");
 TYL_DIAG(kLayoutShards, Error, "layout-shards", "a layout without exactly one S[...] term");

@@ -99,6 +99,12 @@ std::optional<ExprRef> KernelSema::arith(tir::BinOp op, ExprRef a, ExprRef b, So
     diags_.report(kTypeMismatch, where, "bitwise operators and '%' need integer operands");
     return std::nullopt;
   }
+  int64_t divisor = 1;
+  if ((op == BinOp::Div || op == BinOp::Rem) && tir::isInt(t) && tir::isIntConst(b, &divisor) && divisor == 0) {
+    diags_.report(kDivisionByZero, where,
+                  fmt::format("integer {} by zero", op == BinOp::Div ? "division" : "modulo"));
+    return std::nullopt;
+  }
   return tir::binary(op, tir::cast(t, a), tir::cast(t, b));
 }
 
