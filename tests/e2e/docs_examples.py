@@ -1,0 +1,32 @@
+#!/usr/bin/env python3
+"""Every ```tyl block of the given Markdown files is a complete .tyl file that `tyloc check`
+accepts, unless it carries a comment `error [ID]`: then tyloc must reject it (exit 1) with a
+diagnostic of that ID. Usage: docs_examples.py TYLOC FILE.md..."""
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+tyloc, docs = sys.argv[1], sys.argv[2:]
+failures = 0
+checked = 0
+with tempfile.TemporaryDirectory() as tmp:
+    for doc in docs:
+        text = Path(doc).read_text(encoding="utf-8")
+        for match in re.finditer(r"```tyl\n(.*?)```", text, re.S):
+            line = text.count("\n", 0, match.start()) + 1
+            source = match.group(1)
+            path = Path(tmp) / f"block{checked}.tyl"
+            path.write_text(source, encoding="utf-8")
+            checked += 1
+            result = subprocess.run([tyloc, "check", str(path)], capture_output=True, text=True)
+            expected = set(re.findall(r"error \[([a-z-]+)\]", source))
+            got = set(re.findall(r"error: .* \[([a-z-]+)\]$", result.stderr, re.M))
+            ok = result.returncode == 0 and not got if not expected else result.returncode == 1 and expected <= got
+            if not ok:
+                failures += 1
+                print(f"{doc}:{line}: expected {sorted(expected) or 'success'}, tyloc exited "
+                      f"{result.returncode}:\n{result.stderr}")
+print(f"{checked} examples checked, {failures} wrong")
+sys.exit(1 if failures or checked == 0 else 0)
