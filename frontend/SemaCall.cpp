@@ -281,12 +281,15 @@ std::optional<Value> KernelSema::window(const ast::Expr& e, const ast::Call& c, 
     // tensors may run past the edge, and the elements outside are skipped.
     int64_t oc = 0;
     if (t.space != tile::MemSpace::Global && t.staticShape[d] >= 0) {
-      if (*n > base.shape[i] || (tir::isIntConst(w.origin[d], &oc) && (oc < 0 || oc + *n > t.staticShape[d]))) {
+      // oc > extent - n rather than oc + n > extent: the origin may be any 64-bit value.
+      if (*n > base.shape[i] || (tir::isIntConst(w.origin[d], &oc) && (oc < 0 || oc > t.staticShape[d] - *n))) {
+        bool known = tir::isIntConst(w.origin[d], &oc);
+        int64_t end = 0;
         diags_.report(kWindowBounds, e.range,
                       fmt::format("the window covers [{}, {}) of dimension {}, but '{}' has extent {} there",
-                                  tir::isIntConst(w.origin[d], &oc) ? fmt::format("{}", oc) : "?",
-                                  tir::isIntConst(w.origin[d], &oc) ? fmt::format("{}", oc + *n) : "?", i, t.name,
-                                  t.staticShape[d]))
+                                  known ? fmt::format("{}", oc) : "?",
+                                  known && !__builtin_add_overflow(oc, *n, &end) ? fmt::format("{}", end) : "?", i,
+                                  t.name, t.staticShape[d]))
             .note(t.loc, fmt::format("'{}' is declared here", t.name));
         return std::nullopt;
       }

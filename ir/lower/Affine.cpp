@@ -2,11 +2,20 @@
 
 #include <numeric>
 
+#include "ir/layout/CheckedMath.h"
 #include "ir/thread/Builder.h"
 
 namespace tyl::lower {
 
-int64_t gcd64(int64_t a, int64_t b) { return std::gcd(a < 0 ? -a : a, b < 0 ? -b : b); }
+int64_t gcd64(int64_t a, int64_t b) {
+  return std::gcd(layout::checkedSub(0, a < 0 ? a : -a), layout::checkedSub(0, b < 0 ? b : -b));
+}
+
+// Compile-time arithmetic on coefficients and offsets is checked: a value outside 64 bits
+// throws layout::OverflowError, which lowering reports as integer-overflow at the statement.
+using layout::checkedAdd;
+using layout::checkedMul;
+using layout::checkedSub;
 
 bool sameExpr(const tir::ExprRef& a, const tir::ExprRef& b) {
   if (a == b) return true;
@@ -29,7 +38,7 @@ void addTerm(AffineForm& f, const tir::ExprRef& atom, int64_t coeff) {
   if (coeff == 0) return;
   for (auto& [a, c] : f.terms) {
     if (sameExpr(a, atom)) {
-      c += coeff;
+      c = checkedAdd(c, coeff);
       return;
     }
   }
@@ -37,15 +46,15 @@ void addTerm(AffineForm& f, const tir::ExprRef& atom, int64_t coeff) {
 }
 
 AffineForm scaled(AffineForm f, int64_t k) {
-  f.constant *= k;
-  for (auto& t : f.terms) t.second *= k;
+  f.constant = checkedMul(f.constant, k);
+  for (auto& t : f.terms) t.second = checkedMul(t.second, k);
   std::erase_if(f.terms, [](const auto& t) { return t.second == 0; });
   return f;
 }
 
 AffineForm sum(AffineForm a, const AffineForm& b, int64_t sign) {
-  a.constant += sign * b.constant;
-  for (const auto& [atom, c] : b.terms) addTerm(a, atom, sign * c);
+  a.constant = checkedAdd(a.constant, checkedMul(sign, b.constant));
+  for (const auto& [atom, c] : b.terms) addTerm(a, atom, checkedMul(sign, c));
   std::erase_if(a.terms, [](const auto& t) { return t.second == 0; });
   return a;
 }
@@ -86,7 +95,8 @@ std::optional<int64_t> evalAtThread(const tir::ExprRef& e, const ThreadPoint& p)
   switch (e->kind) {
     case tir::ExprKind::IntConst: return e->i;
     case tir::ExprKind::SpecialReg: {
-      int64_t linear = p.tid[0] + p.tid[1] * p.blockDim[0] + p.tid[2] * p.blockDim[0] * p.blockDim[1];
+      int64_t linear = checkedAdd(checkedAdd(p.tid[0], checkedMul(p.tid[1], p.blockDim[0])),
+                                  checkedMul(p.tid[2], checkedMul(p.blockDim[0], p.blockDim[1])));
       switch (static_cast<tir::Special>(e->i)) {
         case tir::Special::TidX: return p.tid[0];
         case tir::Special::TidY: return p.tid[1];
@@ -104,13 +114,21 @@ std::optional<int64_t> evalAtThread(const tir::ExprRef& e, const ThreadPoint& p)
       std::optional<int64_t> b = evalAtThread(e->args[1], p);
       if (!a || !b) return std::nullopt;
       switch (e->bin) {
-        case tir::BinOp::Add: return *a + *b;
-        case tir::BinOp::Sub: return *a - *b;
-        case tir::BinOp::Mul: return *a * *b;
-        case tir::BinOp::Div: return *b == 0 ? std::nullopt : std::optional(*a / *b);
-        case tir::BinOp::Rem: return *b == 0 ? std::nullopt : std::optional(*a % *b);
-        case tir::BinOp::Shl: return *a << *b;
-        case tir::BinOp::Shr: return *a >> *b;
+        case tir::BinOp::Add: return checkedAdd(*a, *b);
+        case tir::BinOp::Sub: return checkedSub(*a, *b);
+        case tir::BinOp::Mul: return checkedMul(*a, *b);
+        case tir::BinOp::Div:
+          if (*b == 0 || (*a == INT64_MIN && *b == -1)) return std::nullopt;
+          return *a / *b;
+        case tir::BinOp::Rem:
+          if (*b == 0 || (*a == INT64_MIN && *b == -1)) return std::nullopt;
+          return *a % *b;
+        case tir::BinOp::Shl:
+          if (*b < 0 || *b > 62 || *a < 0 || *a > (INT64_MAX >> *b)) return std::nullopt;
+          return *a << *b;
+        case tir::BinOp::Shr:
+          if (*b < 0 || *b > 63) return std::nullopt;
+          return *a >> *b;
         case tir::BinOp::And: return *a & *b;
         case tir::BinOp::Or: return *a | *b;
         case tir::BinOp::Xor: return *a ^ *b;
@@ -130,7 +148,7 @@ std::optional<int64_t> evalAtThread(const tir::ExprRef& e, const ThreadPoint& p)
     case tir::ExprKind::Unary: {
       std::optional<int64_t> a = evalAtThread(e->args[0], p);
       if (!a) return std::nullopt;
-      if (e->un == tir::UnOp::Neg) return -*a;
+      if (e->un == tir::UnOp::Neg) return checkedSub(0, *a);
       if (e->un == tir::UnOp::Not) return !*a;
       return std::nullopt;
     }

@@ -85,7 +85,9 @@ TestFile parseTestFile(const std::string& path, const std::string& text) {
       f.xfail = value;
     }
   }
-  for (const auto& [run, line] : checks) {
+  for (const auto& check : checks) {
+    const std::string& run = check.first;
+    const auto& line = check.second;
     auto it = std::find_if(f.runs.begin(), f.runs.end(), [&](const Run& r) { return r.name == run; });
     if (it == f.runs.end()) {
       f.errors.push_back("CHECK[" + run + "] names a run no '// RUN-FLAGS[" + run + "]:' line declares");

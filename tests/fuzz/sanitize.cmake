@@ -8,10 +8,15 @@
 # No CUDA parts: they are built by nvcc and exercise no compiler code.
 set(CMAKE_C_COMPILER clang CACHE STRING "")
 set(CMAKE_CXX_COMPILER clang++ CACHE STRING "")
-set(CMAKE_BUILD_TYPE RelWithDebInfo CACHE STRING "")
+# -O1 with line tables: fast enough to fuzz, quicker to build, readable stack traces.
+set(CMAKE_BUILD_TYPE Sanitize CACHE STRING "")
+set(CMAKE_CXX_FLAGS_SANITIZE "-O1 -gline-tables-only" CACHE STRING "")
+set(CMAKE_C_FLAGS_SANITIZE "-O1 -gline-tables-only" CACHE STRING "")
 set(TYLO_BUILD_FUZZER ON CACHE BOOL "")
+set(TYLO_FUZZ_REPLAY_TIMEOUT 60 CACHE STRING "")
 set(TYLO_BUILD_EXAMPLES OFF CACHE BOOL "")
 set(TYLO_BUILD_BENCH OFF CACHE BOOL "")
+set(TYLO_ENABLE_CUDA OFF CACHE BOOL "")
 
 # ANTLR 4.9's headers do not compile with clang in C++20: InterpreterData's user-provided
 # constructor default-initializes a Vocabulary whose defaulted constructor clang deletes

@@ -844,7 +844,10 @@ TEST_CASE("window: every window of small parents evaluates the parent", "[transf
       {Layout::compose(Swizzle::make(0, 1, 3, false), makeTile({{4, 1}, {2, 16}, {4, 4}})), Shape{2, 4, 4}},
   };
   int checked = 0;
-  for (const auto& [parent, pshape] : parents) {
+  for (const auto& entry : parents) {
+    // Named references, not a structured binding: lambdas may not capture those before clang 16.
+    const auto& parent = entry.first;
+    const auto& pshape = entry.second;
     Reference ref = evaluate(parent);
     // Every origin and shape that fits.
     odometer(pshape, [&](const std::vector<int64_t>& origin) {
