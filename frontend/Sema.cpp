@@ -396,6 +396,26 @@ bool KernelSema::declareLaunch() {
       diags_.report(kBadLaunch, g[i]->range, "a grid dimension must be an integer");
       return false;
     }
+    // The launcher computes the grid on the host, before any thread exists.
+    std::function<bool(const ExprRef&)> onHost = [&](const ExprRef& x) {
+      if (!x) return true;
+      switch (x->kind) {
+        case tir::ExprKind::IntConst:
+        case tir::ExprKind::FloatConst:
+        case tir::ExprKind::ParamRef: return true;
+        case tir::ExprKind::Binary:
+        case tir::ExprKind::Unary:
+        case tir::ExprKind::Select:
+        case tir::ExprKind::Cast: return onHost(x->args[0]) && onHost(x->args[1]) && onHost(x->args[2]);
+        default: return false;
+      }
+    };
+    if (!onHost(*v)) {
+      diags_.report(kBadLaunch, g[i]->range,
+                    "a grid dimension may use only scalar parameters and constants: the launcher computes it "
+                    "before any thread runs");
+      return false;
+    }
     int64_t c = 0;
     if (tir::isIntConst(*v, &c) && c <= 0) {
       diags_.report(kBadLaunch, g[i]->range, fmt::format("a grid dimension must be positive, found {}", c));
