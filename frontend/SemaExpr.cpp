@@ -396,6 +396,53 @@ std::optional<tir::Reg> KernelSema::registerElement(SourceRange where, const til
   return tir::Reg::elem(t.array, slot);
 }
 
+// The largest value a run-time integer can take, when its form bounds it: x % c is below c,
+// min(x, c) is at most c, and sums and casts of bounded values are bounded.
+static std::optional<int64_t> upperBound(const ExprRef& e) {
+  int64_t c = 0;
+  if (tir::isIntConst(e, &c)) return c;
+  if (e->kind == tir::ExprKind::Cast && tir::isInt(e->type) && tir::isInt(e->args[0]->type))
+    return upperBound(e->args[0]);
+  if (e->kind != tir::ExprKind::Binary) return std::nullopt;
+  std::optional<int64_t> a = upperBound(e->args[0]), b = upperBound(e->args[1]);
+  int64_t sum = 0;
+  switch (e->bin) {
+    case tir::BinOp::Rem:
+      if (tir::isIntConst(e->args[1], &c) && c > 0) return c - 1;
+      return std::nullopt;
+    case tir::BinOp::Min:
+      if (a && b) return std::min(*a, *b);
+      return a ? a : b;
+    case tir::BinOp::Add:
+      if (a && b && !__builtin_add_overflow(*a, *b, &sum)) return sum;
+      return std::nullopt;
+    default: return std::nullopt;
+  }
+}
+
+// Static indices must be inside the view, and so must the largest value of a run-time index
+// into shared or register memory whose bound is known (`As[stage]` of a pipeline with more
+// stages than buffers).
+bool KernelSema::indicesInside(const tile::View& view, const std::vector<ExprRef>& idx,
+                               const std::vector<ast::ExprPtr>& exprs) {
+  const tile::Tensor& t = k_.tensors[view.tensor];
+  for (size_t i = 0; i < idx.size(); ++i) {
+    int64_t c = 0;
+    if (tir::isIntConst(idx[i], &c) && view.shape[i] >= 0 && (c < 0 || c >= view.shape[i])) {
+      diags_.report(kBadIndex, exprs[i]->range,
+                    fmt::format("index {} is outside dimension {} of extent {}", c, i, view.shape[i]));
+      return false;
+    }
+    std::optional<int64_t> most = upperBound(idx[i]);
+    if (t.space != tile::MemSpace::Global && most && view.shape[i] >= 0 && *most >= view.shape[i]) {
+      diags_.report(kBadIndex, exprs[i]->range,
+                    fmt::format("this index may reach {}, outside dimension {} of extent {}", *most, i, view.shape[i]));
+      return false;
+    }
+  }
+  return true;
+}
+
 std::optional<Value> KernelSema::index(const ast::Expr& e, const ast::Index& ix) {
   std::optional<Value> base = expr(*ix.base);
   if (!base) return std::nullopt;
@@ -437,15 +484,7 @@ std::optional<Value> KernelSema::index(const ast::Expr& e, const ast::Index& ix)
   }
   std::optional<std::vector<ExprRef>> idx = indices(ix.indices);
   if (!idx) return std::nullopt;
-  // Static indices must be inside the view.
-  for (size_t i = 0; i < idx->size(); ++i) {
-    int64_t c = 0;
-    if (tir::isIntConst((*idx)[i], &c) && view.shape[i] >= 0 && (c < 0 || c >= view.shape[i])) {
-      diags_.report(kBadIndex, ix.indices[i]->range,
-                    fmt::format("index {} is outside dimension {} of extent {}", c, i, view.shape[i]));
-      return std::nullopt;
-    }
-  }
+  if (!indicesInside(view, *idx, ix.indices)) return std::nullopt;
   if (idx->size() < view.rank()) {
     // Partial indexing drops leading dimensions: `As[stage]`.
     tile::View sub = view;

@@ -108,6 +108,8 @@ class KernelSema {
   std::optional<int64_t> constInt(const ast::Expr& e, const char* what);
   std::optional<tir::ExprRef> toScalar(const Value& v, SourceRange where, std::optional<tir::Type> want);
   std::optional<tile::FragRef> toFrag(const Value& v, SourceRange where);
+  bool indicesInside(const tile::View& view, const std::vector<tir::ExprRef>& idx,
+                     const std::vector<ast::ExprPtr>& exprs);
   // The view covers its whole tensor (static shape, zero origin, every dimension).
   bool isWholeTensor(const tile::View& v) const;
   bool sameFragmentLayout(SourceRange where, const tile::FragRef& a, const tile::FragRef& b);

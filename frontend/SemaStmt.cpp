@@ -232,15 +232,7 @@ bool KernelSema::storeElement(const ast::Stmt& s, const ast::Index& target, Expr
     return false;
   }
   std::optional<std::vector<ExprRef>> idx = indices(target.indices);
-  if (!idx) return false;
-  for (size_t i = 0; i < idx->size(); ++i) {
-    int64_t c = 0;
-    if (tir::isIntConst((*idx)[i], &c) && (c < 0 || c >= view.shape[i])) {
-      diags_.report(kBadAssign, target.indices[i]->range,
-                    fmt::format("index {} is outside dimension {} of extent {}", c, i, view.shape[i]));
-      return false;
-    }
-  }
+  if (!idx || !indicesInside(view, *idx, target.indices)) return false;
   if (t.space == tile::MemSpace::Local) {
     std::optional<tir::Reg> reg = registerElement(s.range, view, *idx, target.indices);
     if (!reg) return false;
