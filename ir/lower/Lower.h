@@ -13,7 +13,7 @@ namespace tyl::lower {
 
 // The most thread-IR statements one kernel may lower to (copies of large fragments in
 // unrolled loops multiply quickly); beyond it the kernel is reported as too large.
-inline constexpr int64_t kMaxThreadStmts = 200000;
+inline constexpr int64_t kMaxThreadStmts = 50000;
 
 std::optional<tir::Module> lower(const tile::Module& module, DiagnosticEngine& diags);
 
