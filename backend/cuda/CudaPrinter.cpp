@@ -70,12 +70,26 @@ std::string safeName(const std::string& name) {
   return name;
 }
 
+ExprPrinter::ExprPrinter(const tir::Kernel& k, bool device) : k_(k), device_(device) {
+  std::set<std::string, std::less<>> taken;
+  auto unique = [&](const std::string& name) {
+    std::string base = safeName(name), n = base;
+    for (int i = 2; taken.count(n); ++i) n = fmt::format("{}_{}", base, i);
+    taken.insert(n);
+    return n;
+  };
+  for (const tir::Param& p : k.params) params_.push_back(unique(p.name));
+  for (const tir::Buffer& b : k.buffers) buffers_.push_back(b.space == tir::Space::Shared ? unique(b.name) : "");
+  for (const tir::Array& a : k.arrays) arrays_.push_back(unique(a.name));
+  for (const tir::Var& v : k.vars) vars_.push_back(unique(v.name));
+}
+
 std::string ExprPrinter::reg(const tir::Reg& r) const {
-  if (r.isVar) return safeName(k_.vars.at(r.id).name);
+  if (r.isVar) return varName(r.id);
   const tir::Array& a = k_.arrays.at(r.id);
   if (tir::typeBytes(a.elem) == 2)
-    return fmt::format("tylo::get_{}({}, {})", a.elem == Type::F16 ? "f16" : "bf16", safeName(a.name), r.index);
-  return fmt::format("{}[{}]", safeName(a.name), r.index);
+    return fmt::format("tylo::get_{}({}, {})", a.elem == Type::F16 ? "f16" : "bf16", arrayName(r.id), r.index);
+  return fmt::format("{}[{}]", arrayName(r.id), r.index);
 }
 
 std::string ExprPrinter::castTo(Type to, const tir::ExprRef& a) const {
@@ -129,8 +143,8 @@ std::string ExprPrinter::print(const tir::ExprRef& e) const {
   switch (e->kind) {
     case tir::ExprKind::IntConst: return intLiteral(e->i, e->type);
     case tir::ExprKind::FloatConst: return floatLiteral(e->f);
-    case tir::ExprKind::VarRef: return safeName(k_.vars.at(e->i).name);
-    case tir::ExprKind::ParamRef: return safeName(k_.params.at(e->i).name);
+    case tir::ExprKind::VarRef: return varName(e->i);
+    case tir::ExprKind::ParamRef: return paramName(e->i);
     case tir::ExprKind::SpecialReg: {
       bool oneDim = k_.block[1] == 1 && k_.block[2] == 1;
       std::string linear = oneDim ? "static_cast<int32_t>(threadIdx.x)"

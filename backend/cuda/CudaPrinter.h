@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "ir/thread/ThreadIR.h"
 
@@ -16,16 +17,25 @@ const char* pointerElemType(tir::Type t);
 class ExprPrinter {
  public:
   // `device` selects how special registers are spelled (they do not exist on the host).
-  ExprPrinter(const tir::Kernel& k, bool device) : k_(k), device_(device) {}
+  ExprPrinter(const tir::Kernel& k, bool device);
   std::string print(const tir::ExprRef& e) const;
   // A register operand, as an rvalue.
   std::string reg(const tir::Reg& r) const;
+
+  // The C++ names of the kernel's entities: safeName() of the IR names, made unique
+  // (parameters first, then shared buffers, register arrays and variables; a later
+  // entity whose name is taken gets a numeric suffix).
+  const std::string& paramName(size_t id) const { return params_.at(id); }
+  const std::string& bufferName(size_t id) const { return buffers_.at(id); }
+  const std::string& arrayName(size_t id) const { return arrays_.at(id); }
+  const std::string& varName(size_t id) const { return vars_.at(id); }
 
  private:
   std::string binary(const tir::Expr& e) const;
   std::string castTo(tir::Type to, const tir::ExprRef& a) const;
   const tir::Kernel& k_;
   bool device_;
+  std::vector<std::string> params_, buffers_, arrays_, vars_;
 };
 
 std::string intLiteral(int64_t v, tir::Type t);

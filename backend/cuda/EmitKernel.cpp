@@ -27,32 +27,38 @@ class KernelPrinter {
 
   std::string run() {
     std::string params;
-    for (const tir::Param& p : k_.params) {
+    for (size_t i = 0; i < k_.params.size(); ++i) {
+      const tir::Param& p = k_.params[i];
       if (!params.empty()) params += ", ";
       if (p.isPointer) {
         bool ro = k_.buffers.at(p.buffer).readOnly;
-        params += fmt::format("{}{}* __restrict__ {}", ro ? "const " : "", pointerElemType(p.type), safeName(p.name));
+        params += fmt::format("{}{}* __restrict__ {}", ro ? "const " : "", pointerElemType(p.type),
+                              expr_.paramName(i));
       } else {
-        params += fmt::format("{} {}", cppType(p.type), safeName(p.name));
+        params += fmt::format("{} {}", cppType(p.type), expr_.paramName(i));
       }
     }
     out_ += fmt::format("__global__ void __launch_bounds__({}) {}({}) {{\n", k_.threadsPerBlock(), kernelSymbol(k_),
                         params);
     if (k_.sharedBytes > 0) {
       out_ += "  extern __shared__ __align__(1024) unsigned char tylo_smem[];\n";
-      for (const tir::Buffer& b : k_.buffers) {
+      for (size_t i = 0; i < k_.buffers.size(); ++i) {
+        const tir::Buffer& b = k_.buffers[i];
         if (b.space != tir::Space::Shared) continue;
         out_ += fmt::format("  {}* const {} = reinterpret_cast<{}*>(tylo_smem + {});\n", cppType(b.elem),
-                            safeName(b.name), cppType(b.elem), b.sharedOffset);
+                            expr_.bufferName(i), cppType(b.elem), b.sharedOffset);
       }
     }
-    for (const tir::Var& v : k_.vars) out_ += fmt::format("  {} {};\n", cppType(v.type), safeName(v.name));
-    for (const tir::Array& a : k_.arrays) {
+    // Single-assignment variables are defined where they are set.
+    for (size_t i = 0; i < k_.vars.size(); ++i)
+      if (!k_.vars[i].single) out_ += fmt::format("  {} {};\n", cppType(k_.vars[i].type), expr_.varName(i));
+    for (size_t i = 0; i < k_.arrays.size(); ++i) {
+      const tir::Array& a = k_.arrays[i];
       if (tir::typeBytes(a.elem) == 2)
-        out_ += fmt::format("  uint32_t {}[{}];  // {} x {}, two per word\n", safeName(a.name), (a.count + 1) / 2,
+        out_ += fmt::format("  uint32_t {}[{}];  // {} x {}, two per word\n", expr_.arrayName(i), (a.count + 1) / 2,
                             a.count, tir::typeName(a.elem));
       else
-        out_ += fmt::format("  {} {}[{}];\n", cppType(a.elem), safeName(a.name), a.count);
+        out_ += fmt::format("  {} {}[{}];\n", cppType(a.elem), expr_.arrayName(i), a.count);
     }
     block(k_.body, 1);
     out_ += "}\n";
@@ -72,21 +78,23 @@ class KernelPrinter {
 
   std::string pointer(const tir::MemRef& m) {
     const tir::Buffer& b = k_.buffers.at(m.buffer);
-    std::string base = b.space == tir::Space::Global ? safeName(k_.params.at(b.param).name) : safeName(b.name);
+    std::string base = b.space == tir::Space::Global ? expr_.paramName(b.param) : expr_.bufferName(m.buffer);
     return fmt::format("{} + {}", base, expr_.print(m.offset));
   }
 
   void assignReg(int depth, const tir::Reg& r, const std::string& value) {
     if (r.isVar) {
-      line(depth, fmt::format("{} = {};", safeName(k_.vars.at(r.id).name), value));
+      const tir::Var& v = k_.vars.at(r.id);
+      line(depth, fmt::format("{}{} = {};", v.single ? fmt::format("const {} ", cppType(v.type)) : "",
+                              expr_.varName(r.id), value));
       return;
     }
     const tir::Array& a = k_.arrays.at(r.id);
     if (tir::typeBytes(a.elem) == 2)
-      line(depth, fmt::format("tylo::set_{}({}, {}, {});", a.elem == Type::F16 ? "f16" : "bf16", safeName(a.name),
+      line(depth, fmt::format("tylo::set_{}({}, {}, {});", a.elem == Type::F16 ? "f16" : "bf16", expr_.arrayName(r.id),
                               r.index, value));
     else
-      line(depth, fmt::format("{}[{}] = {};", safeName(a.name), r.index, value));
+      line(depth, fmt::format("{}[{}] = {};", expr_.arrayName(r.id), r.index, value));
   }
 
   // The raw bits of a register, as a 16- or 32-bit unsigned value.
@@ -174,9 +182,7 @@ class KernelPrinter {
   }
 
   std::string wordRef(const tir::Reg& r) {
-    const tir::Array& a = k_.arrays.at(r.id);
-    if (tir::typeBytes(a.elem) == 2) return fmt::format("{}[{}]", safeName(a.name), r.index);
-    return fmt::format("{}[{}]", safeName(a.name), r.index);
+    return fmt::format("{}[{}]", expr_.arrayName(r.id), r.index);
   }
 
   std::string sharedAddress(const tir::MemRef& m) {
@@ -204,7 +210,7 @@ class KernelPrinter {
             line(depth, "}");
           } else if constexpr (std::is_same_v<T, tir::For>) {
             if (n.unroll) line(depth, "#pragma unroll");
-            std::string v = safeName(k_.vars.at(n.var).name);
+            const std::string& v = expr_.varName(n.var);
             line(depth, fmt::format("for ({} = {}; {} < {}; {} += {}) {{", v, expr_.print(n.begin), v,
                                     expr_.print(n.end), v, expr_.print(n.step)));
             block(n.body, depth + 1);

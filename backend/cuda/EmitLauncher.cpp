@@ -8,15 +8,16 @@ namespace tyl::cuda {
 
 namespace {
 
-std::string paramList(const tir::Kernel& k) {
+std::string paramList(const tir::Kernel& k, const ExprPrinter& names) {
   std::string s;
-  for (const tir::Param& p : k.params) {
+  for (size_t i = 0; i < k.params.size(); ++i) {
+    const tir::Param& p = k.params[i];
     if (!s.empty()) s += ", ";
     if (p.isPointer) {
       bool ro = k.buffers.at(p.buffer).readOnly;
-      s += fmt::format("{}{}* {}", ro ? "const " : "", pointerElemType(p.type), safeName(p.name));
+      s += fmt::format("{}{}* {}", ro ? "const " : "", pointerElemType(p.type), names.paramName(i));
     } else {
-      s += fmt::format("{} {}", cppType(p.type), safeName(p.name));
+      s += fmt::format("{} {}", cppType(p.type), names.paramName(i));
     }
   }
   return s;
@@ -34,14 +35,14 @@ std::string quoted(const std::string& s) {
 }  // namespace
 
 std::string launcherDeclaration(const tir::Kernel& k) {
-  std::string params = paramList(k);
+  std::string params = paramList(k, ExprPrinter(k, false));
   return fmt::format("cudaError_t {}({}{}cudaStream_t stream = 0);\n", launcherName(k), params,
                      params.empty() ? "" : ", ");
 }
 
 std::string emitLauncher(const tir::Kernel& k, const EmitOptions&) {
   ExprPrinter host(k, false);
-  std::string params = paramList(k);
+  std::string params = paramList(k, host);
   std::string out = fmt::format("cudaError_t {}({}{}cudaStream_t stream) {{\n", launcherName(k), params,
                                 params.empty() ? "" : ", ");
   auto fail = [&](const std::string& msg) {
@@ -59,7 +60,7 @@ std::string emitLauncher(const tir::Kernel& k, const EmitOptions&) {
                      fail("the grid is larger than CUDA allows"));
   for (const tir::LaunchCheck& c : k.checks) {
     if (c.kind == tir::LaunchCheck::Kind::PointerAlignment) {
-      out += fmt::format("  if (!tylo::is_aligned({}, {})) {}\n", safeName(k.params.at(c.param).name), c.alignBytes,
+      out += fmt::format("  if (!tylo::is_aligned({}, {})) {}\n", host.paramName(c.param), c.alignBytes,
                          fail(c.message));
     } else if (!c.beforeGrid) {
       out += fmt::format("  if (!{}) {}\n", host.print(c.cond), fail(c.message));
@@ -73,7 +74,7 @@ std::string emitLauncher(const tir::Kernel& k, const EmitOptions&) {
         kernelSymbol(k), k.sharedBytes);
   }
   std::string args;
-  for (const tir::Param& p : k.params) args += (args.empty() ? "" : ", ") + safeName(p.name);
+  for (size_t i = 0; i < k.params.size(); ++i) args += (args.empty() ? "" : ", ") + host.paramName(i);
   out += fmt::format("  {}<<<dim3(static_cast<unsigned>(tylo_grid_x), static_cast<unsigned>(tylo_grid_y), "
                      "static_cast<unsigned>(tylo_grid_z)), dim3({}, {}, {}), {}, stream>>>({});\n",
                      kernelSymbol(k), k.block[0], k.block[1], k.block[2], k.sharedBytes, args);

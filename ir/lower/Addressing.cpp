@@ -1,5 +1,7 @@
 #include "ir/lower/Addressing.h"
 
+#include <algorithm>
+
 #include "ir/layout/Transforms.h"
 #include "ir/lower/Affine.h"
 #include "ir/thread/Builder.h"
@@ -52,6 +54,27 @@ bool translationInvariant(const layout::Layout& l, const layout::Shape& shape, i
 
 namespace {
 
+// Whether `e` is non-negative whatever the run-time values: thread and block ids, and
+// masks, shifts and sums of them.
+bool nonNegativeValue(const ExprRef& e) {
+  int64_t c = 0;
+  if (tir::isIntConst(e, &c)) return c >= 0;
+  switch (e->kind) {
+    case tir::ExprKind::SpecialReg: return true;
+    case tir::ExprKind::Cast: return tir::isInt(e->args[0]->type) && nonNegativeValue(e->args[0]);
+    case tir::ExprKind::Binary:
+      switch (e->bin) {
+        case tir::BinOp::And: return nonNegativeValue(e->args[0]) || nonNegativeValue(e->args[1]);
+        case tir::BinOp::Shr:
+        case tir::BinOp::Div: return nonNegativeValue(e->args[0]) && tir::isIntConst(e->args[1], &c) && c > 0;
+        case tir::BinOp::Add:
+        case tir::BinOp::Mul: return nonNegativeValue(e->args[0]) && nonNegativeValue(e->args[1]);
+        default: return false;
+      }
+    default: return false;
+  }
+}
+
 // The part of a coordinate that moves every offset alike: run-time terms whose steps
 // are translation-invariant, pulled out of the layout as plain offsets, so the swizzle
 // and decomposition apply only to the rest (which stays loop-invariant when the pulled
@@ -64,6 +87,16 @@ ExprRef pullInvariant(const layout::Layout& l, const layout::Grouped& g, const l
   int64_t inner = 1;
   for (size_t i = g.bounds[d] + 1; i < g.bounds[d + 1]; ++i) inner *= g.layout.tile.shard[i].extent;
   int64_t firstStride = g.bounds[d] < g.bounds[d + 1] ? g.layout.tile.shard[g.bounds[d]].stride : 0;
+  // The constant part moves offsets alike too when its step is translation-invariant
+  // (the rows a thread copies at tid, tid + 32, ...: one swizzle, constant offsets apart),
+  // provided what remains cannot be negative (the decomposition below assumes so).
+  bool restNonNegative = std::all_of(f.terms.begin(), f.terms.end(), [&](const auto& t) {
+    return (t.second > 0 && nonNegativeValue(t.first)) || (firstStride != 0 && translationInvariant(l, shape, d, t.second));
+  });
+  if (firstStride != 0 && f.constant > 0 && restNonNegative && translationInvariant(l, shape, d, f.constant)) {
+    pulled = tir::intConst(f.constant / inner * firstStride, type);
+    rest = tir::intConst(0, type);
+  }
   for (const auto& [atom, coeff] : f.terms) {
     ExprRef a = tir::cast(type, atom);
     if (firstStride != 0 && translationInvariant(l, shape, d, coeff)) {

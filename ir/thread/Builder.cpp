@@ -150,6 +150,19 @@ ExprRef binary(BinOp op, ExprRef a, ExprRef b) {
       default: break;
     }
   }
+  // (x + c) + d == x + (c + d); (x + c) >> s == (x >> s) + (c >> s) and (x + c) & m == x & m
+  // when c is a multiple of 2^s (of m + 1). Thread offsets such as tid + 128 then share one
+  // decomposition of the thread id, and their constant parts stay visible to address analysis.
+  int64_t c0 = 0;
+  if (cb && isInt(type) && a->kind == ExprKind::Binary && a->bin == BinOp::Add && isIntConst(a->args[1], &c0)) {
+    if (op == BinOp::Add)
+      return binary(BinOp::Add, a->args[0],
+                    intConst(static_cast<int64_t>(static_cast<uint64_t>(c0) + static_cast<uint64_t>(y)), type));
+    if (op == BinOp::Shr && type != Type::U32 && y >= 0 && y < 32 && c0 % (int64_t{1} << y) == 0)
+      return binary(BinOp::Add, binary(BinOp::Shr, a->args[0], b), intConst(c0 >> y, type));
+    if (op == BinOp::And && y >= 0 && y < INT64_MAX && ((y + 1) & y) == 0 && c0 % (y + 1) == 0)
+      return binary(BinOp::And, a->args[0], b);
+  }
   if (isInt(type)) {
     if (op == BinOp::Add && cb && y == 0) return a;
     if (op == BinOp::Add && ca && x == 0) return b;
@@ -192,6 +205,10 @@ ExprRef select(ExprRef cond, ExprRef a, ExprRef b) {
 
 ExprRef cast(Type type, ExprRef a) {
   if (a->type == type) return a;
+  // Narrowing back what was widened is the original value.
+  if (isInt(type) && a->kind == ExprKind::Cast && a->args[0]->type == type && isInt(a->type) &&
+      typeBytes(a->type) >= typeBytes(type))
+    return a->args[0];
   int64_t x = 0;
   if (isInt(type) && isIntConst(a, &x)) return intConst(x, type);
   if (isFloat(type) && type == Type::F32 && isIntConst(a, &x)) return floatConst(static_cast<double>(x), type);

@@ -38,6 +38,9 @@ enum class Space : uint8_t { Global, Shared };
 struct Var {
   std::string name;
   Type type;
+  // Assigned once, at the top of the kernel body, before any use (a named invariant):
+  // the CUDA backend prints it as a const definition.
+  bool single = false;
 };
 
 // A register array: fragment storage. Indices are always compile-time constants.

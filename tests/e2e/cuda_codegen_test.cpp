@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -167,6 +168,34 @@ TEST_CASE("depfile names the outputs and the tyl source") {
   CHECK(prerequisites.find(kAddOne) != std::string::npos);
 }
 
+namespace {
+
+// A kernel whose fragment is named like the lowering's temporaries (tmp0), written to `dir`.
+fs::path writeNameClash(const fs::path& dir) {
+  const fs::path tyl = dir / "clash.tyl";
+  std::ofstream(tyl) << "kernel clash(A: global f32[128] : S[(128) : (1)] align 16) launch(grid = 1, block = 32) {\n"
+                        "    let tmp0 = alloc_local(f32[128], layout = S[(32, 4) : (1@laneid, 1)]);\n"
+                        "    copy(tmp0, A);\n"
+                        "    store(A, tmp0 * 2.0);\n"
+                        "}\n";
+  return tyl;
+}
+
+}  // namespace
+
+TEST_CASE("every local of a kernel has its own C++ name, whatever the tyl names") {
+  const fs::path dir = scratch("name_clash");
+  const fs::path cu = dir / "clash.cu";
+  auto r = run({TYLOC_PATH, writeNameClash(dir).string(), "-o", cu.string()});
+  INFO(r.err);
+  REQUIRE(r.exitCode == 0);
+  const std::string text = readFile(cu.string());
+  INFO(text);
+  // The user's fragment keeps its name; the temporary of `tmp0 * 2.0` gets another.
+  CHECK(text.find("  float tmp0[4];\n") != std::string::npos);
+  CHECK(text.find("  float tmp0_2[4];\n") != std::string::npos);
+}
+
 #ifdef TYLO_NVCC
 namespace {
 
@@ -197,5 +226,16 @@ TEST_CASE("add_one PTX loads with ld.global.nc.v4 and stores with st.global.v4")
   // No local memory: the fragment stays in registers.
   CHECK(entry.find("ld.local") == std::string::npos);
   CHECK(entry.find("st.local") == std::string::npos);
+}
+
+TEST_CASE("a kernel whose names clash with the lowering's temporaries compiles with nvcc") {
+  const fs::path dir = scratch("name_clash_nvcc");
+  const fs::path cu = dir / "clash.cu";
+  auto r = run({TYLOC_PATH, writeNameClash(dir).string(), "-o", cu.string()});
+  INFO(r.err);
+  REQUIRE(r.exitCode == 0);
+  auto c = nvcc({"-gencode=arch=compute_80,code=sm_80", "-c", cu.string(), "-o", (dir / "clash.o").string()});
+  INFO(c.err);
+  CHECK(c.exitCode == 0);
 }
 #endif

@@ -17,6 +17,7 @@
 #include "frontend/Parse.h"
 #include "frontend/Sema.h"
 #include "ir/lower/Lower.h"
+#include "ir/thread/HoistInvariants.h"
 #include "ir/thread/Print.h"
 #include "ir/tile/Print.h"
 
@@ -47,7 +48,9 @@ std::optional<tir::Module> compileToThreadIR(FileId file, DiagnosticEngine& diag
   if (!ast) return std::nullopt;
   std::optional<tile::Module> tileIR = analyze(*ast, diags);
   if (!tileIR) return std::nullopt;
-  return lower::lower(*tileIR, diags);
+  std::optional<tir::Module> threadIR = lower::lower(*tileIR, diags);
+  if (threadIR) tir::hoistInvariants(*threadIR);
+  return threadIR;
 }
 
 namespace {
@@ -107,6 +110,7 @@ int compile(const CompileOptions& o) {
 
   std::optional<tir::Module> threadIR = lower::lower(*tileIR, diags);
   if (!threadIR) return finish(kExitUserError);
+  tir::hoistInvariants(*threadIR);
   if (o.emit == Stage::ThreadIR) return finish(deliver(o, tir::print(*threadIR)));
   if (o.checkOnly) return finish(diags.hasErrors() ? kExitUserError : kExitOk);
 
