@@ -342,9 +342,23 @@ std::optional<Value> KernelSema::slotView(const ast::Expr& e, const ast::Call& c
 
 std::optional<Value> KernelSema::copy(const ast::Expr& e, const ast::Call& c, bool async) {
   const char* fn = async ? "copy_async" : "copy";
-  if (c.args.size() != 2 || !c.args[0].name.empty() || !c.args[1].name.empty()) {
-    diags_.report(kBadArgument, e.range, fmt::format("{} takes a destination and a source: {}(dst, src)", fn, fn));
+  // copy_async(dst, src, enable = cond): when cond is false nothing is read and dst is
+  // zero-filled, without a branch.
+  bool enableArg = async && c.args.size() == 3 && c.args[2].name == "enable";
+  if ((c.args.size() != 2 && !enableArg) || !c.args[0].name.empty() || !c.args[1].name.empty()) {
+    diags_.report(kBadArgument, e.range,
+                  async ? "copy_async takes a destination, a source and optionally a condition: "
+                          "copy_async(dst, src) or copy_async(dst, src, enable = cond)"
+                        : "copy takes a destination and a source: copy(dst, src)");
     return std::nullopt;
+  }
+  tir::ExprRef enable = copyEnable_;
+  if (enableArg) {
+    std::optional<Value> cond = expr(*c.args[2].value);
+    if (!cond) return std::nullopt;
+    std::optional<tir::ExprRef> p = toScalar(*cond, c.args[2].value->range, Type::Pred);
+    if (!p) return std::nullopt;
+    enable = enable ? tir::land(enable, *p) : *p;
   }
   std::optional<Value> dst = expr(*c.args[0].value);
   if (!dst) return std::nullopt;
@@ -364,6 +378,7 @@ std::optional<Value> KernelSema::copy(const ast::Expr& e, const ast::Call& c, bo
   tile::Copy cp;
   cp.dst = dst->view;
   cp.async = async;
+  if (async && !tir::isTrue(enable)) cp.enable = enable;
   std::vector<int64_t> srcShape;
   if (src->kind == Value::Kind::View && k_.tensors[src->view.tensor].space != tile::MemSpace::Local) {
     cp.src = src->view;

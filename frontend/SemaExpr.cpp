@@ -44,8 +44,10 @@ std::optional<ExprRef> KernelSema::toScalar(const Value& v, SourceRange where, s
       return tir::intConst(*i, t);
     }
     if (const auto* d = std::get_if<double>(&v.cv.v)) {
-      if (want && tir::isInt(*want)) {
-        diags_.report(kTypeMismatch, where, "expected an integer, found a floating-point number");
+      if (want && (tir::isInt(*want) || *want == Type::Pred)) {
+        diags_.report(kTypeMismatch, where,
+                      fmt::format("expected {}, found a floating-point number",
+                                  *want == Type::Pred ? "a condition" : "an integer"));
         return std::nullopt;
       }
       return tir::floatConst(*d, Type::F32);

@@ -166,6 +166,8 @@ class KernelSema {
   tile::Kernel k_;
   std::vector<std::map<std::string, Binding>> scopes_;
   std::vector<tile::Block*> out_;
+  // Set while a pipeline expands its producer: the condition every copy_async is enabled by.
+  tir::ExprRef copyEnable_;
   std::map<std::string, int> nameCounts_;
   int64_t expanded_ = 0;
   bool tooLarge_ = false;

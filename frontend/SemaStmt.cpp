@@ -338,14 +338,15 @@ void KernelSema::forLoop(const ast::Stmt& s, const ast::For& f) {
 // `pipeline(stages = S) for k in range(a, b) { ... }`: the body's copy_async statements
 // (the producer) run S - 1 iterations ahead of the rest (the consumer), each iteration
 // writing stage (iteration % S) of the shared buffers. The expansion is what one would
-// write by hand with the primitives. With two or more stages one barrier per iteration
-// does both jobs:
+// write by hand with the primitives, except that a producer past the end of the loop is
+// disabled (`if`: its copies read nothing and zero-fill) instead of branched around. With
+// two or more stages one barrier per iteration does both jobs:
 //
-//   for s in 0 .. S-2:  if a + s < b { producer(k = a + s, stage = s) }  commit_copies()
+//   for s in 0 .. S-2:  producer(k = a + s, stage = s) if a + s < b;  commit_copies()
 //   for k in range(a, b):
 //     wait_copies(S - 2)   // this iteration's copies have landed ...
 //     barrier()            // ... for every thread, and every warp is done with k - 1
-//     if k + S - 1 < b { producer(k = k + S - 1, stage = (k + S - 1) % S) }  // refills k - 1's
+//     producer(k = k + S - 1, stage = (k + S - 1) % S) if k + S - 1 < b  // refills k - 1's
 //     commit_copies()
 //     consumer(k, stage = k % S)
 //   wait_copies(0); barrier()
@@ -424,12 +425,13 @@ void KernelSema::pipelineLoop(const ast::Stmt& s, const ast::For& f, const ast::
     for (const ast::Stmt* st : list) stmt(*st);
     popScope();
   };
+  // The producer of an iteration past the end is disabled rather than skipped: its copies
+  // read nothing and zero-fill a stage no one reads (in the loop, the stage of k - 1, which
+  // every warp finished before the barrier), and the loop body stays straight-line code.
   auto guarded = [&](ExprRef cond, auto body) {
-    tile::If node{cond, {}, {}};
-    out_.push_back(&node.then);
+    copyEnable_ = cond;
     body();
-    out_.pop_back();
-    emit(s.range, std::move(node));
+    copyEnable_ = nullptr;
   };
   // Prologue: fill stages 0 .. S-2 (nothing with one stage).
   for (int64_t i = 0; i + 1 < stages; ++i) {

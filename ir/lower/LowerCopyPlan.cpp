@@ -4,7 +4,7 @@
 // Elements outside a global source are zero-filled; outside a global destination, skipped.
 #include <fmt/format.h>
 
-#include <map>
+#include <algorithm>
 
 #include "ir/layout/Analysis.h"
 #include "ir/lower/LowerImpl.h"
@@ -57,19 +57,26 @@ void KernelLowering::copyMemoryMemory(SourceRange loc, const tile::Copy& c) {
 
   // A destination holding an element twice would make the result depend on timing.
   if (dt.layout && dRuns.originProblem().empty()) {
-    std::map<int64_t, std::vector<int64_t>> seen;
-    for (int64_t i = 0; i < size; ++i) {
-      std::vector<int64_t> vc = layout::unflatten(i, shape);
-      std::optional<int64_t> m = dRuns.staticOffset(vc);
-      if (!m) continue;
-      auto [it, fresh] = seen.emplace(*m, vc);
-      if (!fresh) {
-        diags_.report(kCopyAliases, loc,
-                      fmt::format("the destination aliases itself: {} and {} both map to m={} in '{}'",
-                                  layout::shapeToString(it->second), layout::shapeToString(vc), *m, dt.name))
-            .note(dt.layoutLoc, fmt::format("the layout of '{}' is here", dt.name));
-        return;
-      }
+    // (offset, element) pairs, sorted: equal neighbours are the same place.
+    std::vector<std::pair<int64_t, int64_t>> at;
+    at.reserve(static_cast<size_t>(size));
+    for (int64_t i = 0; i < size; ++i)
+      if (std::optional<int64_t> m = dRuns.staticOffset(layout::unflatten(i, shape))) at.emplace_back(*m, i);
+    std::sort(at.begin(), at.end());
+    // Report the first element, in row-major order, whose place an earlier one took.
+    size_t clash = 0;
+    for (size_t j = 1; j < at.size(); ++j) {
+      bool secondOfItsPlace = at[j].first == at[j - 1].first && (j == 1 || at[j - 2].first != at[j].first);
+      if (secondOfItsPlace && (clash == 0 || at[j].second < at[clash].second)) clash = j;
+    }
+    if (clash != 0) {
+      diags_.report(kCopyAliases, loc,
+                    fmt::format("the destination aliases itself: {} and {} both map to m={} in '{}'",
+                                layout::shapeToString(layout::unflatten(at[clash - 1].second, shape)),
+                                layout::shapeToString(layout::unflatten(at[clash].second, shape)), at[clash].first,
+                                dt.name))
+          .note(dt.layoutLoc, fmt::format("the layout of '{}' is here", dt.name));
+      return;
     }
   }
 
@@ -183,13 +190,23 @@ void KernelLowering::copyMemoryMemory(SourceRange loc, const tile::Copy& c) {
     tir::MemRef src = memRef(st, sCoord);
     if (c.async) {
       tir::CpAsync cp{dst, src, static_cast<int>(w * eb), nullptr};
+      // Nothing is read outside the source, or when the copy is disabled; the vector is
+      // zero-filled instead.
+      ExprRef any;    // whether anything is read (null: always)
+      ExprRef bytes;  // how many bytes are read (null: all)
       if (valid) {
-        // Nothing is read outside the source; the vector is zero-filled instead.
-        ExprRef any = rowsOk ? tir::land(rowsOk, tir::binary(tir::BinOp::Gt, valid, tir::intConst(0, Type::I64)))
-                             : tir::binary(tir::BinOp::Gt, valid, tir::intConst(0, Type::I64));
+        any = rowsOk ? tir::land(rowsOk, tir::binary(tir::BinOp::Gt, valid, tir::intConst(0, Type::I64)))
+                     : tir::binary(tir::BinOp::Gt, valid, tir::intConst(0, Type::I64));
+        bytes = tir::cast(Type::I32, tir::mul(valid, tir::intConst(eb, Type::I64)));
+        if (rowsOk) bytes = tir::select(rowsOk, bytes, tir::intConst(0));
+      }
+      if (!tir::isTrue(c.enable)) {
+        any = any ? tir::land(c.enable, any) : c.enable;
+        bytes = tir::select(c.enable, bytes ? bytes : tir::intConst(w * eb), tir::intConst(0));
+      }
+      if (any) {
         cp.src.offset = tir::select(any, src.offset, tir::intConst(0, src.offset->type));
-        ExprRef bytes = tir::cast(Type::I32, tir::mul(valid, tir::intConst(eb, Type::I64)));
-        cp.srcBytes = rowsOk ? tir::select(rowsOk, bytes, tir::intConst(0)) : bytes;
+        cp.srcBytes = bytes;
       }
       emit(loc, std::move(cp));
     } else {

@@ -53,8 +53,9 @@ class Printer {
             } else if constexpr (std::is_same_v<T, ElemStore>) {
               line(depth, fmt::format("{}[{}] = {}", view(n.view), list(n.index), e(n.value)));
             } else if constexpr (std::is_same_v<T, Copy>) {
-              line(depth, fmt::format("{}({}, {})", n.async ? "copy_async" : "copy", view(n.dst),
-                                      n.src ? view(*n.src) : frag(n.value)));
+              line(depth, fmt::format("{}({}, {}){}", n.async ? "copy_async" : "copy", view(n.dst),
+                                      n.src ? view(*n.src) : frag(n.value),
+                                      n.enable ? fmt::format(" if {}", e(n.enable)) : ""));
             } else if constexpr (std::is_same_v<T, FragAssign>) {
               line(depth, fmt::format("{} = {}", k_.tensors[n.dst].name, frag(n.value)));
             } else if constexpr (std::is_same_v<T, Mma>) {

@@ -117,6 +117,11 @@ struct Copy {
   std::optional<View> src;
   FragRef value;
   bool async = false;
+  // copy_async only: when this is false nothing is read and the destination is
+  // zero-filled (null: always enabled). A pipeline's prefetch past the end of its loop is
+  // disabled this way instead of branched around, so the copies stay in the loop's
+  // straight-line code.
+  tir::ExprRef enable;
 };
 
 // A fragment = an elementwise expression over fragments of the same layout.

@@ -1,6 +1,7 @@
 // Bugs written in .tyl and caught by the emulator: a missing barrier is a race reported
 // at both sites, a shared window past the allocation is an out-of-bounds access, and a
-// cp.async destination read before a wait is reported. Also `tyloc run` as a process.
+// cp.async destination read before a wait is reported; a disabled copy_async zero-fills.
+// Also `tyloc run` as a process.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -86,6 +87,26 @@ TEST_CASE("reading a cp.async destination before a wait is reported") {
   CHECK(lineOf(*c, bad.findings[0].loc) == 12);
   CHECK(lineOf(*c, bad.findings[0].otherLoc) == 6);
   CHECK(runWith(*c, {emu::Arg::integer(1)}, Type::F16, 64 * 64).ok());
+}
+
+TEST_CASE("a disabled copy_async reads nothing and writes zeros") {
+  auto c = compile("copy_async_enable.tyl");
+  const tir::Kernel& k = c->module->kernels.at(0);
+  for (int64_t first : {0, 64, 128}) {
+    // With every thread disabled A is left uninitialized: reading any of it would be reported.
+    std::vector<emu::Buffer> buffers = {emu::makeBuffer(Type::F16, 64 * 64, first < 128),
+                                        emu::makeBuffer(Type::F16, 64 * 64)};
+    if (first < 128) emu::fillRandom(buffers[0], Type::F16, 7);
+    emu::RunResult r = emu::run(k, {emu::Arg::pointer(0), emu::Arg::pointer(1), emu::Arg::integer(first)}, buffers);
+    INFO("first = " << first);
+    REQUIRE(r.ok());
+    // 128 threads, 512 vectors of 8: thread t copies vectors t, t + 128, ... (elements 8v..8v+7).
+    for (int64_t i = 0; i < 64 * 64; ++i) {
+      int64_t thread = (i / 8) % 128;
+      double want = thread >= first ? emu::getElement(buffers[0], Type::F16, i) : 0.0;
+      REQUIRE(emu::getElement(buffers[1], Type::F16, i) == want);
+    }
+  }
 }
 
 namespace {
