@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <numeric>
+#include <set>
 
 #include "ir/layout/Analysis.h"
 #include "ir/layout/Transforms.h"
@@ -33,7 +34,9 @@ std::vector<ThreadPoint> KernelLowering::threadPoints() const {
 }
 
 void KernelLowering::addStrideChecks(const tile::Tensor& t, const std::vector<std::pair<int, int64_t>>& conditions) {
-  for (const auto& [d, len] : conditions) {
+  // Every vector of a copy adds the same few conditions: check each once.
+  std::set<std::pair<int, int64_t>> unique(conditions.begin(), conditions.end());
+  for (const auto& [d, len] : unique) {
     // Remember what the check guarantees, for simpler predicates below.
     ExprRef s = t.strides[d];
     while (s->kind == tir::ExprKind::Cast) s = s->args[0];

@@ -3,6 +3,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <set>
 
 #include "ir/layout/MmaAtom.h"
@@ -91,8 +92,21 @@ class KernelLowering {
   bool tooLarge_ = false;
   DiagnosticEngine& diags_;
   std::vector<tir::Block*> out_;
-  std::map<uint32_t, FragmentMap> fragments_;
-  std::map<uint32_t, OwnerTable> owners_;
+  // By tensor; tensors with the same layout and shape share one (fragments of a kernel
+  // mostly do: the accumulator, its temporaries, the operands of each K step).
+  std::map<uint32_t, std::shared_ptr<const FragmentMap>> fragments_;
+  std::map<uint32_t, std::shared_ptr<const OwnerTable>> owners_;
+  // A tensor already decoded with the same layout and shape as `tensor`, if any.
+  template <class Table>
+  std::shared_ptr<const Table> sameLayoutAs(const std::map<uint32_t, std::shared_ptr<const Table>>& tables,
+                                            uint32_t tensor) const {
+    const tile::Tensor& t = tk_.tensors[tensor];
+    for (const auto& [other, table] : tables) {
+      const tile::Tensor& o = tk_.tensors[other];
+      if (o.staticShape == t.staticShape && *o.layout == *t.layout) return table;
+    }
+    return nullptr;
+  }
   std::set<uint32_t> nonNegativeVars_;      // loop variables counting up from >= 0
   std::map<int64_t, int64_t> paramDivisor_;  // scalar parameter -> the launch checks divide it by
   int temps_ = 0;

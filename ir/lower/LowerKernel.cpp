@@ -15,7 +15,8 @@ using tir::Type;
 
 const FragmentMap* KernelLowering::fragment(uint32_t tensor, SourceRange where) {
   auto it = fragments_.find(tensor);
-  if (it != fragments_.end()) return &it->second;
+  if (it != fragments_.end()) return it->second.get();
+  if (auto shared = sameLayoutAs(fragments_, tensor)) return (fragments_[tensor] = shared).get();
   const tile::Tensor& t = tk_.tensors[tensor];
   auto decoded = decodeFragment(*t.layout, t.staticShape, k_.block);
   if (const auto* err = std::get_if<OwnershipError>(&decoded)) {
@@ -24,14 +25,15 @@ const FragmentMap* KernelLowering::fragment(uint32_t tensor, SourceRange where) 
     return nullptr;
   }
   if (!owners(tensor)) return nullptr;
-  return &fragments_.emplace(tensor, std::get<FragmentMap>(std::move(decoded))).first->second;
+  return (fragments_[tensor] = std::make_shared<const FragmentMap>(std::get<FragmentMap>(std::move(decoded)))).get();
 }
 
 // Which threads hold each element, checking on the way that every thread axis value the
 // layout uses exists in the launch.
 const OwnerTable* KernelLowering::owners(uint32_t tensor) {
   auto it = owners_.find(tensor);
-  if (it != owners_.end()) return &it->second;
+  if (it != owners_.end()) return it->second.get();
+  if (auto shared = sameLayoutAs(owners_, tensor)) return (owners_[tensor] = shared).get();
   const tile::Tensor& t = tk_.tensors[tensor];
   int64_t threads = k_.threadsPerBlock();
   // The value of every thread axis for every thread.
@@ -88,7 +90,7 @@ const OwnerTable* KernelLowering::owners(uint32_t tensor) {
     diags_.report(kOwnershipLaunch, t.layoutLoc, *problem).note(tk_.skeleton.launchLoc, "the launch is declared here");
     return nullptr;
   }
-  return &owners_.emplace(tensor, std::move(table)).first->second;
+  return (owners_[tensor] = std::make_shared<const OwnerTable>(std::move(table))).get();
 }
 
 tir::MemRef KernelLowering::memRef(const tile::Tensor& t, const std::vector<ExprRef>& coord) {
