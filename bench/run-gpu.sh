@@ -247,6 +247,9 @@ if command -v cuobjdump >/dev/null && [ -n "$GEMM_OBJS" ]; then
     echo "==== instructions per kernel (cuobjdump --dump-sass of $GEMM_OBJS)"
     cat "$WORK/gemm-counts.txt"
     echo
+    echo "==== the main loop of each kernel (bench/tuning/sass-loop-mix.py)"
+    python3 bench/tuning/sass-loop-mix.py "$WORK/gemm-sass.txt" || echo "(sass-loop-mix.py failed)"
+    echo
     echo "==== opcodes of tylo_kernel_gemm_bf16 (most frequent first)"
     awk '/Function : / { on = ($NF ~ /tylo_kernel_gemm_bf16/) ; next } on' "$WORK/gemm-sass.txt" |
       grep -oE '(HMMA|LDSM|LDGSTS|LDGDEPBAR|DEPBAR|BAR|LDG|STG|LDS|STS|LDL|STL|FFMA|FMUL|FMNMX|IMAD|ISETP)(\.[A-Z0-9_]+)*' |
