@@ -3,9 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <numeric>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "ir/layout/CheckedMath.h"
 
@@ -239,16 +239,24 @@ int bankConflictDegree(std::span<const std::optional<int64_t>> byteAddresses, in
   const int64_t wordsPerAccess = (accessBytes + kBankBytes - 1) / kBankBytes;
   int degree = 0;
   for (size_t first = 0; first < byteAddresses.size(); first += lanesPerPhase) {
-    std::vector<std::unordered_set<int64_t>> words(kBankCount);
+    // The (bank, word) pairs of the phase, at most 128 bytes' worth: the degree is the
+    // most distinct words any one bank serves.
+    std::array<std::pair<int64_t, int64_t>, 128 / kBankBytes> hits;
+    size_t n = 0;
     size_t last = std::min(byteAddresses.size(), first + lanesPerPhase);
     for (size_t lane = first; lane < last; ++lane) {
       if (!byteAddresses[lane]) continue;
       for (int64_t w = 0; w < wordsPerAccess; ++w) {
         int64_t word = *byteAddresses[lane] / kBankBytes + w;
-        words[static_cast<size_t>(word % kBankCount)].insert(word);
+        hits[n++] = {word % kBankCount, word};
       }
     }
-    for (const auto& bank : words) degree = std::max(degree, static_cast<int>(bank.size()));
+    std::sort(hits.begin(), hits.begin() + static_cast<std::ptrdiff_t>(n));
+    n = static_cast<size_t>(std::unique(hits.begin(), hits.begin() + static_cast<std::ptrdiff_t>(n)) - hits.begin());
+    for (size_t i = 0, j = 0; i < n; i = j) {
+      while (j < n && hits[j].first == hits[i].first) ++j;
+      degree = std::max(degree, static_cast<int>(j - i));
+    }
   }
   return degree;
 }

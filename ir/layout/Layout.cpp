@@ -208,10 +208,28 @@ PhysCoord applyIters(const Layout& layout, std::span<const int64_t> iterCoord) {
   return result;
 }
 
-PhysCoord apply(const Layout& layout, int64_t index) {
-  Shape extents = layout.tile.shardExtents();
-  return applyIters(layout, splitIndex(index, extents));
+namespace {
+
+// applyIters(layout, splitIndex(index, shard extents)) without building either vector
+// (lowering applies layouts to every element of every copy).
+PhysCoord applyIndex(const Layout& layout, int64_t index) {
+  const std::vector<Iter>& shard = layout.tile.shard;
+  constexpr size_t kInline = 16;
+  if (shard.size() > kInline) return applyIters(layout, splitIndex(index, layout.tile.shardExtents()));
+  std::array<int64_t, kInline> parts{};
+  if (!shard.empty()) {
+    for (size_t i = shard.size(); i-- > 1;) {
+      parts[i] = floorMod(index, shard[i].extent);
+      index = floorDiv(index, shard[i].extent);
+    }
+    parts[0] = index;
+  }
+  return applyIters(layout, std::span<const int64_t>(parts.data(), shard.size()));
 }
+
+}  // namespace
+
+PhysCoord apply(const Layout& layout, int64_t index) { return applyIndex(layout, index); }
 
 std::vector<int64_t> iterCoord(const Layout& layout, std::span<const int64_t> coord,
                                std::span<const int64_t> shape) {
@@ -224,7 +242,10 @@ std::vector<int64_t> iterCoord(const Layout& layout, std::span<const int64_t> co
 }
 
 PhysCoord apply(const Layout& layout, std::span<const int64_t> coord, std::span<const int64_t> shape) {
-  return applyIters(layout, iterCoord(layout, coord, shape));
+  if (shapeSize(shape) != layout.size())
+    throw Error(fmt::format("shape {} has {} elements but the layout has {}", shapeToString(shape),
+                            shapeSize(shape), layout.size()));
+  return applyIndex(layout, flatten(coord, shape));
 }
 
 std::vector<PhysCoord> replicaOffsets(const TileLayout& layout) {
@@ -311,17 +332,27 @@ int64_t cosize(const Layout& layout, Axis axis) {
     }
   constexpr int64_t kExactLimit = int64_t{1} << 22;
   if (count <= kExactLimit) {
-    std::vector<Iter> all = tile.shard;
-    all.insert(all.end(), tile.replica.begin(), tile.replica.end());
-    Shape extents;
-    for (const Iter& it : all) extents.push_back(it.extent);
+    // The m iters (the others do not move m), counted like an odometer: m changes by
+    // one stride per step, and falls back when a digit wraps.
+    std::vector<Iter> all;
+    for (const std::vector<Iter>* iters : {&tile.shard, &tile.replica})
+      for (const Iter& it : *iters)
+        if (it.axis == Axis::m && it.extent > 1) all.push_back(it);
+    std::vector<int64_t> digit(all.size(), 0);
+    int64_t m = tile.offset[Axis::m];
     int64_t best = -1;
-    for (int64_t i = 0; i < count; ++i) {
-      std::vector<int64_t> c = splitIndex(i, extents);
-      int64_t m = tile.offset[Axis::m];
-      for (size_t k = 0; k < all.size(); ++k)
-        if (all[k].axis == Axis::m) m = checkedAdd(m, checkedMul(c[k], all[k].stride));
+    while (true) {
       if (m >= 0) best = std::max(best, layout.swizzle->apply(m));
+      size_t k = all.size();
+      while (k-- > 0) {
+        if (++digit[k] < all[k].extent) {
+          m = checkedAdd(m, all[k].stride);
+          break;
+        }
+        digit[k] = 0;
+        m = checkedSub(m, checkedMul(all[k].extent - 1, all[k].stride));
+      }
+      if (k == static_cast<size_t>(-1)) break;
     }
     return checkedAdd(best, 1);
   }

@@ -1,6 +1,8 @@
 // Internals of lowering, shared by Lower*.cpp.
 #pragma once
 
+#include <array>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -30,9 +32,33 @@ struct WarpAccess {
 // the last reason is what the next wider width needs; widths failing alike are merged.
 void addWidthReason(std::string& why, int64_t bytes, const std::string& problem);
 
+// Decoded register layouts, shared by all the kernels of a module: the tensors of a
+// kernel mostly share a few layouts (the accumulator and its temporaries, each K step's
+// operands), and the instantiations of a generic kernel all the same ones.
+class LayoutTables {
+ public:
+  struct Entry {
+    layout::Layout layout;
+    std::vector<int64_t> shape;
+    std::array<int64_t, 3> block;
+    std::shared_ptr<const FragmentMap> fragment;
+    std::shared_ptr<const OwnerTable> owners;
+  };
+  // The entry of this layout, shape and launch, made empty if new.
+  Entry& at(const layout::Layout& l, const std::vector<int64_t>& shape, const std::array<int64_t, 3>& block) {
+    for (Entry& e : entries_)
+      if (e.block == block && e.shape == shape && e.layout == l) return e;
+    return entries_.emplace_back(Entry{l, shape, block, nullptr, nullptr});
+  }
+
+ private:
+  std::deque<Entry> entries_;  // stable references
+};
+
 class KernelLowering {
  public:
-  KernelLowering(const tile::Kernel& tk, DiagnosticEngine& diags) : tk_(tk), k_(tk.skeleton), diags_(diags) {}
+  KernelLowering(const tile::Kernel& tk, DiagnosticEngine& diags, LayoutTables& tables)
+      : tk_(tk), k_(tk.skeleton), diags_(diags), tables_(tables) {}
 
   std::optional<tir::Kernel> run();
 
@@ -92,21 +118,10 @@ class KernelLowering {
   bool tooLarge_ = false;
   DiagnosticEngine& diags_;
   std::vector<tir::Block*> out_;
-  // By tensor; tensors with the same layout and shape share one (fragments of a kernel
-  // mostly do: the accumulator, its temporaries, the operands of each K step).
+  // By tensor (from tables_ when another tensor had the same layout).
   std::map<uint32_t, std::shared_ptr<const FragmentMap>> fragments_;
   std::map<uint32_t, std::shared_ptr<const OwnerTable>> owners_;
-  // A tensor already decoded with the same layout and shape as `tensor`, if any.
-  template <class Table>
-  std::shared_ptr<const Table> sameLayoutAs(const std::map<uint32_t, std::shared_ptr<const Table>>& tables,
-                                            uint32_t tensor) const {
-    const tile::Tensor& t = tk_.tensors[tensor];
-    for (const auto& [other, table] : tables) {
-      const tile::Tensor& o = tk_.tensors[other];
-      if (o.staticShape == t.staticShape && *o.layout == *t.layout) return table;
-    }
-    return nullptr;
-  }
+  LayoutTables& tables_;
   std::set<uint32_t> nonNegativeVars_;      // loop variables counting up from >= 0
   std::map<int64_t, int64_t> paramDivisor_;  // scalar parameter -> the launch checks divide it by
   int temps_ = 0;

@@ -16,8 +16,9 @@ using tir::Type;
 const FragmentMap* KernelLowering::fragment(uint32_t tensor, SourceRange where) {
   auto it = fragments_.find(tensor);
   if (it != fragments_.end()) return it->second.get();
-  if (auto shared = sameLayoutAs(fragments_, tensor)) return (fragments_[tensor] = shared).get();
   const tile::Tensor& t = tk_.tensors[tensor];
+  LayoutTables::Entry& known = tables_.at(*t.layout, t.staticShape, k_.block);
+  if (known.fragment) return (fragments_[tensor] = known.fragment).get();
   auto decoded = decodeFragment(*t.layout, t.staticShape, k_.block);
   if (const auto* err = std::get_if<OwnershipError>(&decoded)) {
     diags_.report(kUnsupportedLayout, t.layoutLoc.valid() ? t.layoutLoc : where,
@@ -25,7 +26,8 @@ const FragmentMap* KernelLowering::fragment(uint32_t tensor, SourceRange where) 
     return nullptr;
   }
   if (!owners(tensor)) return nullptr;
-  return (fragments_[tensor] = std::make_shared<const FragmentMap>(std::get<FragmentMap>(std::move(decoded)))).get();
+  known.fragment = std::make_shared<const FragmentMap>(std::get<FragmentMap>(std::move(decoded)));
+  return (fragments_[tensor] = known.fragment).get();
 }
 
 // Which threads hold each element, checking on the way that every thread axis value the
@@ -33,8 +35,9 @@ const FragmentMap* KernelLowering::fragment(uint32_t tensor, SourceRange where) 
 const OwnerTable* KernelLowering::owners(uint32_t tensor) {
   auto it = owners_.find(tensor);
   if (it != owners_.end()) return it->second.get();
-  if (auto shared = sameLayoutAs(owners_, tensor)) return (owners_[tensor] = shared).get();
   const tile::Tensor& t = tk_.tensors[tensor];
+  LayoutTables::Entry& known = tables_.at(*t.layout, t.staticShape, k_.block);
+  if (known.owners) return (owners_[tensor] = known.owners).get();
   int64_t threads = k_.threadsPerBlock();
   // The value of every thread axis for every thread.
   std::vector<std::array<int64_t, layout::kAxisCount>> axisOf(threads);
@@ -90,7 +93,8 @@ const OwnerTable* KernelLowering::owners(uint32_t tensor) {
     diags_.report(kOwnershipLaunch, t.layoutLoc, *problem).note(tk_.skeleton.launchLoc, "the launch is declared here");
     return nullptr;
   }
-  return (owners_[tensor] = std::make_shared<const OwnerTable>(std::move(table))).get();
+  known.owners = std::make_shared<const OwnerTable>(std::move(table));
+  return (owners_[tensor] = known.owners).get();
 }
 
 tir::MemRef KernelLowering::memRef(const tile::Tensor& t, const std::vector<ExprRef>& coord) {
@@ -283,8 +287,9 @@ std::optional<tir::Kernel> KernelLowering::run() {
 std::optional<tir::Module> lower(const tile::Module& module, DiagnosticEngine& diags) {
   tir::Module out;
   out.sourceName = module.sourceName;
+  LayoutTables tables;
   for (const tile::Kernel& k : module.kernels) {
-    KernelLowering kl(k, diags);
+    KernelLowering kl(k, diags, tables);
     if (std::optional<tir::Kernel> lowered = kl.run()) out.kernels.push_back(std::move(*lowered));
   }
   if (diags.hasErrors()) return std::nullopt;

@@ -25,7 +25,28 @@ MemoryRuns::MemoryRuns(const tile::Tensor& t, const tile::View& v) : t_(t), v_(v
 
 std::optional<int64_t> MemoryRuns::staticOffset(const std::vector<int64_t>& viewCoord) const {
   if (!t_.layout) return std::nullopt;
-  std::vector<int64_t> coord = originConst_;
+  // Copies ask for every element more than once (alias check, each vector width tried):
+  // remember the offsets of the view's elements.
+  constexpr int64_t kUnknown = INT64_MIN, kOutside = INT64_MIN + 1, kMaxRemembered = int64_t{1} << 20;
+  if (viewCoord.size() != v_.shape.size() || v_.size() > kMaxRemembered) return computeOffset(viewCoord);
+  int64_t flat = 0;
+  for (size_t i = 0; i < viewCoord.size(); ++i) {
+    if (viewCoord[i] < 0 || viewCoord[i] >= v_.shape[i]) return computeOffset(viewCoord);
+    flat = flat * v_.shape[i] + viewCoord[i];
+  }
+  if (offsets_.empty()) offsets_.assign(static_cast<size_t>(v_.size()), kUnknown);
+  int64_t& known = offsets_[static_cast<size_t>(flat)];
+  if (known == kUnknown) {
+    std::optional<int64_t> m = computeOffset(viewCoord);
+    known = m ? *m : kOutside;
+  }
+  if (known == kOutside) return std::nullopt;
+  return known;
+}
+
+std::optional<int64_t> MemoryRuns::computeOffset(const std::vector<int64_t>& viewCoord) const {
+  std::vector<int64_t>& coord = scratch_;
+  coord = originConst_;
   for (size_t i = 0; i < viewCoord.size(); ++i) coord[v_.dims[i]] += viewCoord[i];
   for (size_t d = 0; d < coord.size(); ++d)
     if (coord[d] < 0 || coord[d] >= t_.staticShape[d]) return std::nullopt;
@@ -43,9 +64,9 @@ MemoryRuns::Problem MemoryRuns::check(const std::vector<int64_t>& viewCoord, int
   if (t_.layout) {
     if (!originProblem_.empty()) return {K::Misaligned, originProblem_};
     std::optional<int64_t> first;
+    std::vector<int64_t> c = viewCoord;
     for (int64_t j = 0; j < len; ++j) {
-      std::vector<int64_t> c = viewCoord;
-      c[rank - 1] += j;
+      c[rank - 1] = viewCoord[rank - 1] + j;
       std::optional<int64_t> m = staticOffset(c);
       if (!m) return {K::NotContiguous, fmt::format("element {} lies outside '{}'", layout::shapeToString(c), t_.name)};
       if (j == 0) {

@@ -42,6 +42,9 @@ class MemoryRuns {
   std::vector<int64_t> originConst_;   // constant part of the origin, per tensor dim
   std::vector<int64_t> originDivisor_; // run-time part is a multiple of this (0: none)
   std::string originProblem_;          // static layouts: why run-time origins break the analysis
+  std::optional<int64_t> computeOffset(const std::vector<int64_t>& viewCoord) const;
+  mutable std::vector<int64_t> scratch_;  // computeOffset's tensor coordinate
+  mutable std::vector<int64_t> offsets_;  // staticOffset of each view element, once known
 };
 
 }  // namespace tyl::lower

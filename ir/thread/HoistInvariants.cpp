@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <map>
 #include <tuple>
 #include <unordered_map>
 
@@ -92,7 +91,7 @@ void forEachExpr(Block& b, Fn&& fn) {
 struct Point {
   int scope = -1;
   size_t index = 0;
-  auto key() const { return std::pair{scope, index}; }
+  uint64_t key() const { return (static_cast<uint64_t>(scope) << 32) | index; }
 };
 
 // Uses of a value further apart than this many statements (in the block holding both) get
@@ -131,7 +130,7 @@ class Hoister {
   void number(Block& b) {
     int scope = scopeOf_.at(&b);
     for (size_t i = 0; i < b.size(); ++i) {
-      order_[Point{scope, i}.key()] = static_cast<int64_t>(order_.size());
+      scopes_[scope].order.push_back(statements_++);
       auto nested = [&](Block& inner) {
         scopeOf_[&inner] = static_cast<int>(scopes_.size());
         scopes_.push_back(Scope{&inner, scope, scopes_[scope].depth + 1, i});
@@ -218,7 +217,7 @@ class Hoister {
       for (int p : n.parents)
         for (const Point& at : nodes_[p].evalPoints()) n.uses.push_back(at);
       std::sort(n.uses.begin(), n.uses.end(),
-                [&](const Point& a, const Point& b) { return order_.at(a.key()) < order_.at(b.key()); });
+                [&](const Point& a, const Point& b) { return orderOf(a) < orderOf(b); });
       n.uses.erase(std::unique(n.uses.begin(), n.uses.end(),
                                [](const Point& a, const Point& b) { return a.key() == b.key(); }),
                    n.uses.end());
@@ -241,6 +240,8 @@ class Hoister {
       }
     }
   }
+
+  int64_t orderOf(const Point& p) const { return scopes_[p.scope].order[p.index]; }
 
   // `p` seen from the enclosing block `scope`: the statement there that holds it.
   Point lift(Point p, int scope) const {
@@ -315,7 +316,7 @@ class Hoister {
     std::vector<int> parents;  // invariant nodes using this one (each once)
     std::vector<Point> uses;   // where it is evaluated, in program order
     std::vector<Cluster> clusters;
-    std::map<std::pair<int, size_t>, size_t> clusterOf;  // use -> its definition
+    std::unordered_map<uint64_t, size_t> clusterOf;  // use (Point::key) -> its definition
     // Where the value itself is computed: its definitions, or inline at its uses.
     std::vector<Point> evalPoints() const {
       if (!named) return uses;
@@ -329,6 +330,7 @@ class Hoister {
     int parent;
     int depth;
     size_t indexInParent;  // the statement of the parent block holding this one
+    std::vector<int64_t> order = {};  // of each statement, its place in program order
     std::vector<std::pair<size_t, Stmt>> defs = {};  // definitions, before statement .first
   };
 
@@ -338,7 +340,7 @@ class Hoister {
   std::vector<Node> nodes_;  // by id
   std::vector<Scope> scopes_;
   std::unordered_map<const Block*, int> scopeOf_;
-  std::map<std::pair<int, size_t>, int64_t> order_;  // statement -> place in program order
+  int64_t statements_ = 0;
   int vars_ = 0;
 };
 
