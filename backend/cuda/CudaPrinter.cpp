@@ -70,18 +70,39 @@ std::string safeName(const std::string& name) {
   return name;
 }
 
-ExprPrinter::ExprPrinter(const tir::Kernel& k, bool device) : k_(k), device_(device) {
-  std::set<std::string, std::less<>> taken;
-  auto unique = [&](const std::string& name) {
+namespace {
+
+// Gives each name a spelling not taken yet: safeName(name), or that with _2, _3, ...
+class UniqueNames {
+ public:
+  std::string operator()(const std::string& name) {
     std::string base = safeName(name), n = base;
-    for (int i = 2; taken.count(n); ++i) n = fmt::format("{}_{}", base, i);
-    taken.insert(n);
+    for (int i = 2; taken_.count(n); ++i) n = fmt::format("{}_{}", base, i);
+    taken_.insert(n);
     return n;
-  };
+  }
+  void take(const std::string& spelled) { taken_.insert(spelled); }
+
+ private:
+  std::set<std::string, std::less<>> taken_;
+};
+
+}  // namespace
+
+ExprPrinter::ExprPrinter(const tir::Kernel& k, bool device) : k_(k), device_(device) {
+  UniqueNames unique;
   for (const tir::Param& p : k.params) params_.push_back(unique(p.name));
-  for (const tir::Buffer& b : k.buffers) buffers_.push_back(b.space == tir::Space::Shared ? unique(b.name) : "");
-  for (const tir::Array& a : k.arrays) arrays_.push_back(unique(a.name));
-  for (const tir::Var& v : k.vars) vars_.push_back(unique(v.name));
+}
+
+const ExprPrinter::Locals& ExprPrinter::locals() const {
+  if (locals_) return *locals_;
+  UniqueNames unique;
+  for (const std::string& p : params_) unique.take(p);
+  Locals l;
+  for (const tir::Buffer& b : k_.buffers) l.buffers.push_back(b.space == tir::Space::Shared ? unique(b.name) : "");
+  for (const tir::Array& a : k_.arrays) l.arrays.push_back(unique(a.name));
+  for (const tir::Var& v : k_.vars) l.vars.push_back(unique(v.name));
+  return *(locals_ = std::move(l));
 }
 
 std::string ExprPrinter::reg(const tir::Reg& r) const {

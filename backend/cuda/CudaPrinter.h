@@ -2,6 +2,7 @@
 // launcher printers.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,16 +27,22 @@ class ExprPrinter {
   // (parameters first, then shared buffers, register arrays and variables; a later
   // entity whose name is taken gets a numeric suffix).
   const std::string& paramName(size_t id) const { return params_.at(id); }
-  const std::string& bufferName(size_t id) const { return buffers_.at(id); }
-  const std::string& arrayName(size_t id) const { return arrays_.at(id); }
-  const std::string& varName(size_t id) const { return vars_.at(id); }
+  const std::string& bufferName(size_t id) const { return locals().buffers.at(id); }
+  const std::string& arrayName(size_t id) const { return locals().arrays.at(id); }
+  const std::string& varName(size_t id) const { return locals().vars.at(id); }
 
  private:
+  // The kernel's own names, worked out on first use (host code never needs them).
+  struct Locals {
+    std::vector<std::string> buffers, arrays, vars;
+  };
+  const Locals& locals() const;
   std::string binary(const tir::Expr& e) const;
   std::string castTo(tir::Type to, const tir::ExprRef& a) const;
   const tir::Kernel& k_;
   bool device_;
-  std::vector<std::string> params_, buffers_, arrays_, vars_;
+  std::vector<std::string> params_;
+  mutable std::optional<Locals> locals_;
 };
 
 std::string intLiteral(int64_t v, tir::Type t);

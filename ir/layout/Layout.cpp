@@ -210,24 +210,47 @@ PhysCoord applyIters(const Layout& layout, std::span<const int64_t> iterCoord) {
 
 namespace {
 
+constexpr size_t kInlineIters = 16;
+
+// splitIndex(index, shard extents) into `parts`, without allocating; false when the
+// layout has more iters than `parts` holds.
+bool splitOverShard(const Layout& layout, int64_t index, std::array<int64_t, kInlineIters>& parts) {
+  const std::vector<Iter>& shard = layout.tile.shard;
+  if (shard.size() > kInlineIters) return false;
+  if (shard.empty()) return true;
+  for (size_t i = shard.size(); i-- > 1;) {
+    parts[i] = floorMod(index, shard[i].extent);
+    index = floorDiv(index, shard[i].extent);
+  }
+  parts[0] = index;
+  return true;
+}
+
 // applyIters(layout, splitIndex(index, shard extents)) without building either vector
 // (lowering applies layouts to every element of every copy).
 PhysCoord applyIndex(const Layout& layout, int64_t index) {
-  const std::vector<Iter>& shard = layout.tile.shard;
-  constexpr size_t kInline = 16;
-  if (shard.size() > kInline) return applyIters(layout, splitIndex(index, layout.tile.shardExtents()));
-  std::array<int64_t, kInline> parts{};
-  if (!shard.empty()) {
-    for (size_t i = shard.size(); i-- > 1;) {
-      parts[i] = floorMod(index, shard[i].extent);
-      index = floorDiv(index, shard[i].extent);
-    }
-    parts[0] = index;
-  }
-  return applyIters(layout, std::span<const int64_t>(parts.data(), shard.size()));
+  std::array<int64_t, kInlineIters> parts{};
+  if (!splitOverShard(layout, index, parts)) return applyIters(layout, splitIndex(index, layout.tile.shardExtents()));
+  return applyIters(layout, std::span<const int64_t>(parts.data(), layout.tile.shard.size()));
 }
 
 }  // namespace
+
+int64_t applyAxis(const Layout& layout, std::span<const int64_t> coord, std::span<const int64_t> shape, Axis axis) {
+  if (shapeSize(shape) != layout.size())
+    throw Error(fmt::format("shape {} has {} elements but the layout has {}", shapeToString(shape),
+                            shapeSize(shape), layout.size()));
+  int64_t index = flatten(coord, shape);
+  std::array<int64_t, kInlineIters> parts{};
+  if (!splitOverShard(layout, index, parts)) return applyIndex(layout, index)[axis];
+  const std::vector<Iter>& shard = layout.tile.shard;
+  int64_t value = 0;
+  for (size_t i = 0; i < shard.size(); ++i)
+    if (shard[i].axis == axis) value = checkedAdd(value, checkedMul(parts[i], shard[i].stride));
+  value = checkedAdd(value, layout.tile.offset[axis]);
+  if (layout.swizzle && axis == Axis::m) value = layout.swizzle->apply(value);
+  return value;
+}
 
 PhysCoord apply(const Layout& layout, int64_t index) { return applyIndex(layout, index); }
 

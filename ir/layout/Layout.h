@@ -151,6 +151,8 @@ PhysCoord applyIters(const Layout& layout, std::span<const int64_t> iterCoord);
 PhysCoord apply(const Layout& layout, int64_t index);
 // Base coordinate of a logical coordinate over `shape` (whose size must equal the layout size).
 PhysCoord apply(const Layout& layout, std::span<const int64_t> coord, std::span<const int64_t> shape);
+// apply(layout, coord, shape)[axis] alone, without the other axes' arithmetic.
+int64_t applyAxis(const Layout& layout, std::span<const int64_t> coord, std::span<const int64_t> shape, Axis axis);
 // Per-iter coordinate of a logical coordinate over `shape`.
 std::vector<int64_t> iterCoord(const Layout& layout, std::span<const int64_t> coord,
                                std::span<const int64_t> shape);

@@ -15,9 +15,6 @@ TYL_DIAG(kMmaOwnership, Error, "mma-ownership",
 using layout::Axis;
 using layout::RowCol;
 
-
-// The register slot that holds, in every thread, the element `element(warp, lane)`; it
-// must be the same slot in all threads (register indices are compile-time constants).
 // The register slot that holds, in every thread, the element `element(warp, lane)`; it
 // must be the same slot in all threads (register indices are compile-time constants).
 std::optional<int64_t> KernelLowering::uniformSlot(uint32_t tensor, const char* role,
@@ -107,6 +104,9 @@ void KernelLowering::mma(SourceRange loc, const tile::Mma& op) {
   };
 
   for (int64_t kb = 0; kb < kBlocks; ++kb) {
+    // B's words depend on the column of atoms only: worked out once per K block, when
+    // first needed (so the first problem reported stays the first one met).
+    std::vector<std::optional<std::vector<tir::Reg>>> bWords(static_cast<size_t>(s.repeatN));
     for (int64_t rm = 0; rm < s.repeatM; ++rm) {
       std::optional<std::vector<tir::Reg>> a = words(
           op.a, "A operand", 4,
@@ -117,18 +117,22 @@ void KernelLowering::mma(SourceRange loc, const tile::Mma& op) {
           aRegs);
       if (!a) return;
       for (int64_t rn = 0; rn < s.repeatN; ++rn) {
-        std::optional<std::vector<tir::Reg>> b = words(
-            op.b, "B operand", 2,
-            [&](int64_t w, int lane, int slot) {
-              RowCol e = layout::mmaAtomB(lane, slot);
-              return RowCol{kb * 16 + e.row, colOff(w, rn) + e.col};
-            },
-            bRegs);
-        if (!b) return;
+        std::optional<std::vector<tir::Reg>>& b = bWords[static_cast<size_t>(rn)];
+        if (!b) {
+          b = words(
+              op.b, "B operand", 2,
+              [&](int64_t w, int lane, int slot) {
+                RowCol e = layout::mmaAtomB(lane, slot);
+                return RowCol{kb * 16 + e.row, colOff(w, rn) + e.col};
+              },
+              bRegs);
+          if (!b) return;
+        }
         std::optional<std::vector<tir::Reg>> d = floats(op.d, "accumulator", rm, rn);
         if (!d) return;
-        // The first K block adds to c; later ones accumulate into d.
-        std::optional<std::vector<tir::Reg>> c = kb == 0 ? floats(op.c, "accumulator", rm, rn) : d;
+        // The first K block adds to c (acc = mma(acc, ...) reads and writes the same
+        // registers); later ones accumulate into d.
+        std::optional<std::vector<tir::Reg>> c = kb == 0 && op.c != op.d ? floats(op.c, "accumulator", rm, rn) : d;
         if (!c) return;
         emit(loc, tir::Mma{tile::toTir(op.mma.ab), *d, *a, *b, *c});
       }

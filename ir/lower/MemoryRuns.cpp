@@ -50,7 +50,7 @@ std::optional<int64_t> MemoryRuns::computeOffset(const std::vector<int64_t>& vie
   for (size_t i = 0; i < viewCoord.size(); ++i) coord[v_.dims[i]] += viewCoord[i];
   for (size_t d = 0; d < coord.size(); ++d)
     if (coord[d] < 0 || coord[d] >= t_.staticShape[d]) return std::nullopt;
-  return layout::apply(*t_.layout, coord, t_.staticShape)[layout::Axis::m];
+  return layout::applyAxis(*t_.layout, coord, t_.staticShape, layout::Axis::m);
 }
 
 MemoryRuns::Problem MemoryRuns::check(const std::vector<int64_t>& viewCoord, int64_t len,

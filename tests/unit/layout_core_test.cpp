@@ -236,6 +236,9 @@ void checkAgainstReference(const Layout& layout, const std::vector<Shape>& shape
       Point got = toPoint(apply(layout, c, shape));
       const Point& want = ref.base[static_cast<size_t>(index)];
       require(got == want, [&] { return where("apply(coord, shape)", index, got, want); });
+      for (Axis a : allAxes())
+        require(applyAxis(layout, c, shape, a) == want[static_cast<size_t>(a)],
+                [&] { return where("applyAxis", index, got, want) + " on " + std::string(axisName(a)); });
       std::vector<PhysCoord> all = applyAll(layout, c, shape);
       const std::vector<Point>& wantAll = ref.tuples[static_cast<size_t>(index)];
       require(all.size() == wantAll.size(), [&] { return toString(layout) + ": replica count differs"; });
