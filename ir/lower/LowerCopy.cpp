@@ -52,23 +52,27 @@ void KernelLowering::addStrideChecks(const tile::Tensor& t, const std::vector<st
   }
 }
 
-void addWidthReason(std::string& why, int64_t bytes, const std::string& problem) {
-  // "16-byte vectors: P" followed by "8-byte vectors: P" reads "16- and 8-byte vectors: P".
-  std::string tail = fmt::format("-byte vectors: {}", problem);
-  size_t start = why.rfind("; ");
-  start = start == std::string::npos ? 0 : start + 2;
-  size_t dash = why.find("-byte vectors: ", start);
-  if (dash != std::string::npos && why.compare(dash, std::string::npos, tail) == 0) {
-    why.replace(dash, std::string::npos, fmt::format("- and {}{}", bytes, tail));
-    // "16- and 8- and 4-byte" becomes "16-, 8- and 4-byte".
-    size_t first = why.find("- and ", start);
-    if (first != dash && first != std::string::npos) why.replace(first, 6, "-, ");
-    return;
-  }
-  why += fmt::format("{}{}{}", why.empty() ? "" : "; ", bytes, tail);
+void WidthReasons::add(int64_t bytes, const std::string& problem) {
+  if (!groups_.empty() && groups_.back().problem == problem)
+    groups_.back().bytes.push_back(bytes);
+  else
+    groups_.push_back(Group{{bytes}, problem});
 }
 
-int KernelLowering::chooseVectorWidth(const tile::View& mem, const FragmentMap& fm, std::string& why) {
+std::string WidthReasons::text() const {
+  std::string out;
+  for (const Group& g : groups_) {
+    if (!out.empty()) out += "; ";
+    for (size_t i = 0; i < g.bytes.size(); ++i) {
+      const char* sep = i == 0 ? "" : i + 1 == g.bytes.size() ? "- and " : "-, ";
+      out += fmt::format("{}{}", sep, g.bytes[i]);
+    }
+    out += fmt::format("-byte vectors: {}", g.problem);
+  }
+  return out;
+}
+
+int KernelLowering::chooseVectorWidth(const tile::View& mem, const FragmentMap& fm, WidthReasons& why) {
   const tile::Tensor& t = tk_.tensors[mem.tensor];
   int eb = tile::dtypeBytes(t.dtype);
   size_t rank = mem.rank();
@@ -112,7 +116,7 @@ int KernelLowering::chooseVectorWidth(const tile::View& mem, const FragmentMap& 
       addStrideChecks(t, conditions);
       return w;
     }
-    addWidthReason(why, w * eb, problem);
+    why.add(w * eb, problem);
   }
   return 1;
 }
@@ -136,7 +140,7 @@ void KernelLowering::copyFragmentMemory(SourceRange loc, const tile::Copy& c, bo
   const FragmentMap* fm = fragment(fragId, loc);
   if (!fm) return;
   Type type = tile::toTir(t.dtype);
-  std::string why;
+  WidthReasons why;
   if (!toMemory && t.space == tile::MemSpace::Shared && tile::dtypeBytes(f.dtype) == 2) {
     std::string noMatrix;
     if (tryLdmatrix(loc, mem, fragId, *fm, noMatrix)) return;
@@ -147,8 +151,8 @@ void KernelLowering::copyFragmentMemory(SourceRange loc, const tile::Copy& c, bo
   diags_.report(kCopyVector, loc,
                 w > 1 || why.empty()
                     ? fmt::format("copy: {}-byte vectors ({} x {}){}", w * eb, w, tile::dtypeName(t.dtype),
-                                  why.empty() ? "" : fmt::format("; not wider: {}", why))
-                    : fmt::format("copy: {}-byte accesses; not wider: {}", eb, why));
+                                  why.empty() ? "" : fmt::format("; not wider: {}", why.text()))
+                    : fmt::format("copy: {}-byte accesses; not wider: {}", eb, why.text()));
 
   // The registers that are stored: the fragment itself, or its arithmetic evaluated into
   // a temporary of the memory's element type.

@@ -82,14 +82,14 @@ void KernelLowering::copyMemoryMemory(SourceRange loc, const tile::Copy& c) {
 
   // The widest vector that is contiguous and aligned in both layouts.
   int64_t w = 1;
-  std::string why;
+  WidthReasons why;
   std::vector<std::pair<int, int64_t>> dCond, sCond;
   MemoryRuns::Problem firstProblem;
   const tile::Tensor* problemTensor = nullptr;
   for (int64_t cand = 16 / eb; cand >= 1; cand /= 2) {
     if (c.async && cand * eb < 4) break;
     if (shape.back() % cand != 0) {
-      addWidthReason(why, cand * eb, fmt::format("rows of {} elements", shape.back()));
+      why.add(cand * eb, fmt::format("rows of {} elements", shape.back()));
       continue;
     }
     dCond.clear();
@@ -110,7 +110,7 @@ void KernelLowering::copyMemoryMemory(SourceRange loc, const tile::Copy& c) {
       break;
     }
     if (firstProblem.ok()) firstProblem = problem;
-    addWidthReason(why, cand * eb, problem.message);
+    why.add(cand * eb, problem.message);
     if (c.async) break;  // cp.async copies 16 bytes or reports why it cannot
   }
   if (c.async && w * eb != 16 && (shape.back() * eb) % 16 != 0) {
@@ -125,7 +125,7 @@ void KernelLowering::copyMemoryMemory(SourceRange loc, const tile::Copy& c) {
   }
   if (c.async && w * eb != 16) {
     bool contiguous = firstProblem.kind != MemoryRuns::Problem::Kind::Misaligned;
-    std::string msg = firstProblem.ok() ? why : firstProblem.message;
+    std::string msg = firstProblem.ok() ? why.text() : firstProblem.message;
     auto d = diags_.report(contiguous ? kCopyNotContiguous : kCopyMisaligned, loc,
                            fmt::format("copy_async moves 16-byte vectors, but {}", msg));
     if (problemTensor) d.note(problemTensor->layoutLoc.valid() ? problemTensor->layoutLoc : problemTensor->loc,
@@ -141,7 +141,7 @@ void KernelLowering::copyMemoryMemory(SourceRange loc, const tile::Copy& c) {
   diags_.report(kCopyPlan, loc,
                 fmt::format("{}: {} vectors of {} bytes over {} threads ({} per thread){}",
                             c.async ? "copy_async: cp.async" : "copy", vectors, w * eb, threads, iters,
-                            why.empty() || w * eb == 16 ? "" : fmt::format("; not wider: {}", why)));
+                            why.empty() || w * eb == 16 ? "" : fmt::format("; not wider: {}", why.text())));
   checkSharedBanks(loc, c.async ? "cp.async" : "copy", dt, dv, shape, w, vectors);
   checkSharedBanks(loc, "copy", st, sv, shape, w, vectors);
 

@@ -28,9 +28,22 @@ struct WarpAccess {
   int width = 4;
 };
 
-// Appends why a vector width failed to `why` ("16-byte vectors: ..."), widest first, so
-// the last reason is what the next wider width needs; widths failing alike are merged.
-void addWidthReason(std::string& why, int64_t bytes, const std::string& problem);
+// Why wider vectors were not used, widest first, so the last reason is what the next
+// wider width needs. Neighbouring widths failing alike are told together:
+// "16- and 8-byte vectors: P; 4-byte vectors: Q".
+class WidthReasons {
+ public:
+  void add(int64_t bytes, const std::string& problem);
+  bool empty() const { return groups_.empty(); }
+  std::string text() const;
+
+ private:
+  struct Group {
+    std::vector<int64_t> bytes;
+    std::string problem;
+  };
+  std::vector<Group> groups_;
+};
 
 // Decoded register layouts, shared by all the kernels of a module: the tensors of a
 // kernel mostly share a few layouts (the accumulator and its temporaries, each K step's
@@ -107,7 +120,7 @@ class KernelLowering {
   void copy(SourceRange loc, const tile::Copy& c);
   void copyFragmentMemory(SourceRange loc, const tile::Copy& c, bool toMemory);
   void copyMemoryMemory(SourceRange loc, const tile::Copy& c);
-  int chooseVectorWidth(const tile::View& mem, const FragmentMap& fm, std::string& why);
+  int chooseVectorWidth(const tile::View& mem, const FragmentMap& fm, WidthReasons& why);
   std::vector<ThreadPoint> threadPoints() const;
   void addStrideChecks(const tile::Tensor& t, const std::vector<std::pair<int, int64_t>>& conditions);
 
