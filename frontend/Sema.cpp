@@ -252,15 +252,6 @@ std::optional<tile::Tensor> KernelSema::tensorParam(const ast::Param& p, int par
   return t;
 }
 
-static bool sameExpr(const ExprRef& a, const ExprRef& b) {
-  if (a == b) return true;
-  if (!a || !b || a->kind != b->kind || a->type != b->type) return false;
-  if (a->i != b->i || a->j != b->j || a->f != b->f || a->bin != b->bin || a->un != b->un) return false;
-  for (int i = 0; i < 3; ++i)
-    if (!sameExpr(a->args[i], b->args[i])) return false;
-  return true;
-}
-
 // `: S[(M, K) : (K, 1)]` on a global tensor: one iter per dimension, extents equal to
 // the dimensions, strides on `m` that may use scalar parameters.
 bool KernelSema::globalLayout(const ast::Expr& e, const std::vector<ast::ExprPtr>& dims, tile::Tensor& t) {
@@ -299,7 +290,7 @@ bool KernelSema::globalLayout(const ast::Expr& e, const std::vector<ast::ExprPtr
   for (size_t d = 0; d < extents.size(); ++d) {
     std::optional<ExprRef> ext = scalar(*extents[d], tir::Type::I64);
     if (!ext) return false;
-    if (!sameExpr(*ext, t.shape[d])) {
+    if (!tir::sameExpr(*ext, t.shape[d])) {
       diags_.report(kGlobalLayout, extents[d]->range,
                     fmt::format("iter {} has extent {} but dimension {} of the tensor is {}", d,
                                 printExpr(*extents[d]), d, printExpr(*dims[d])));

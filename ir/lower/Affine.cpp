@@ -17,15 +17,6 @@ using layout::checkedAdd;
 using layout::checkedMul;
 using layout::checkedSub;
 
-bool sameExpr(const tir::ExprRef& a, const tir::ExprRef& b) {
-  if (a == b) return true;
-  if (!a || !b || a->kind != b->kind || a->type != b->type) return false;
-  if (a->i != b->i || a->j != b->j || a->f != b->f || a->bin != b->bin || a->un != b->un) return false;
-  for (int i = 0; i < 3; ++i)
-    if (!sameExpr(a->args[i], b->args[i])) return false;
-  return true;
-}
-
 int64_t AffineForm::runtimeDivisor() const {
   int64_t g = 0;
   for (const auto& [atom, coeff] : terms) g = gcd64(g, coeff);
@@ -37,7 +28,7 @@ namespace {
 void addTerm(AffineForm& f, const tir::ExprRef& atom, int64_t coeff) {
   if (coeff == 0) return;
   for (auto& [a, c] : f.terms) {
-    if (sameExpr(a, atom)) {
+    if (tir::sameExpr(a, atom)) {
       c = checkedAdd(c, coeff);
       return;
     }

@@ -24,7 +24,6 @@ struct AffineForm {
 };
 
 AffineForm linearize(const tir::ExprRef& e);
-bool sameExpr(const tir::ExprRef& a, const tir::ExprRef& b);
 
 // Values for the special registers of one concrete thread, for evaluating per-thread
 // expressions at compile time.

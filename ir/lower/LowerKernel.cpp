@@ -143,7 +143,7 @@ int64_t KernelLowering::knownDivisor(const ExprRef& e) const {
 void KernelLowering::addLaunchCheck(tir::LaunchCheck check) {
   for (const tir::LaunchCheck& c : k_.checks) {
     if (c.kind == check.kind && c.param == check.param && c.alignBytes == check.alignBytes &&
-        sameExpr(c.cond, check.cond))
+        tir::sameExpr(c.cond, check.cond))
       return;
   }
   k_.checks.push_back(std::move(check));

@@ -98,6 +98,15 @@ bool isIntConst(const ExprRef& e, int64_t* value) {
   return true;
 }
 
+bool sameExpr(const ExprRef& a, const ExprRef& b) {
+  if (a == b) return true;
+  if (!a || !b || a->kind != b->kind || a->type != b->type) return false;
+  if (a->i != b->i || a->j != b->j || a->f != b->f || a->bin != b->bin || a->un != b->un) return false;
+  for (int i = 0; i < 3; ++i)
+    if (!sameExpr(a->args[i], b->args[i])) return false;
+  return true;
+}
+
 bool isTrue(const ExprRef& e) { return !e || (e->kind == ExprKind::IntConst && e->type == Type::Pred && e->i); }
 
 ExprRef binary(BinOp op, ExprRef a, ExprRef b) {

@@ -28,6 +28,8 @@ inline ExprRef lt(ExprRef a, ExprRef b) { return binary(BinOp::Lt, std::move(a),
 inline ExprRef land(ExprRef a, ExprRef b) { return binary(BinOp::LAnd, std::move(a), std::move(b)); }
 
 bool isIntConst(const ExprRef& e, int64_t* value = nullptr);
+// Whether two expressions are the same tree (null only equals null).
+bool sameExpr(const ExprRef& a, const ExprRef& b);
 bool isTrue(const ExprRef& e);
 
 // Adds entities to a kernel and returns their ids.

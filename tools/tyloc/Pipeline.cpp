@@ -43,6 +43,16 @@ std::optional<std::string> readFile(const std::string& path, std::string& error)
   return ss.str();
 }
 
+std::optional<FileId> loadInput(SourceManager& sources, const std::string& path) {
+  std::string readError;
+  std::optional<std::string> text = readFile(path, readError);
+  if (!text) {
+    std::cerr << fmt::format("tyloc: error: cannot read '{}': {}\n", path, readError);
+    return std::nullopt;
+  }
+  return sources.add(path, std::move(*text));
+}
+
 std::optional<tir::Module> compileToThreadIR(FileId file, DiagnosticEngine& diags) {
   std::optional<ast::Module> ast = parseModule(file, diags);
   if (!ast) return std::nullopt;
@@ -79,14 +89,10 @@ int deliver(const CompileOptions& o, const std::string& text) {
 }  // namespace
 
 int compile(const CompileOptions& o) {
-  std::string readError;
-  std::optional<std::string> text = readFile(o.input, readError);
-  if (!text) {
-    std::cerr << fmt::format("tyloc: error: cannot read '{}': {}\n", o.input, readError);
-    return kExitMisuse;
-  }
   SourceManager sources;
-  FileId file = sources.add(o.input, std::move(*text));
+  std::optional<FileId> input = loadInput(sources, o.input);
+  if (!input) return kExitMisuse;
+  FileId file = *input;
   DiagnosticEngine diags(sources, o.diag);
   // Diagnostics are printed however the run ends; errors make the exit code 1.
   auto finish = [&](int code) {

@@ -47,5 +47,8 @@ std::optional<tir::Module> compileToThreadIR(FileId file, DiagnosticEngine& diag
 
 // Reads a whole file; nullopt (with `error` set) when it cannot.
 std::optional<std::string> readFile(const std::string& path, std::string& error);
+// Reads the input .tyl into `sources`; says why on stderr and returns nothing when it
+// cannot be read (command-line misuse, not a diagnostic of the input).
+std::optional<FileId> loadInput(SourceManager& sources, const std::string& path);
 
 }  // namespace tyl::driver

@@ -102,14 +102,9 @@ void forEachElement(const std::vector<int64_t>& shape, const std::vector<int64_t
 }
 
 int runKernel(const RunOptions& o) {
-  std::string readError;
-  std::optional<std::string> text = readFile(o.input, readError);
-  if (!text) {
-    std::cerr << fmt::format("tyloc: error: cannot read '{}': {}\n", o.input, readError);
-    return kExitMisuse;
-  }
   SourceManager sources;
-  FileId file = sources.add(o.input, std::move(*text));
+  std::optional<FileId> file = loadInput(sources, o.input);
+  if (!file) return kExitMisuse;
   DiagnosticEngine diags(sources);
   auto render = [&] {
     if (o.diagnosticsJson)
@@ -117,7 +112,7 @@ int runKernel(const RunOptions& o) {
     else
       diags.renderText(std::cerr);
   };
-  std::optional<tir::Module> module = compileToThreadIR(file, diags);
+  std::optional<tir::Module> module = compileToThreadIR(*file, diags);
   if (!module) {
     render();
     return kExitUserError;
