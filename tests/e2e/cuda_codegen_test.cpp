@@ -181,14 +181,19 @@ fs::path writeNameClash(const fs::path& dir) {
   return tyl;
 }
 
-}  // namespace
-
-TEST_CASE("every local of a kernel has its own C++ name, whatever the tyl names") {
-  const fs::path dir = scratch("name_clash");
+// Compiles that kernel with tyloc into `dir`; the .cu's path. Fails the test case if tyloc fails.
+fs::path compileNameClash(const fs::path& dir) {
   const fs::path cu = dir / "clash.cu";
   auto r = run({TYLOC_PATH, writeNameClash(dir).string(), "-o", cu.string()});
   INFO(r.err);
   REQUIRE(r.exitCode == 0);
+  return cu;
+}
+
+}  // namespace
+
+TEST_CASE("every local of a kernel has its own C++ name, whatever the tyl names") {
+  const fs::path cu = compileNameClash(scratch("name_clash"));
   const std::string text = readFile(cu.string());
   INFO(text);
   // The user's fragment keeps its name; the temporary of `tmp0 * 2.0` gets another.
@@ -230,10 +235,7 @@ TEST_CASE("add_one PTX loads with ld.global.nc.v4 and stores with st.global.v4")
 
 TEST_CASE("a kernel whose names clash with the lowering's temporaries compiles with nvcc") {
   const fs::path dir = scratch("name_clash_nvcc");
-  const fs::path cu = dir / "clash.cu";
-  auto r = run({TYLOC_PATH, writeNameClash(dir).string(), "-o", cu.string()});
-  INFO(r.err);
-  REQUIRE(r.exitCode == 0);
+  const fs::path cu = compileNameClash(dir);
   auto c = nvcc({"-gencode=arch=compute_80,code=sm_80", "-c", cu.string(), "-o", (dir / "clash.o").string()});
   INFO(c.err);
   CHECK(c.exitCode == 0);
