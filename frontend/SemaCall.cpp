@@ -387,17 +387,12 @@ std::optional<Value> KernelSema::copy(const ast::Expr& e, const ast::Call& c, bo
     std::optional<tile::FragRef> f = toFrag(*src, c.args[1].value->range);
     if (!f) return std::nullopt;
     cp.value = *f;
-    const tile::FragExpr* leaf = nullptr;
-    std::function<void(const tile::FragRef&)> find = [&](const tile::FragRef& x) {
-      if (!x || leaf) return;
-      if (x->kind == tile::FragExpr::Kind::Tensor) leaf = x.get();
-      find(x->a);
-      find(x->b);
-    };
-    find(*f);
+    const tile::FragExpr* leaf = tile::layoutLeaf(*f);
     if (!leaf) {
       diags_.report(kTypeMismatch, c.args[1].value->range,
-                    fmt::format("the source of {} must be a tensor or fragment arithmetic", fn));
+                    fmt::format("the source of {} must be a tensor or fragment arithmetic; arithmetic on memory "
+                                "tensors needs a register fragment among its operands to give the layout",
+                                fn));
       return std::nullopt;
     }
     srcShape = k_.tensors[leaf->tensor].staticShape;

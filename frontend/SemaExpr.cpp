@@ -151,10 +151,18 @@ std::optional<tile::FragRef> KernelSema::toFrag(const Value& v, SourceRange wher
   if (v.kind == Value::Kind::Frag) return v.frag;
   if (v.kind == Value::Kind::View) {
     const tile::Tensor& t = k_.tensors[v.view.tensor];
-    if (t.space != tile::MemSpace::Local || !isWholeTensor(v.view)) {
+    if (t.space != tile::MemSpace::Local) {
+      // A memory operand, read in the layout of the fragments it is combined with.
+      tile::FragExpr f;
+      f.kind = tile::FragExpr::Kind::Memory;
+      f.dtype = t.dtype;
+      f.memory = v.view;
+      return make(std::move(f));
+    }
+    if (!isWholeTensor(v.view)) {
       diags_.report(kTypeMismatch, where,
-                    fmt::format("arithmetic on tensors needs a whole register fragment; '{}' is {} memory{}", t.name,
-                                tile::spaceName(t.space), t.space == tile::MemSpace::Local ? " (a part of it)" : ""));
+                    fmt::format("arithmetic on tensors needs a whole register fragment; this is a part of '{}'",
+                                t.name));
       return std::nullopt;
     }
     tile::FragExpr f;
@@ -172,22 +180,34 @@ std::optional<tile::FragRef> KernelSema::toFrag(const Value& v, SourceRange wher
   return make(std::move(f));
 }
 
-// The fragment tensor an elementwise expression is shaped like (the first leaf).
-static const tile::FragExpr* firstLeaf(const tile::FragRef& f) {
-  if (!f) return nullptr;
-  if (f->kind == tile::FragExpr::Kind::Tensor) return f.get();
-  if (const tile::FragExpr* l = firstLeaf(f->a)) return l;
-  return firstLeaf(f->b);
-}
-
 // Elementwise operations combine slot i of one fragment with slot i of the other, which is
-// only right when both hold the same elements there: same shape, same layout.
+// only right when both hold the same elements there: same shape, same layout. A memory
+// operand is read in the layout of the fragments beside it, so it only needs their shape.
 bool KernelSema::sameFragmentLayout(SourceRange where, const tile::FragRef& a, const tile::FragRef& b) {
-  const tile::FragExpr* la = firstLeaf(a);
-  const tile::FragExpr* lb = firstLeaf(b);
-  if (!la || !lb || la->tensor == lb->tensor) return true;
-  const tile::Tensor& ta = k_.tensors[la->tensor];
-  const tile::Tensor& tb = k_.tensors[lb->tensor];
+  auto shapedBy = [](const tile::FragRef& f) {
+    const tile::FragExpr* l = tile::layoutLeaf(f);
+    return l ? l : tile::firstLeaf(f, tile::FragExpr::Kind::Memory);
+  };
+  const tile::FragExpr* la = shapedBy(a);
+  const tile::FragExpr* lb = shapedBy(b);
+  if (!la || !lb) return true;
+  auto tensorOf = [&](const tile::FragExpr* l) -> const tile::Tensor& {
+    return k_.tensors[l->kind == tile::FragExpr::Kind::Tensor ? l->tensor : l->memory.tensor];
+  };
+  auto shapeOf = [&](const tile::FragExpr* l) {
+    return l->kind == tile::FragExpr::Kind::Tensor ? tensorOf(l).staticShape : l->memory.shape;
+  };
+  const tile::Tensor& ta = tensorOf(la);
+  const tile::Tensor& tb = tensorOf(lb);
+  if (la->kind != tile::FragExpr::Kind::Tensor || lb->kind != tile::FragExpr::Kind::Tensor) {
+    if (shapeOf(la) == shapeOf(lb)) return true;
+    diags_.report(kFragmentLayout, where,
+                  fmt::format("'{}' has shape {} and '{}' has shape {}; elementwise operands need one shape",
+                              ta.name, layout::shapeToString(shapeOf(la)), tb.name,
+                              layout::shapeToString(shapeOf(lb))));
+    return false;
+  }
+  if (la->tensor == lb->tensor) return true;
   if (ta.staticShape == tb.staticShape && ta.layout == tb.layout) return true;
   diags_.report(kFragmentLayout, where,
                 fmt::format("'{}' and '{}' have different shapes or layouts, so their elements are not held by "

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace tyl::emu {
@@ -23,7 +24,22 @@ RegisterLayout::RegisterLayout(const tir::Kernel& kernel) {
 }
 
 RegisterFile::RegisterFile(const tir::Kernel& kernel, const RegisterLayout& layout)
-    : kernel_(kernel), layout_(layout), values_(static_cast<size_t>(layout.slots) * kWarpSize) {}
+    : kernel_(kernel), layout_(layout), values_(static_cast<size_t>(layout.slots) * kWarpSize) {
+  // A GPU's registers hold whatever was there before; starting from a fixed non-zero pattern
+  // (about 1.5e16 as a float) rather than zero makes a value used before it is written show
+  // in the results instead of passing for a zero.
+  constexpr uint64_t kGarbage = 0x5a5a5a5a5a5a5a5aull;
+  auto fill = [&](uint32_t slot, uint64_t value) {
+    std::fill_n(values_.begin() + static_cast<ptrdiff_t>(slot) * kWarpSize, kWarpSize, value);
+  };
+  for (uint32_t v = 0; v < kernel.vars.size(); ++v) fill(v, canonical(kernel.vars[v].type, kGarbage));
+  for (size_t a = 0; a < kernel.arrays.size(); ++a) {
+    const tir::Array& arr = kernel.arrays[a];
+    uint64_t value = canonical(arr.elem, kGarbage);
+    if (isPacked(arr.elem)) value = (value & 0xffff) * 0x10001;
+    for (int64_t i = 0; i < slotCount(arr); ++i) fill(layout.arrayBase[a] + static_cast<uint32_t>(i), value);
+  }
+}
 
 tir::Type RegisterFile::type(const tir::Reg& reg) const {
   if (reg.isVar) {

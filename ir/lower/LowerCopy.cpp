@@ -15,7 +15,6 @@
 namespace tyl::lower {
 
 TYL_DIAG(kMatrixFallback, Remark, "ldmatrix-fallback", "a fragment load that could not use ldmatrix, and why");
-TYL_DIAG(kCopyVector, Remark, "copy-vector", "which vector width a copy uses, and why not a wider one");
 
 using tir::ExprRef;
 using tir::Type;
@@ -121,21 +120,66 @@ int KernelLowering::chooseVectorWidth(const tile::View& mem, const FragmentMap& 
   return 1;
 }
 
+std::string KernelLowering::vectorRemark(int w, const tile::Tensor& t, const WidthReasons& why) {
+  int eb = tile::dtypeBytes(t.dtype);
+  if (w > 1 || why.empty())
+    return fmt::format("{}-byte vectors ({} x {}){}", w * eb, w, tile::dtypeName(t.dtype),
+                       why.empty() ? "" : fmt::format("; not wider: {}", why.text()));
+  return fmt::format("{}-byte accesses; not wider: {}", eb, why.text());
+}
+
+void KernelLowering::accessSlots(SourceRange loc, const tile::View& mem, uint32_t regs, const FragmentMap& fm,
+                                 size_t first, int w, bool toMemory, bool zeroOutside) {
+  const tile::Tensor& t = tk_.tensors[mem.tensor];
+  Type type = tile::toTir(t.dtype);
+  size_t rank = mem.rank();
+  const FragmentSlot& s = fm.slots[first];
+  auto coordOf = [&](int j) {
+    std::vector<ExprRef> viewCoord(rank);
+    for (size_t d = 0; d < rank; ++d)
+      viewCoord[d] = tir::add(fm.base[d], tir::intConst(s.offset[d] + (d + 1 == rank ? j : 0)));
+    return tensorCoord(mem, viewCoord);
+  };
+  std::vector<tir::Reg> group;
+  for (int j = 0; j < w; ++j) group.push_back(tir::Reg::elem(regs, fm.slots[first + j].m));
+  std::vector<ExprRef> start = coordOf(0);
+  ExprRef pred = bounds(t, start);
+  if (w > 1 && pred) {
+    ExprRef lastPred = bounds(t, coordOf(w - 1));
+    pred = lastPred ? tir::land(pred, lastPred) : pred;
+  }
+  if (pred && zeroOutside) {
+    ExprRef zero = tir::isFloat(type) ? tir::cast(type, tir::floatConst(0.0)) : tir::cast(type, tir::intConst(0));
+    for (const tir::Reg& r : group) emit(loc, tir::Assign{r, zero});
+  }
+  auto access = [&](tir::MemRef r, std::vector<tir::Reg> g, ExprRef p) {
+    if (toMemory)
+      emit(loc, tir::Store{type, std::move(r), std::move(g), std::move(p)});
+    else
+      emit(loc, tir::Load{type, std::move(r), std::move(g), std::move(p)});
+  };
+  if (!pred || w == 1) {
+    access(memRef(t, start), group, pred);
+    return;
+  }
+  // The whole vector when it is inside the tensor; element by element at the edge.
+  tir::If edge{pred, {}, {}};
+  out_.push_back(&edge.then);
+  access(memRef(t, start), group, nullptr);
+  out_.pop_back();
+  out_.push_back(&edge.otherwise);
+  for (int j = 0; j < w; ++j) {
+    std::vector<ExprRef> cj = coordOf(j);
+    access(memRef(t, cj), {group[j]}, bounds(t, cj));
+  }
+  out_.pop_back();
+  emit(loc, std::move(edge));
+}
+
 void KernelLowering::copyFragmentMemory(SourceRange loc, const tile::Copy& c, bool toMemory) {
   const tile::View& mem = toMemory ? c.dst : *c.src;
   const tile::Tensor& t = tk_.tensors[mem.tensor];
-  uint32_t fragId = 0;
-  if (toMemory) {
-    std::function<const tile::FragExpr*(const tile::FragRef&)> leaf = [&](const tile::FragRef& f) {
-      if (!f) return static_cast<const tile::FragExpr*>(nullptr);
-      if (f->kind == tile::FragExpr::Kind::Tensor) return f.get();
-      const tile::FragExpr* l = leaf(f->a);
-      return l ? l : leaf(f->b);
-    };
-    fragId = leaf(c.value)->tensor;
-  } else {
-    fragId = c.dst.tensor;
-  }
+  const uint32_t fragId = toMemory ? tile::layoutLeaf(c.value)->tensor : c.dst.tensor;
   const tile::Tensor& f = tk_.tensors[fragId];
   const FragmentMap* fm = fragment(fragId, loc);
   if (!fm) return;
@@ -147,67 +191,32 @@ void KernelLowering::copyFragmentMemory(SourceRange loc, const tile::Copy& c, bo
     diags_.report(kMatrixFallback, loc, fmt::format("fragment load without ldmatrix: {}", noMatrix));
   }
   int w = chooseVectorWidth(mem, *fm, why);
-  int eb = tile::dtypeBytes(t.dtype);
-  diags_.report(kCopyVector, loc,
-                w > 1 || why.empty()
-                    ? fmt::format("copy: {}-byte vectors ({} x {}){}", w * eb, w, tile::dtypeName(t.dtype),
-                                  why.empty() ? "" : fmt::format("; not wider: {}", why.text()))
-                    : fmt::format("copy: {}-byte accesses; not wider: {}", eb, why.text()));
+  diags_.report(kCopyVector, loc, "copy: " + vectorRemark(w, t, why));
 
   // The registers that are stored: the fragment itself, or its arithmetic evaluated into
-  // a temporary of the memory's element type.
+  // a temporary of the memory's element type, a group of slots at a time, each group just
+  // before it is stored (with the memory operands it reads), so that few are live at once.
   uint32_t regs = f.array;
+  std::vector<MemoryOperand> operands;
+  bool compute = toMemory && !(c.value->kind == tile::FragExpr::Kind::Tensor && f.dtype == t.dtype);
   tir::Block body;
   out_.push_back(&body);
-  if (toMemory) {
-    bool plain = c.value->kind == tile::FragExpr::Kind::Tensor && f.dtype == t.dtype;
-    if (!plain) {
-      regs = tir::addArray(k_, fmt::format("tmp{}", temps_++), type, f.slots);
-      for (const FragmentSlot& s : fm->slots) emit(loc, tir::Assign{tir::Reg::elem(regs, s.m), fragValue(c.value, s.m, type)});
-    }
-  } else if (f.dtype != t.dtype) {
+  if (compute) {
+    regs = tir::addArray(k_, fmt::format("tmp{}", temps_++), type, f.slots);
+    operands = memoryOperands(loc, c.value, *fm, f.slots);
+  } else if (!toMemory && f.dtype != t.dtype) {
     regs = tir::addArray(k_, fmt::format("tmp{}", temps_++), type, f.slots);
   }
-  size_t rank = mem.rank();
-  for (size_t i = 0; i < fm->slots.size(); i += w) {
-    const FragmentSlot& s = fm->slots[i];
-    auto coordOf = [&](int j) {
-      std::vector<ExprRef> viewCoord(rank);
-      for (size_t d = 0; d < rank; ++d)
-        viewCoord[d] = tir::add(fm->base[d], tir::intConst(s.offset[d] + (d + 1 == rank ? j : 0)));
-      return tensorCoord(mem, viewCoord);
-    };
-    std::vector<tir::Reg> group;
-    for (int j = 0; j < w; ++j) group.push_back(tir::Reg::elem(regs, fm->slots[i + j].m));
-    std::vector<ExprRef> first = coordOf(0);
-    ExprRef pred = bounds(t, first);
-    if (w > 1 && pred) {
-      ExprRef lastPred = bounds(t, coordOf(w - 1));
-      pred = lastPred ? tir::land(pred, lastPred) : pred;
+  const size_t group = operandGroup(operands, static_cast<size_t>(w));
+  for (size_t i = 0; i < fm->slots.size(); i += group) {
+    if (compute) {
+      readMemoryOperands(loc, operands, *fm, i, group);
+      for (size_t j = i; j < i + group; ++j) {
+        const int64_t m = fm->slots[j].m;
+        emit(loc, tir::Assign{tir::Reg::elem(regs, m), fragValue(c.value, m, type)});
+      }
     }
-    tir::MemRef ref = memRef(t, first);
-    auto access = [&](tir::MemRef r, std::vector<tir::Reg> g, ExprRef p) {
-      if (toMemory)
-        emit(loc, tir::Store{type, std::move(r), std::move(g), std::move(p)});
-      else
-        emit(loc, tir::Load{type, std::move(r), std::move(g), std::move(p)});
-    };
-    if (!pred || w == 1) {
-      access(ref, group, pred);
-      continue;
-    }
-    // The whole vector when it is inside the tensor; element by element at the edge.
-    tir::If edge{pred, {}, {}};
-    out_.push_back(&edge.then);
-    access(ref, group, nullptr);
-    out_.pop_back();
-    out_.push_back(&edge.otherwise);
-    for (int j = 0; j < w; ++j) {
-      std::vector<ExprRef> cj = coordOf(j);
-      access(memRef(t, cj), {group[j]}, bounds(t, cj));
-    }
-    out_.pop_back();
-    emit(loc, std::move(edge));
+    for (size_t j = i; j < i + group; j += w) accessSlots(loc, mem, regs, *fm, j, w, toMemory, false);
   }
   if (!toMemory && regs != f.array) {
     for (const FragmentSlot& s : fm->slots)
@@ -217,11 +226,7 @@ void KernelLowering::copyFragmentMemory(SourceRange loc, const tile::Copy& c, bo
   // Only owners move data; of replicated elements only the first replica stores.
   ExprRef guard = fm->owns;
   if (toMemory && fm->primary) guard = guard ? tir::land(guard, fm->primary) : fm->primary;
-  if (!guard) {
-    for (tir::Stmt& s : body) out_.back()->push_back(std::move(s));
-    return;
-  }
-  emit(loc, tir::If{guard, std::move(body), {}});
+  emitGuarded(loc, guard, std::move(body));
 }
 
 void KernelLowering::copy(SourceRange loc, const tile::Copy& c) {

@@ -1,4 +1,7 @@
-// Elementwise fragment arithmetic: each thread computes its own slots.
+// Elementwise fragment arithmetic: each thread computes its own slots, reading the elements
+// of those slots from any memory operands first.
+#include <fmt/format.h>
+
 #include "ir/lower/LowerImpl.h"
 
 namespace tyl::lower {
@@ -14,6 +17,7 @@ ExprRef KernelLowering::fragValue(const tile::FragRef& f, int64_t slot, Type wan
       v = tir::elemRef(k_, t.array, slot);
       break;
     }
+    case tile::FragExpr::Kind::Memory: v = tir::elemRef(k_, operandRegs_.at(f.get()), slot); break;
     case tile::FragExpr::Kind::Scalar: v = f->scalar; break;
     case tile::FragExpr::Kind::Binary: {
       Type t = tile::toTir(f->dtype);
@@ -44,8 +48,63 @@ void KernelLowering::fragAssign(SourceRange loc, uint32_t dst, const tile::FragR
   if (!fm) return;
   const tile::Tensor& t = tk_.tensors[dst];
   Type type = tile::toTir(t.dtype);
-  for (const FragmentSlot& s : fm->slots)
-    emit(loc, tir::Assign{tir::Reg::elem(t.array, s.m), fragValue(value, s.m, type)});
+  std::vector<MemoryOperand> operands = memoryOperands(loc, value, *fm, t.slots);
+  tir::Block body;
+  out_.push_back(&body);
+  const size_t group = operandGroup(operands, 1);
+  for (size_t i = 0; i < fm->slots.size(); i += group) {
+    readMemoryOperands(loc, operands, *fm, i, group);
+    for (size_t j = i; j < i + group; ++j) {
+      const int64_t m = fm->slots[j].m;
+      emit(loc, tir::Assign{tir::Reg::elem(t.array, m), fragValue(value, m, type)});
+    }
+  }
+  out_.pop_back();
+  // Registers are private, so any thread may compute them; memory is read only by owners.
+  emitGuarded(loc, operands.empty() ? nullptr : fm->owns, std::move(body));
+}
+
+std::vector<KernelLowering::MemoryOperand> KernelLowering::memoryOperands(SourceRange loc,
+                                                                          const tile::FragRef& value,
+                                                                          const FragmentMap& fm, int64_t slots) {
+  std::vector<MemoryOperand> ops;
+  std::function<void(const tile::FragRef&)> visit = [&](const tile::FragRef& f) {
+    if (!f) return;
+    if (f->kind == tile::FragExpr::Kind::Memory) {
+      const tile::Tensor& t = tk_.tensors[f->memory.tensor];
+      WidthReasons why;
+      int w = chooseVectorWidth(f->memory, fm, why);
+      diags_.report(kCopyVector, loc, fmt::format("read of '{}': {}", t.name, vectorRemark(w, t, why)));
+      uint32_t regs = tir::addArray(k_, fmt::format("tmp{}", temps_++), tile::toTir(t.dtype), slots);
+      operandRegs_[f.get()] = regs;
+      ops.push_back(MemoryOperand{f.get(), regs, w});
+    }
+    visit(f->a);
+    visit(f->b);
+  };
+  visit(value);
+  return ops;
+}
+
+size_t KernelLowering::operandGroup(const std::vector<MemoryOperand>& ops, size_t width) {
+  // Widths are powers of two that divide the slot count, so the largest is a multiple of all.
+  for (const MemoryOperand& op : ops) width = std::max(width, static_cast<size_t>(op.width));
+  return width;
+}
+
+void KernelLowering::readMemoryOperands(SourceRange loc, const std::vector<MemoryOperand>& ops,
+                                        const FragmentMap& fm, size_t first, size_t count) {
+  for (const MemoryOperand& op : ops)
+    for (size_t i = first; i < first + count; i += op.width)
+      accessSlots(loc, op.leaf->memory, op.regs, fm, i, op.width, false, true);
+}
+
+void KernelLowering::emitGuarded(SourceRange loc, const tir::ExprRef& guard, tir::Block body) {
+  if (!guard) {
+    for (tir::Stmt& s : body) out_.back()->push_back(std::move(s));
+    return;
+  }
+  emit(loc, tir::If{guard, std::move(body), {}});
 }
 
 }  // namespace tyl::lower

@@ -17,6 +17,8 @@
 
 namespace tyl::lower {
 
+TYL_DIAG(kCopyVector, Remark, "copy-vector", "which vector width a copy uses, and why not a wider one");
+
 // For every element of a fragment (row-major), the threads holding it and in which slot.
 struct OwnerTable {
   std::vector<std::vector<std::pair<int32_t, int32_t>>> holders;  // (linear thread id, slot m)
@@ -100,6 +102,22 @@ class KernelLowering {
   // LowerFragment.cpp
   tir::ExprRef fragValue(const tile::FragRef& f, int64_t slot, tir::Type want);
   void fragAssign(SourceRange loc, uint32_t dst, const tile::FragRef& value);
+  // The memory operands of fragment arithmetic (`beta * C` beside a fragment): each is read
+  // into registers of its element type, `slots` of them, in vectors of `width` elements.
+  struct MemoryOperand {
+    const tile::FragExpr* leaf;
+    uint32_t regs;
+    int width;
+  };
+  std::vector<MemoryOperand> memoryOperands(SourceRange loc, const tile::FragRef& value, const FragmentMap& fm,
+                                            int64_t slots);
+  // The number of slots computed together: a multiple of every operand's vector width.
+  static size_t operandGroup(const std::vector<MemoryOperand>& ops, size_t width);
+  // Reads slots [first, first + count) of every memory operand.
+  void readMemoryOperands(SourceRange loc, const std::vector<MemoryOperand>& ops, const FragmentMap& fm,
+                          size_t first, size_t count);
+  // Emits `body` run only where `guard` holds (always when it is null).
+  void emitGuarded(SourceRange loc, const tir::ExprRef& guard, tir::Block body);
 
   // LowerMatrixCopy.cpp
   bool tryLdmatrix(SourceRange loc, const tile::View& mem, uint32_t fragId, const FragmentMap& fm, std::string& why);
@@ -120,7 +138,14 @@ class KernelLowering {
   void copy(SourceRange loc, const tile::Copy& c);
   void copyFragmentMemory(SourceRange loc, const tile::Copy& c, bool toMemory);
   void copyMemoryMemory(SourceRange loc, const tile::Copy& c);
+  // Moves slots [first, first + w) between the registers `regs` and memory: one vector when
+  // it is inside the tensor, else element by element; elements outside are skipped, or read
+  // as zero when `zeroOutside`.
+  void accessSlots(SourceRange loc, const tile::View& mem, uint32_t regs, const FragmentMap& fm, size_t first, int w,
+                   bool toMemory, bool zeroOutside);
   int chooseVectorWidth(const tile::View& mem, const FragmentMap& fm, WidthReasons& why);
+  // The copy-vector remark's text for a width chosen for `t`.
+  static std::string vectorRemark(int w, const tile::Tensor& t, const WidthReasons& why);
   std::vector<ThreadPoint> threadPoints() const;
   void addStrideChecks(const tile::Tensor& t, const std::vector<std::pair<int, int64_t>>& conditions);
 
@@ -138,6 +163,7 @@ class KernelLowering {
   std::set<uint32_t> nonNegativeVars_;      // loop variables counting up from >= 0
   std::map<int64_t, int64_t> paramDivisor_;  // scalar parameter -> the launch checks divide it by
   int temps_ = 0;
+  std::map<const tile::FragExpr*, uint32_t> operandRegs_;  // memory operand -> its registers
 };
 
 }  // namespace tyl::lower

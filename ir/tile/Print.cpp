@@ -24,6 +24,7 @@ class Printer {
   std::string frag(const FragRef& f) const {
     switch (f->kind) {
       case FragExpr::Kind::Tensor: return k_.tensors[f->tensor].name;
+      case FragExpr::Kind::Memory: return view(f->memory);
       case FragExpr::Kind::Scalar: return e(f->scalar);
       case FragExpr::Kind::Binary: {
         static const char* ops[] = {"+", "-", "*", "/", "%", "<<", ">>", "&", "|", "^", "min", "max"};

@@ -72,4 +72,11 @@ int64_t View::size() const {
   return n;
 }
 
+const FragExpr* firstLeaf(const FragRef& f, FragExpr::Kind kind) {
+  if (!f) return nullptr;
+  if (f->kind == kind) return f.get();
+  if (const FragExpr* l = firstLeaf(f->a, kind)) return l;
+  return firstLeaf(f->b, kind);
+}
+
 }  // namespace tyl::tile

@@ -70,21 +70,28 @@ struct View {
   int64_t size() const;
 };
 
-// Elementwise arithmetic over register fragments that share one layout, or scalars
-// broadcast to every element.
+// Elementwise arithmetic over register fragments that share one layout, scalars broadcast
+// to every element, and memory tensors of the same shape, read in the fragments' layout
+// (each thread reads the elements of its own slots; outside a global tensor, zero).
 struct FragExpr;
 using FragRef = std::shared_ptr<const FragExpr>;
 
 struct FragExpr {
-  enum class Kind : uint8_t { Tensor, Scalar, Binary, Unary, Cast };
+  enum class Kind : uint8_t { Tensor, Scalar, Binary, Unary, Cast, Memory };
   Kind kind = Kind::Tensor;
   DType dtype = DType::F32;
   uint32_t tensor = 0;      // Tensor
+  View memory;              // Memory: a view of a global or shared tensor
   tir::ExprRef scalar;      // Scalar
   tir::BinOp bin = tir::BinOp::Add;
   tir::UnOp un = tir::UnOp::Neg;
   FragRef a, b;
 };
+
+// The first leaf of this kind in `f` (left to right), or null.
+const FragExpr* firstLeaf(const FragRef& f, FragExpr::Kind kind);
+// The register fragment whose layout an elementwise expression is computed in: its first.
+inline const FragExpr* layoutLeaf(const FragRef& f) { return firstLeaf(f, FragExpr::Kind::Tensor); }
 
 struct Stmt;
 using Block = std::vector<Stmt>;

@@ -1,6 +1,8 @@
-// What tyloc generates for examples/add_one/add_one.tyl, checked without a GPU: the launchers'
-// declarations and run-time checks, 16-byte vector accesses in the CUDA and (when nvcc is
-// available) in the PTX, #line directives, determinism and the depfile.
+// What tyloc generates, checked without a GPU. For examples/add_one/add_one.tyl: the
+// launchers' declarations and run-time checks, 16-byte vector accesses in the CUDA and (when
+// nvcc is available) in the PTX, #line directives, determinism and the depfile. For the GEMM
+// examples (with nvcc): the tensor-core, ldmatrix and cp.async instructions in every kernel's
+// PTX, and no register spills in ptxas's report, for sm_80 and sm_90.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -239,5 +241,61 @@ TEST_CASE("a kernel whose names clash with the lowering's temporaries compiles w
   auto c = nvcc({"-gencode=arch=compute_80,code=sm_80", "-c", cu.string(), "-o", (dir / "clash.o").string()});
   INFO(c.err);
   CHECK(c.exitCode == 0);
+}
+namespace {
+
+// Every kernel of examples/gemm/<stem>.tyl, compiled for sm_<arch>: its PTX holds mma.sync
+// m16n8k16, ldmatrix and cp.async, and ptxas reports no spills (nor a stack frame).
+void checkGemmPtx(const std::string& stem, const std::string& arch, size_t kernels) {
+  INFO(stem << ".tyl for sm_" << arch);
+  const fs::path dir = scratch(stem + "_sm_" + arch);
+  const fs::path cu = dir / (stem + ".cu"), ptx = dir / (stem + ".ptx");
+  auto t = run({TYLOC_PATH, std::string(TYLO_SOURCE_DIR) + "/examples/gemm/" + stem + ".tyl", "-o", cu.string(),
+                "--arch", "sm_" + arch});
+  INFO(t.err);
+  REQUIRE(t.exitCode == 0);
+  auto p = nvcc({"-gencode=arch=compute_" + arch + ",code=compute_" + arch, "-ptx", cu.string(), "-o", ptx.string()});
+  INFO(p.err);
+  REQUIRE(p.exitCode == 0);
+  const std::string text = readFile(ptx.string());
+  std::regex entry(R"(\.entry\s+([A-Za-z0-9_$]+))");
+  size_t entries = 0;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), entry); it != std::sregex_iterator(); ++it) {
+    ++entries;
+    const std::string body = ptxEntry(text, (*it)[1].str());
+    INFO((*it)[1].str());
+    CHECK(std::regex_search(body, std::regex(R"(mma\.sync\.aligned\.m16n8k16\.row\.col\.f32\.(bf16|f16)\.)")));
+    CHECK(body.find("ldmatrix.sync.aligned.m8n8.x4") != std::string::npos);
+    CHECK(body.find("cp.async.cg.shared.global") != std::string::npos);
+  }
+  CHECK(entries == kernels);
+
+  // ptxas's report: per kernel "N bytes stack frame, N bytes spill stores, N bytes spill loads".
+  auto a = nvcc({"-gencode=arch=compute_" + arch + ",code=sm_" + arch, "-cubin", "-Xptxas", "-v", ptx.string(), "-o",
+                 (dir / (stem + ".cubin")).string()});
+  INFO(a.err);
+  REQUIRE(a.exitCode == 0);
+  std::regex frame(R"((\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)");
+  size_t reports = 0;
+  for (auto it = std::sregex_iterator(a.err.begin(), a.err.end(), frame); it != std::sregex_iterator(); ++it) {
+    ++reports;
+    INFO(it->str());
+    CHECK((*it)[1] == "0");
+    CHECK((*it)[2] == "0");
+    CHECK((*it)[3] == "0");
+  }
+  CHECK(reports == kernels);
+}
+
+}  // namespace
+
+TEST_CASE("gemm.tyl kernels use mma.sync, ldmatrix and cp.async, and do not spill") {
+  const std::string arch = GENERATE(as<std::string>{}, "80", "90");
+  checkGemmPtx("gemm", arch, 4);
+}
+
+TEST_CASE("gemm_stages.tyl kernels use mma.sync, ldmatrix and cp.async, and do not spill") {
+  const std::string arch = GENERATE(as<std::string>{}, "80", "90");
+  checkGemmPtx("gemm_stages", arch, 4);
 }
 #endif

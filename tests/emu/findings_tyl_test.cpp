@@ -1,9 +1,11 @@
-// Bugs written in .tyl and caught by the emulator: a missing barrier is a race reported
-// at both sites, a shared window past the allocation is an out-of-bounds access, and a
-// cp.async destination read before a wait is reported; a disabled copy_async zero-fills.
-// Also `tyloc run` as a process.
+// Kernels written in .tyl and run on the emulator. Bugs it catches: a missing barrier is a
+// race reported at both sites, a shared window past the allocation is an out-of-bounds
+// access, and a cp.async destination read before a wait is reported. Behaviour it checks: a
+// disabled copy_async zero-fills; memory operands of fragment arithmetic read the elements
+// of each thread's slots, zero outside the tensor. Also `tyloc run` as a process.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <sstream>
 
@@ -106,6 +108,46 @@ TEST_CASE("a disabled copy_async reads nothing and writes zeros") {
       double want = thread >= first ? emu::getElement(buffers[0], Type::F16, i) : 0.0;
       REQUIRE(emu::getElement(buffers[1], Type::F16, i) == want);
     }
+  }
+}
+
+TEST_CASE("memory operands of fragment arithmetic read each slot's element, zero outside the tensor") {
+  auto c = compile("memory_operands.tyl");
+  const tir::Kernel& k = c->module->kernels.at(0);
+  // C has Mc rows (read in 16-byte vectors, each wholly in or out); E has Nc columns (read
+  // element by element). Uninitialized inputs: reading outside what is written is reported.
+  for (auto [mc, nc] : {std::pair<int64_t, int64_t>{32, 8}, {0, 0}, {17, 5}, {31, 1}}) {
+    INFO("Mc = " << mc << ", Nc = " << nc);
+    std::vector<emu::Buffer> buffers = {emu::makeBuffer(Type::F32, 32 * 8), emu::makeBuffer(Type::F32, mc * 8),
+                                        emu::makeBuffer(Type::F32, 32 * nc), emu::makeBuffer(Type::F32, 32 * 8, false)};
+    for (int i = 0; i < 3; ++i) emu::fillRandom(buffers[i], Type::F32, 40 + i);
+    emu::RunResult r = emu::run(k,
+                                {emu::Arg::integer(mc), emu::Arg::integer(nc), emu::Arg::pointer(0),
+                                 emu::Arg::pointer(1), emu::Arg::pointer(2), emu::Arg::pointer(3)},
+                                buffers);
+    INFO(emu::renderFindings(r.findings, c->sources));
+    REQUIRE(r.ok());
+    for (int64_t i = 0; i < 32; ++i)
+      for (int64_t j = 0; j < 8; ++j) {
+        float want = 2.0f * static_cast<float>(emu::getElement(buffers[0], Type::F32, i * 8 + j));
+        want += i < mc ? static_cast<float>(emu::getElement(buffers[1], Type::F32, i * 8 + j)) : 0.0f;
+        want += j < nc ? static_cast<float>(emu::getElement(buffers[2], Type::F32, i * nc + j)) : 0.0f;
+        REQUIRE(emu::getElement(buffers[3], Type::F32, i * 8 + j) == static_cast<double>(want));
+      }
+  }
+}
+
+TEST_CASE("a fragment assigned from shared and global operands, replicated over warps") {
+  auto c = compile("memory_operands.tyl");
+  const tir::Kernel& k = c->module->kernels.at(1);
+  std::vector<emu::Buffer> buffers = {emu::makeBuffer(Type::F16, 32 * 8), emu::makeBuffer(Type::F32, 32 * 8, false)};
+  emu::fillRandom(buffers[0], Type::F16, 5);
+  emu::RunResult r = emu::run(k, {emu::Arg::pointer(0), emu::Arg::pointer(1)}, buffers);
+  INFO(emu::renderFindings(r.findings, c->sources));
+  REQUIRE(r.ok());
+  for (int64_t i = 0; i < 32 * 8; ++i) {
+    float a = static_cast<float>(emu::getElement(buffers[0], Type::F16, i));
+    REQUIRE(emu::getElement(buffers[1], Type::F32, i) == static_cast<double>(std::max(0.5f * a + a, 0.0f)));
   }
 }
 

@@ -61,6 +61,22 @@ TEST_CASE("add-one matches the CPU reference at several sizes", "[run]") {
   }
 }
 
+TEST_CASE("registers start with a non-zero pattern, not zeros", "[run]") {
+  // A register read before it is written must not pass for a zero: y[t] = v (never written).
+  TestKernel t("unwritten", 32);
+  uint32_t y = t.globalBuffer("y", Type::F32);
+  uint32_t v = t.array("v", Type::F32, 2);
+  uint32_t h = t.array("h", Type::F16, 2);
+  t.k.body = {at(1, store(Type::F32, mem(y, tid()), elems(v, 1, 1))),
+              at(2, tir::Assign{Reg::elem(v, 0), tir::cast(Type::F32, t.elem(h, 1))}),
+              at(3, store(Type::F32, mem(y, tir::add(tid(), i32(32))), elems(v, 0, 1)))};
+  std::vector<Buffer> buffers = {makeBuffer(Type::F32, 64, false)};
+  RunResult r = run(t.k, {Arg::pointer(0)}, buffers);
+  INFO(describe(r));
+  REQUIRE(r.ok());
+  for (int64_t i = 0; i < 64; ++i) CHECK(getElement(buffers[0], Type::F32, i) != 0.0);
+}
+
 TEST_CASE("add-one is deterministic", "[run]") {
   TestKernel t = addOneKernel();
   auto once = [&] {
