@@ -153,17 +153,29 @@ bool KernelLowering::tryLdmatrix(SourceRange loc, const tile::View& mem, uint32_
   std::string summary;
   for (const Instr& in : instrs) {
     ExprRef which = in.n == 1 ? tir::intConst(0) : modConst(divConst(lane, 8), in.n);
+    // Matrix i's offset from the first word's slot, as a function of `which` = i: linear in
+    // i, or (for four matrices, as the mma operands lay them out) linear in each of its two
+    // bits, else a table; the first offset stays a separate constant, so that addressing can
+    // move it out of a swizzle and share one address between instructions.
     auto offsetOf = [&](int d) {
       std::vector<int64_t> off;
       for (int i = 0; i < in.n; ++i) off.push_back(slots.at(2 * (in.first + i))->offset[d]);
+      if (in.n == 1) return tir::intConst(off[0]);
       bool linear = true;
       for (int i = 2; i < in.n; ++i) linear &= off[i] - off[0] == i * (off[1] - off[0]);
-      if (in.n == 1) return tir::intConst(off[0]);
-      if (linear) return tir::add(tir::intConst(off[0]), tir::mul(which, tir::intConst(off[1] - off[0])));
-      ExprRef v = tir::intConst(off[in.n - 1]);
-      for (int i = in.n - 1; i-- > 0;)
-        v = tir::select(tir::binary(tir::BinOp::Eq, which, tir::intConst(i)), tir::intConst(off[i]), v);
-      return v;
+      ExprRef delta;
+      if (linear) {
+        delta = tir::mul(which, tir::intConst(off[1] - off[0]));
+      } else if (in.n == 4 && off[3] - off[2] == off[1] - off[0]) {
+        delta = tir::add(tir::mul(tir::binary(tir::BinOp::And, which, tir::intConst(1)), tir::intConst(off[1] - off[0])),
+                         tir::mul(tir::binary(tir::BinOp::Shr, which, tir::intConst(1)), tir::intConst(off[2] - off[0])));
+      } else {
+        delta = tir::intConst(off[in.n - 1] - off[0]);
+        for (int i = in.n - 1; i-- > 0;)
+          delta = tir::select(tir::binary(tir::BinOp::Eq, which, tir::intConst(i)), tir::intConst(off[i] - off[0]),
+                              delta);
+      }
+      return tir::add(delta, tir::intConst(off[0]));
     };
     ExprRef r = tir::add(tir::sub(tir::add(fm.base[0], offsetOf(0)), patR), row);
     ExprRef c = tir::sub(tir::add(fm.base[1], offsetOf(1)), patC);
