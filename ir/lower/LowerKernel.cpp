@@ -102,7 +102,8 @@ tir::MemRef KernelLowering::memRef(const tile::Tensor& t, const std::vector<Expr
 }
 
 ExprRef KernelLowering::bounds(const tile::Tensor& t, const std::vector<ExprRef>& coord) {
-  return inBounds(t, coord, [this](const ExprRef& e) { return nonNegative(e); });
+  ExprRef pred = inBounds(t, coord, [this](const ExprRef& e) { return nonNegative(e); });
+  return pred && tir::isTrue(pred) ? nullptr : pred;  // null: no test needed
 }
 
 bool KernelLowering::nonNegative(const ExprRef& e) const {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <optional>
 #include <stdexcept>
 
 namespace tyl::tir {
@@ -109,6 +110,48 @@ bool sameExpr(const ExprRef& a, const ExprRef& b) {
 
 bool isTrue(const ExprRef& e) { return !e || (e->kind == ExprKind::IntConst && e->type == Type::Pred && e->i); }
 
+namespace {
+
+// Bounds [lo, hi] that an integer expression's value always lies in, where its form shows
+// them: constants, masks with a non-negative constant, the lane id, and widenings of those.
+std::optional<std::pair<int64_t, int64_t>> valueRange(const ExprRef& e) {
+  int64_t c = 0;
+  if (isIntConst(e, &c)) return std::pair{c, c};
+  switch (e->kind) {
+    case ExprKind::SpecialReg:
+      if (static_cast<Special>(e->i) == Special::LaneId) return std::pair<int64_t, int64_t>{0, 31};
+      return std::nullopt;
+    case ExprKind::Cast:
+      if (isInt(e->type) && isInt(e->args[0]->type) && typeBytes(e->type) >= typeBytes(e->args[0]->type) &&
+          e->args[0]->type != Type::U32 && e->type != Type::U32)
+        return valueRange(e->args[0]);
+      return std::nullopt;
+    case ExprKind::Binary:
+      if (e->bin == BinOp::And && e->type != Type::U32)
+        for (int i = 0; i < 2; ++i)
+          if (isIntConst(e->args[i], &c) && c >= 0) return std::pair<int64_t, int64_t>{0, c};
+      return std::nullopt;
+    default: return std::nullopt;
+  }
+}
+
+// `a op b` for a comparison that the operands' ranges decide, else nullopt.
+std::optional<bool> decided(BinOp op, const ExprRef& a, const ExprRef& b) {
+  auto ra = valueRange(a), rb = valueRange(b);
+  if (!ra || !rb) return std::nullopt;
+  auto [alo, ahi] = *ra;
+  auto [blo, bhi] = *rb;
+  switch (op) {
+    case BinOp::Lt: return ahi < blo ? std::optional(true) : alo >= bhi ? std::optional(false) : std::nullopt;
+    case BinOp::Le: return ahi <= blo ? std::optional(true) : alo > bhi ? std::optional(false) : std::nullopt;
+    case BinOp::Gt: return alo > bhi ? std::optional(true) : ahi <= blo ? std::optional(false) : std::nullopt;
+    case BinOp::Ge: return alo >= bhi ? std::optional(true) : ahi < blo ? std::optional(false) : std::nullopt;
+    default: return std::nullopt;
+  }
+}
+
+}  // namespace
+
 ExprRef binary(BinOp op, ExprRef a, ExprRef b) {
   if (!a || !b) throw std::logic_error("thread IR: binary operand missing");
   if (op != BinOp::Shl && op != BinOp::Shr && a->type != b->type)
@@ -122,6 +165,9 @@ ExprRef binary(BinOp op, ExprRef a, ExprRef b) {
     if (isTrue(b)) return a;
   }
   if (op == BinOp::LOr && (isTrue(a) || isTrue(b))) return boolConst(true);
+  if ((op == BinOp::LAnd || op == BinOp::LOr) && sameExpr(a, b)) return a;
+  if (isInt(a->type))
+    if (std::optional<bool> known = decided(op, a, b)) return boolConst(*known);
   // select(c, x, y) op k with constant arms: select(c, x op k, y op k), so that
   // `(c ? 8 : 0) > 0` folds to c.
   int64_t k = 0, x0 = 0, y0 = 0;

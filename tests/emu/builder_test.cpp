@@ -1,0 +1,75 @@
+// The thread IR builder's folds: each fold is checked against brute-force evaluation, and
+// what must not fold is checked to stay.
+#include <catch2/catch.hpp>
+
+#include "ir/thread/Builder.h"
+
+using namespace tyl;
+using tir::BinOp;
+using tir::ExprKind;
+using tir::Type;
+
+namespace {
+
+tir::ExprRef tid() { return tir::special(tir::Special::TidX); }
+
+bool compare(BinOp op, int64_t a, int64_t b) {
+  switch (op) {
+    case BinOp::Lt: return a < b;
+    case BinOp::Le: return a <= b;
+    case BinOp::Gt: return a > b;
+    case BinOp::Ge: return a >= b;
+    default: return false;
+  }
+}
+
+}  // namespace
+
+TEST_CASE("comparisons of a masked value with a constant fold only when every value agrees", "[builder]") {
+  // (x & m) op c over x in [-300, 300]: where the builder folds, the answer must hold for
+  // every x; where it does not, some x must disagree with some other.
+  for (BinOp op : {BinOp::Lt, BinOp::Le, BinOp::Gt, BinOp::Ge}) {
+    for (int64_t m : {0, 1, 7, 31, 32, 255}) {
+      for (int64_t c = -3; c <= 260; ++c) {
+        for (bool swap : {false, true}) {
+          tir::ExprRef masked = tir::binary(BinOp::And, tid(), tir::intConst(m));
+          tir::ExprRef e = swap ? tir::binary(op, tir::intConst(c), masked) : tir::binary(op, masked, tir::intConst(c));
+          bool sawTrue = false, sawFalse = false;
+          for (int64_t x = -300; x <= 300; ++x) {
+            bool v = swap ? compare(op, c, x & m) : compare(op, x & m, c);
+            (v ? sawTrue : sawFalse) = true;
+          }
+          INFO("op " << static_cast<int>(op) << " m " << m << " c " << c << " swapped " << swap);
+          if (e->kind == ExprKind::IntConst) {
+            CHECK(e->type == Type::Pred);
+            CHECK((e->i ? !sawFalse : !sawTrue));
+          } else {
+            CHECK((sawTrue && sawFalse));
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("the lane id and widened masks have known ranges; unsigned values do not fold", "[builder]") {
+  tir::ExprRef lane = tir::special(tir::Special::LaneId);
+  CHECK(tir::isTrue(tir::lt(lane, tir::intConst(32))));
+  CHECK(!tir::isTrue(tir::lt(lane, tir::intConst(31))));
+  tir::ExprRef wide = tir::cast(Type::I64, tir::binary(BinOp::And, tid(), tir::intConst(31)));
+  CHECK(tir::isTrue(tir::lt(wide, tir::intConst(32, Type::I64))));
+  // A U32 mask compared as unsigned: left alone.
+  tir::ExprRef u = tir::binary(BinOp::And, tir::cast(Type::U32, tid()), tir::intConst(31, Type::U32));
+  CHECK(tir::lt(u, tir::intConst(32, Type::U32))->kind == ExprKind::Binary);
+  // The thread id itself has no known upper bound here.
+  CHECK(tir::lt(tid(), tir::intConst(1024))->kind == ExprKind::Binary);
+}
+
+TEST_CASE("a conjunction or disjunction of an expression with itself is the expression", "[builder]") {
+  tir::ExprRef p = tir::lt(tid(), tir::intConst(100));
+  tir::ExprRef q = tir::lt(tid(), tir::intConst(100));  // equal, another node
+  CHECK(tir::land(p, q) == p);
+  CHECK(tir::binary(BinOp::LOr, p, q) == p);
+  tir::ExprRef r = tir::lt(tid(), tir::intConst(99));
+  CHECK(tir::land(p, r)->kind == ExprKind::Binary);
+}
