@@ -51,7 +51,8 @@ std::optional<layout::Layout> KernelSema::layoutArg(const ast::Expr& e) {
   return eval.evalLayout(e);
 }
 
-std::optional<Value> KernelSema::allocLocal(const ast::Expr& e, const ast::Call& c) {
+std::optional<tile::Tensor> KernelSema::allocTensor(const ast::Expr& e, const ast::Call& c, tile::MemSpace space) {
+  const char* fn = space == tile::MemSpace::Local ? "alloc_local" : "alloc_shared";
   const ast::Expr* typeArg = nullptr;
   const ast::Expr* layoutExpr = nullptr;
   for (const ast::Arg& a : c.args) {
@@ -61,33 +62,43 @@ std::optional<Value> KernelSema::allocLocal(const ast::Expr& e, const ast::Call&
       layoutExpr = a.value.get();
     } else {
       diags_.report(kBadArgument, a.name.empty() ? a.value->range : a.nameRange,
-                    "alloc_local takes a tensor type and 'layout = ...'");
+                    fmt::format("{} takes a tensor type and 'layout = ...'", fn));
       return std::nullopt;
     }
   }
   if (!typeArg) {
-    diags_.report(kBadArgument, e.range, "alloc_local needs a tensor type, e.g. alloc_local(f32[32, 4], layout = L)");
+    diags_.report(kBadArgument, e.range,
+                  space == tile::MemSpace::Local
+                      ? "alloc_local needs a tensor type, e.g. alloc_local(f32[32, 4], layout = L)"
+                      : "alloc_shared needs a tensor type, e.g. alloc_shared(f16[128, 32])");
     return std::nullopt;
   }
   std::optional<TensorType> tt = tensorType(*typeArg);
   if (!tt) return std::nullopt;
   tile::Tensor t;
-  t.space = tile::MemSpace::Local;
+  t.space = space;
   t.dtype = tt->dtype;
   t.shape = tt->shape;
   t.staticShape = tt->staticShape;
   t.loc = e.range;
-  int64_t size = layout::shapeSize(t.staticShape);
   if (layoutExpr) {
     std::optional<layout::Layout> l = layoutArg(*layoutExpr);
     if (!l) return std::nullopt;
     t.layout = *l;
     t.layoutLoc = layoutExpr->range;
   } else {
-    // Without a layout every thread holds every element.
+    // Without a layout: row-major (for a fragment, every thread holds every element).
     t.layout = layout::Layout(layout::TileLayout::rowMajor(t.staticShape));
     t.layoutLoc = typeArg->range;
   }
+  return t;
+}
+
+std::optional<Value> KernelSema::allocLocal(const ast::Expr& e, const ast::Call& c) {
+  std::optional<tile::Tensor> made = allocTensor(e, c, tile::MemSpace::Local);
+  if (!made) return std::nullopt;
+  tile::Tensor& t = *made;
+  int64_t size = layout::shapeSize(t.staticShape);
   if (t.layout->size() != size) {
     diags_.report(kLayoutSize, t.layoutLoc,
                   fmt::format("the layout places {} elements but the tensor {} has {}", t.layout->size(),
@@ -129,41 +140,10 @@ std::optional<Value> KernelSema::allocLocal(const ast::Expr& e, const ast::Call&
 }
 
 std::optional<Value> KernelSema::allocShared(const ast::Expr& e, const ast::Call& c) {
-  const ast::Expr* typeArg = nullptr;
-  const ast::Expr* layoutExpr = nullptr;
-  for (const ast::Arg& a : c.args) {
-    if (a.name.empty() && !typeArg) {
-      typeArg = a.value.get();
-    } else if (a.name == "layout" && !layoutExpr) {
-      layoutExpr = a.value.get();
-    } else {
-      diags_.report(kBadArgument, a.name.empty() ? a.value->range : a.nameRange,
-                    "alloc_shared takes a tensor type and 'layout = ...'");
-      return std::nullopt;
-    }
-  }
-  if (!typeArg) {
-    diags_.report(kBadArgument, e.range, "alloc_shared needs a tensor type, e.g. alloc_shared(f16[128, 32])");
-    return std::nullopt;
-  }
-  std::optional<TensorType> tt = tensorType(*typeArg);
-  if (!tt) return std::nullopt;
-  tile::Tensor t;
-  t.space = tile::MemSpace::Shared;
-  t.dtype = tt->dtype;
-  t.shape = tt->shape;
-  t.staticShape = tt->staticShape;
-  t.loc = e.range;
+  std::optional<tile::Tensor> made = allocTensor(e, c, tile::MemSpace::Shared);
+  if (!made) return std::nullopt;
+  tile::Tensor& t = *made;
   int64_t size = layout::shapeSize(t.staticShape);
-  if (layoutExpr) {
-    std::optional<layout::Layout> l = layoutArg(*layoutExpr);
-    if (!l) return std::nullopt;
-    t.layout = *l;
-    t.layoutLoc = layoutExpr->range;
-  } else {
-    t.layout = layout::Layout(layout::TileLayout::rowMajor(t.staticShape));
-    t.layoutLoc = typeArg->range;
-  }
   // A layout for a smaller tile is repeated over leading dimensions (one stage each).
   if (t.layout->size() != size && size % t.layout->size() == 0 && t.staticShape.size() > 1) {
     int64_t inner = t.layout->size();

@@ -123,6 +123,8 @@ class KernelSema {
   // Calls (SemaCall.cpp)
   std::optional<Value> call(const ast::Expr& e, const ast::Call& c);
   std::optional<Value> method(const ast::Expr& e, const ast::Call& c, const ast::Member& m);
+  // The tensor an alloc_local or alloc_shared call describes: its type and layout argument.
+  std::optional<tile::Tensor> allocTensor(const ast::Expr& e, const ast::Call& c, tile::MemSpace space);
   std::optional<Value> allocLocal(const ast::Expr& e, const ast::Call& c);
   std::optional<Value> allocShared(const ast::Expr& e, const ast::Call& c);
   std::optional<Value> window(const ast::Expr& e, const ast::Call& c, const tile::View& base);
