@@ -1,0 +1,181 @@
+#include "examples/emulate/ExampleChecks.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <sstream>
+
+#include "backend/emu/Emulator.h"
+#include "tools/tyloc/Pipeline.h"
+
+namespace tyl::examples {
+
+using tir::Type;
+
+bool compile(const std::string& path, Example& ex) {
+  std::string error;
+  std::optional<std::string> text = driver::readFile(path, error);
+  if (!text) {
+    ex.diagnostics = error;
+    return false;
+  }
+  FileId file = ex.sources.add(path, std::move(*text));
+  DiagnosticEngine diags(ex.sources);
+  ex.module = driver::compileToThreadIR(file, diags);
+  std::ostringstream os;
+  diags.renderText(os);
+  ex.diagnostics = os.str();
+  return ex.module.has_value();
+}
+
+namespace {
+
+const tir::Kernel* find(const Example& ex, const std::string& name) {
+  if (!ex.module) return nullptr;
+  for (const tir::Kernel& k : ex.module->kernels)
+    if (k.name == name) return &k;
+  return nullptr;
+}
+
+// Runs one kernel; whether the emulator found nothing (its findings go to `check`).
+bool runClean(const Example& ex, const tir::Kernel& k, const std::vector<emu::Arg>& args,
+              std::vector<emu::Buffer>& buffers, Check& check) {
+  emu::RunResult r = emu::run(k, args, buffers);
+  check.findings += emu::renderFindings(r.findings, ex.sources);
+  return r.ok();
+}
+
+Check missing(const std::string& name) { return Check{false, name + ": no such kernel", ""}; }
+
+// Relative Frobenius error of `got` against the float64 reference, and whether it is within
+// what f32 accumulation (or, for 16-bit outputs, the final rounding) allows.
+struct Error {
+  double rel = 0;
+  bool ok = false;
+};
+
+Error compare(const std::function<double(int64_t, int64_t)>& got, const std::function<double(int64_t, int64_t)>& ref,
+              const Problem& p, double elementTolerance) {
+  double errSq = 0, refSq = 0;
+  bool ok = true;
+  for (int64_t i = 0; i < p.M; ++i)
+    for (int64_t j = 0; j < p.N; ++j) {
+      double g = got(i, j), r = ref(i, j);
+      errSq += (g - r) * (g - r);
+      refSq += r * r;
+      ok = ok && std::abs(g - r) <= elementTolerance * std::max(1.0, std::abs(r));
+    }
+  Error e;
+  e.rel = std::sqrt(errSq / std::max(refSq, 1e-30));
+  e.ok = ok && e.rel < 1e-5 + elementTolerance;
+  return e;
+}
+
+std::string describe(const std::string& name, const Problem& p, const std::string& extra, const Error& e) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "%s %lldx%lldx%lld%s (emulator): relative error %.2g vs a float64 CPU reference",
+                name.c_str(), static_cast<long long>(p.M), static_cast<long long>(p.N), static_cast<long long>(p.K),
+                extra.c_str(), e.rel);
+  return buf;
+}
+
+bool plusOne(const emu::Buffer& a, const emu::Buffer& b, int64_t i) {
+  return emu::getElement(b, Type::F32, i) ==
+         static_cast<double>(static_cast<float>(emu::getElement(a, Type::F32, i)) + 1.0f);
+}
+
+}  // namespace
+
+Check addOne(const Example& ex) {
+  const tir::Kernel* k = find(ex, "add_one");
+  if (!k) return missing("add_one");
+  Check c;
+  std::vector<emu::Buffer> b{emu::makeBuffer(Type::F32, 128), emu::makeBuffer(Type::F32, 128, false)};
+  emu::fillRandom(b[0], Type::F32, 7);
+  bool clean = runClean(ex, *k, {emu::Arg::pointer(0), emu::Arg::pointer(1)}, b, c);
+  int64_t right = 0;
+  for (int64_t i = 0; clean && i < 128; ++i) right += plusOne(b[0], b[1], i);
+  c.ok = clean && right == 128;
+  c.line = "add_one (emulator): " + std::to_string(right) + "/128 elements correct";
+  return c;
+}
+
+Check addOneN(const Example& ex, const std::vector<int64_t>& sizes) {
+  const tir::Kernel* k = find(ex, "add_one_n");
+  if (!k) return missing("add_one_n");
+  Check c;
+  int64_t bad = 0;
+  bool clean = true;
+  std::string list;
+  for (int64_t n : sizes) {
+    list += (list.empty() ? "" : ", ") + std::to_string(n);
+    std::vector<emu::Buffer> b{emu::makeBuffer(Type::F32, n), emu::makeBuffer(Type::F32, n, false)};
+    emu::fillRandom(b[0], Type::F32, 11 + static_cast<uint64_t>(n));
+    clean &= runClean(ex, *k, {emu::Arg::integer(n), emu::Arg::pointer(0), emu::Arg::pointer(1)}, b, c);
+    for (int64_t i = 0; i < n; ++i) bad += !plusOne(b[0], b[1], i);
+  }
+  c.ok = clean && bad == 0;
+  c.line = "add_one_n (emulator): n = " + list + ": " +
+           (bad == 0 ? std::string("all elements correct") : std::to_string(bad) + " wrong");
+  return c;
+}
+
+Check gemm(const Example& ex, const std::string& base, Type t, const Problem& p, bool relu) {
+  std::string name = base + "_" + std::string(tir::typeName(t));
+  const tir::Kernel* k = find(ex, name);
+  if (!k) return missing(name);
+  Check c;
+  std::vector<emu::Buffer> b{emu::makeBuffer(t, p.M * p.K), emu::makeBuffer(t, p.K * p.N),
+                             emu::makeBuffer(Type::F32, p.M * p.N, false)};
+  emu::fillRandom(b[0], t, 100 + static_cast<uint64_t>(p.M));
+  emu::fillRandom(b[1], t, 200 + static_cast<uint64_t>(p.N));
+  const double alpha = 1.5;
+  bool clean = runClean(ex, *k,
+                        {emu::Arg::integer(p.M), emu::Arg::integer(p.N), emu::Arg::integer(p.K), emu::Arg::pointer(0),
+                         emu::Arg::pointer(1), emu::Arg::pointer(2), emu::Arg::real(alpha),
+                         emu::Arg::integer(relu ? 1 : 0)},
+                        b, c);
+  auto ref = [&](int64_t i, int64_t j) {
+    double s = 0;
+    for (int64_t q = 0; q < p.K; ++q) s += emu::getElement(b[0], t, i * p.K + q) * emu::getElement(b[1], t, q * p.N + j);
+    s *= alpha;
+    return relu ? std::max(s, 0.0) : s;
+  };
+  auto got = [&](int64_t i, int64_t j) { return emu::getElement(b[2], Type::F32, i * p.N + j); };
+  Error e = clean ? compare(got, ref, p, 1e-4) : Error{};
+  c.ok = clean && e.ok;
+  c.line = describe(name, p, relu ? " relu" : "", e);
+  return c;
+}
+
+Check gemmBeta(const Example& ex, Type t, const Problem& p) {
+  std::string name = "gemm_beta_" + std::string(tir::typeName(t));
+  const tir::Kernel* k = find(ex, name);
+  if (!k) return missing(name);
+  Check c;
+  std::vector<emu::Buffer> b{emu::makeBuffer(t, p.M * p.K), emu::makeBuffer(t, p.K * p.N),
+                             emu::makeBuffer(t, p.M * p.N), emu::makeBuffer(t, p.M * p.N, false)};
+  emu::fillRandom(b[0], t, 300 + static_cast<uint64_t>(p.M));
+  emu::fillRandom(b[1], t, 400 + static_cast<uint64_t>(p.N));
+  emu::fillRandom(b[2], t, 500 + static_cast<uint64_t>(p.K));
+  const double alpha = 0.75, beta = -2.0;
+  bool clean = runClean(ex, *k,
+                        {emu::Arg::integer(p.M), emu::Arg::integer(p.N), emu::Arg::integer(p.K), emu::Arg::pointer(0),
+                         emu::Arg::pointer(1), emu::Arg::pointer(2), emu::Arg::pointer(3), emu::Arg::real(alpha),
+                         emu::Arg::real(beta)},
+                        b, c);
+  auto ref = [&](int64_t i, int64_t j) {
+    double s = 0;
+    for (int64_t q = 0; q < p.K; ++q) s += emu::getElement(b[0], t, i * p.K + q) * emu::getElement(b[1], t, q * p.N + j);
+    return alpha * s + beta * emu::getElement(b[2], t, i * p.N + j);
+  };
+  auto got = [&](int64_t i, int64_t j) { return emu::getElement(b[3], t, i * p.N + j); };
+  // The result is rounded to 16 bits: half a unit in the last place, 2^-11 (f16) or 2^-8 (bf16).
+  Error e = clean ? compare(got, ref, p, t == Type::F16 ? 1.0 / 1024 : 1.0 / 128) : Error{};
+  c.ok = clean && e.ok;
+  c.line = describe(name, p, " beta", e);
+  return c;
+}
+
+}  // namespace tyl::examples

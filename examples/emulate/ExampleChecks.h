@@ -1,0 +1,48 @@
+// The example kernels run on the CPU emulator and checked against CPU references: shared by
+// the main job's emulator runner (emulate.cpp) and the test suite (tests/emu/examples_test.cpp).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "frontend/Source.h"
+#include "ir/thread/ThreadIR.h"
+
+namespace tyl::examples {
+
+// A .tyl file compiled to thread IR (as `tyloc` does); `diagnostics` is what it printed.
+struct Example {
+  SourceManager sources;
+  std::optional<tir::Module> module;
+  std::string diagnostics;
+};
+
+// Compiles the .tyl file at `path` into `ex`; false (with `ex.diagnostics`) when it fails.
+bool compile(const std::string& path, Example& ex);
+
+// The outcome of running one kernel: whether every element is right and the emulator found
+// nothing, a one-line summary, and the emulator's findings.
+struct Check {
+  bool ok = false;
+  std::string line;
+  std::string findings;
+};
+
+// add_one (one 32 x 4 tile) and add_one_n at each of `sizes`: B = A + 1, every element exact.
+Check addOne(const Example& ex);
+Check addOneN(const Example& ex, const std::vector<int64_t>& sizes);
+
+struct Problem {
+  int64_t M, N, K;
+};
+
+// `<base>_<type>` of gemm.tyl or gemm_stages.tyl: C (f32) = alpha A @ B, optionally relu, with
+// alpha = 1.5, against a float64 product (relative Frobenius error and every element).
+Check gemm(const Example& ex, const std::string& base, tir::Type type, const Problem& p, bool relu);
+// gemm_beta_<type>: D (16-bit) = alpha A @ B + beta C with alpha = 0.75, beta = -2, every
+// element within the final 16-bit rounding of the float64 value.
+Check gemmBeta(const Example& ex, tir::Type type, const Problem& p);
+
+}  // namespace tyl::examples
