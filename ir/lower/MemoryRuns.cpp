@@ -9,8 +9,7 @@
 
 namespace tyl::lower {
 
-
-MemoryRuns::MemoryRuns(const tile::Tensor& t, const tile::View& v) : t_(t), v_(v) {
+MemoryRuns::MemoryRuns(const tile::Tensor& t, const tile::View& v) : t_(t), v_(v), viewSize_(v.size()) {
   for (size_t d = 0; d < v.origin.size(); ++d) {
     AffineForm f = linearize(v.origin[d]);
     originConst_.push_back(f.constant);
@@ -28,13 +27,13 @@ std::optional<int64_t> MemoryRuns::staticOffset(const std::vector<int64_t>& view
   // Copies ask for every element more than once (alias check, each vector width tried):
   // remember the offsets of the view's elements.
   constexpr int64_t kUnknown = INT64_MIN, kOutside = INT64_MIN + 1, kMaxRemembered = int64_t{1} << 20;
-  if (viewCoord.size() != v_.shape.size() || v_.size() > kMaxRemembered) return computeOffset(viewCoord);
+  if (viewCoord.size() != v_.shape.size() || viewSize_ > kMaxRemembered) return computeOffset(viewCoord);
   int64_t flat = 0;
   for (size_t i = 0; i < viewCoord.size(); ++i) {
     if (viewCoord[i] < 0 || viewCoord[i] >= v_.shape[i]) return computeOffset(viewCoord);
     flat = flat * v_.shape[i] + viewCoord[i];
   }
-  if (offsets_.empty()) offsets_.assign(static_cast<size_t>(v_.size()), kUnknown);
+  if (offsets_.empty()) offsets_.assign(static_cast<size_t>(viewSize_), kUnknown);
   int64_t& known = offsets_[static_cast<size_t>(flat)];
   if (known == kUnknown) {
     std::optional<int64_t> m = computeOffset(viewCoord);

@@ -39,6 +39,7 @@ class MemoryRuns {
  private:
   const tile::Tensor& t_;
   const tile::View& v_;
+  int64_t viewSize_;                   // elements in the view
   std::vector<int64_t> originConst_;   // constant part of the origin, per tensor dim
   std::vector<int64_t> originDivisor_; // run-time part is a multiple of this (0: none)
   std::string originProblem_;          // static layouts: why run-time origins break the analysis
