@@ -51,12 +51,19 @@ void Interpreter::checkCollective(const Warp& w, Mask mask, const char* name) {
                      name, w.index, mask, missing));
 }
 
+namespace {
+
+// The lanes that give row addresses to an ldmatrix or stmatrix of `num` matrices.
+Mask addressLanes(int num) { return num >= 4 ? kFullMask : (Mask{1} << (8 * num)) - 1; }
+
+}  // namespace
+
 void Interpreter::execLdmatrix(Warp& w, const tir::Ldmatrix& ld, Mask mask) {
   checkMatrixOperands(ctx_.kernel, ld.num, ld.dst.size(), ld.addr, "ldmatrix");
   if (!mask) return;
   checkCollective(w, mask, "ldmatrix");
   // Lanes 8i..8i+7 give the row addresses of matrix i; the other lanes' addresses are unused.
-  Lanes offsets = eval(w, ld.addr.offset, mask);
+  Lanes offsets = eval(w, ld.addr.offset, mask & addressLanes(ld.num));
   for (int i = 0; i < ld.num; ++i) {
     Matrix8x8 m{};
     for (int r = 0; r < 8; ++r) {
@@ -79,7 +86,12 @@ void Interpreter::execStmatrix(Warp& w, const tir::Stmatrix& st, Mask mask) {
   checkMatrixOperands(ctx_.kernel, st.num, st.src.size(), st.addr, "stmatrix");
   if (!mask) return;
   checkCollective(w, mask, "stmatrix");
-  Lanes offsets = eval(w, st.addr.offset, mask);
+  Lanes offsets = eval(w, st.addr.offset, mask & addressLanes(st.num));
+  for (const tir::Reg& r : st.src)
+    if (Mask unwritten = mask & ~w.regs.definedWord(r)) {
+      reportUnwritten(w, unwritten, r, "the value stored");
+      break;
+    }
   for (int i = 0; i < st.num; ++i) {
     Matrix8x8 m{};
     for (int lane = 0; lane < kWarpSize; ++lane)
@@ -119,9 +131,16 @@ void Interpreter::execMma(Warp& w, const tir::Mma& mma, Mask mask) {
     for (int j = 0; j < 4; ++j) c[lane][j] = std::bit_cast<float>(w.regs.readWord(mma.c[j], lane));
   }
   MmaC d = mmaM16n8k16(mma.ab, a, b, c);
+  // Every lane's result reads other lanes' operands: one unwritten operand word anywhere
+  // leaves the whole result unwritten.
+  bool unwritten = false;
+  for (const std::vector<tir::Reg>* operands : {&mma.a, &mma.b, &mma.c})
+    for (const tir::Reg& r : *operands) unwritten = unwritten || (mask & ~w.regs.definedWord(r)) != 0;
   for (int lane = 0; lane < kWarpSize; ++lane)
     if (laneOn(mask, lane))
       for (int j = 0; j < 4; ++j) w.regs.writeWord(mma.d[j], lane, std::bit_cast<uint32_t>(d[lane][j]));
+  if (unwritten)
+    for (const tir::Reg& r : mma.d) w.regs.undefineWord(r, mask);
   ++ctx_.stats.mmas;
 }
 

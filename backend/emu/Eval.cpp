@@ -43,7 +43,7 @@ Lanes Evaluator::special(tir::Special s) const {
   throw std::logic_error("emulator: unknown special register");
 }
 
-Lanes Evaluator::eval(const tir::ExprRef& ref, Mask mask, Mask* divByZero) const {
+Lanes Evaluator::eval(const tir::ExprRef& ref, Mask mask, Mask* divByZero, Taint* taint) const {
   if (!ref) throw std::logic_error("emulator: missing expression");
   const tir::Expr& e = *ref;
   switch (e.kind) {
@@ -63,28 +63,33 @@ Lanes Evaluator::eval(const tir::ExprRef& ref, Mask mask, Mask* divByZero) const
       if (!regs_) throw std::logic_error("emulator: a launch-time expression uses a register");
       tir::Reg reg = e.kind == tir::ExprKind::VarRef ? tir::Reg::var(static_cast<uint32_t>(e.i))
                                                      : tir::Reg::elem(static_cast<uint32_t>(e.i), e.j);
+      if (taint) {
+        Mask undefined = mask & ~regs_->defined(reg);
+        if (undefined && !taint->first) taint->first = reg;
+        taint->undefined |= undefined;
+      }
       return regs_->read(reg);
     }
     case tir::ExprKind::Binary: {
-      Lanes a = eval(e.args[0], mask, divByZero);
-      Lanes b = eval(e.args[1], mask, divByZero);
+      Lanes a = eval(e.args[0], mask, divByZero, taint);
+      Lanes b = eval(e.args[1], mask, divByZero, taint);
       return binaryOp(e.bin, e.args[0]->type, e.args[1]->type, a, b, mask, divByZero);
     }
-    case tir::ExprKind::Unary: return unaryOp(e.un, e.type, eval(e.args[0], mask, divByZero));
+    case tir::ExprKind::Unary: return unaryOp(e.un, e.type, eval(e.args[0], mask, divByZero, taint));
     case tir::ExprKind::Select: {
-      Lanes c = eval(e.args[0], mask, divByZero);
+      Lanes c = eval(e.args[0], mask, divByZero, taint);
       // Both sides are evaluated for the lanes that pick them, so a division on the side a
-      // lane does not take cannot report for it.
+      // lane does not take cannot report for it, nor an unwritten register taint it.
       Mask pickA = 0;
       for (int l = 0; l < kWarpSize; ++l)
         if (c[l]) pickA |= 1u << l;
-      Lanes a = eval(e.args[1], mask & pickA, divByZero);
-      Lanes b = eval(e.args[2], mask & ~pickA, divByZero);
+      Lanes a = eval(e.args[1], mask & pickA, divByZero, taint);
+      Lanes b = eval(e.args[2], mask & ~pickA, divByZero, taint);
       for (int l = 0; l < kWarpSize; ++l)
         if (!c[l]) a[l] = b[l];
       return a;
     }
-    case tir::ExprKind::Cast: return convert(e.type, e.args[0]->type, eval(e.args[0], mask, divByZero));
+    case tir::ExprKind::Cast: return convert(e.type, e.args[0]->type, eval(e.args[0], mask, divByZero, taint));
   }
   throw std::logic_error("emulator: unknown expression kind");
 }

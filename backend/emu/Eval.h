@@ -17,6 +17,13 @@ struct WarpIds {
   Lanes warpId{};
 };
 
+// Which lanes' values were computed from registers never written (and the first such
+// register), gathered while evaluating.
+struct Taint {
+  Mask undefined = 0;
+  std::optional<tir::Reg> first;
+};
+
 class Evaluator {
  public:
   // Without registers and ids (and block index), only constants and scalar parameters can be
@@ -27,7 +34,9 @@ class Evaluator {
 
   // Lanes outside `mask` get values too (they are harmless), but only lanes in `mask` can
   // report a division by zero, in `*divByZero`.
-  Lanes eval(const tir::ExprRef& e, Mask mask, Mask* divByZero) const;
+  // With `taint`, also which lanes of `mask` depend on registers never written (a select
+  // only on the side each lane picks).
+  Lanes eval(const tir::ExprRef& e, Mask mask, Mask* divByZero, Taint* taint = nullptr) const;
 
   // A launch-time value: `e` may use only constants and scalar parameters. Empty when it
   // divides by zero.

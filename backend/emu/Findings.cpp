@@ -12,6 +12,8 @@ namespace {
 TYL_DIAG(kEmuOutOfBounds, Error, "emu-out-of-bounds", "emulator: a memory access outside its buffer");
 TYL_DIAG(kEmuMisaligned, Error, "emu-misaligned", "emulator: an address not aligned to the access size");
 TYL_DIAG(kEmuUninitialized, Error, "emu-uninitialized-read", "emulator: a read of memory never written");
+TYL_DIAG(kEmuUninitializedRegister, Error, "emu-uninitialized-register",
+         "emulator: a stored value, address or condition computed from a register never written");
 TYL_DIAG(kEmuSharedRace, Error, "emu-shared-race", "emulator: a shared-memory race between barriers");
 TYL_DIAG(kEmuAsyncRead, Error, "emu-async-read-before-wait",
          "emulator: a cp.async destination read before a wait covers the copy");
@@ -30,6 +32,7 @@ const DiagKind& diagKind(FindingKind kind) {
     case FindingKind::OutOfBounds: return kEmuOutOfBounds;
     case FindingKind::Misaligned: return kEmuMisaligned;
     case FindingKind::UninitializedRead: return kEmuUninitialized;
+    case FindingKind::UninitializedRegister: return kEmuUninitializedRegister;
     case FindingKind::SharedRace: return kEmuSharedRace;
     case FindingKind::AsyncReadBeforeWait: return kEmuAsyncRead;
     case FindingKind::PartialCollective: return kEmuPartialCollective;

@@ -22,6 +22,8 @@ enum class FindingKind : uint8_t {
   OutOfBounds,          // global access outside its buffer, shared outside its allocation
   Misaligned,           // address not a multiple of the access size
   UninitializedRead,    // a byte never written (shared, or global not provided by the host)
+  UninitializedRegister,  // a value stored, or used as an address or condition, computed from
+                          // a register the thread never wrote
   SharedRace,           // two threads touch a shared byte between barriers, one writing
   AsyncReadBeforeWait,  // a cp.async destination read before a wait covers the copy
   PartialCollective,    // ldmatrix/stmatrix/mma.sync executed by only part of a warp

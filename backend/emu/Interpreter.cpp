@@ -153,15 +153,22 @@ Evaluator Interpreter::evaluator(const Warp& w) const {
   return Evaluator(ctx_, &block_.idx, &w.regs, &w.ids);
 }
 
-Lanes Interpreter::eval(const Warp& w, const tir::ExprRef& e, Mask mask) {
+Lanes Interpreter::evalValue(const Warp& w, const tir::ExprRef& e, Mask mask, Taint& taint) {
   Mask divByZero = 0;
-  Lanes v = evaluator(w).eval(e, mask, &divByZero);
+  Lanes v = evaluator(w).eval(e, mask, &divByZero, &taint);
   if (divByZero) {
     int lane = firstLane(divByZero);
     report(FindingKind::DivisionByZero, w, lane,
            fmt::format("integer division by zero in {} (the result is taken as 0)",
                        describe(threadRef(w, lane))));
   }
+  return v;
+}
+
+Lanes Interpreter::eval(const Warp& w, const tir::ExprRef& e, Mask mask) {
+  Taint taint;
+  Lanes v = evalValue(w, e, mask, taint);
+  if (taint.undefined) reportUnwritten(w, taint.undefined, *taint.first, "a value used as an address, a condition or a loop bound");
   return v;
 }
 
@@ -180,7 +187,21 @@ void Interpreter::execAssign(Warp& w, const tir::Assign& a, Mask mask) {
   if (a.value->type != dst)
     throw std::logic_error(fmt::format("emulator: assigning a {} value to a {} register",
                                        tir::typeName(a.value->type), tir::typeName(dst)));
-  w.regs.write(a.dst, eval(w, a.value, mask), mask);
+  // Arithmetic on unwritten registers is harmless until its result is stored or steers
+  // control: the result is only marked unwritten too.
+  Taint taint;
+  Lanes v = evalValue(w, a.value, mask, taint);
+  w.regs.write(a.dst, v, mask);
+  w.regs.undefine(a.dst, taint.undefined);
+}
+
+void Interpreter::reportUnwritten(const Warp& w, Mask lanes, const tir::Reg& reg, const char* use) {
+  const std::string name = reg.isVar ? ctx_.kernel.vars.at(reg.id).name
+                                     : fmt::format("{}[{}]", ctx_.kernel.arrays.at(reg.id).name, reg.index);
+  int lane = firstLane(lanes);
+  report(FindingKind::UninitializedRegister, w, lane,
+         fmt::format("{} is computed from register '{}', which {} never wrote (on a GPU it holds garbage)", use, name,
+                     describe(threadRef(w, lane))));
 }
 
 // bar.sync must be reached by every thread of the warp together (.aligned); a warp that

@@ -62,7 +62,13 @@ class Interpreter {
   Mask loopTest(Warp& w, const tir::For& loop, Mask mask);
   void exitWarp(Warp& w);
   Evaluator evaluator(const Warp& w) const;
-  Lanes eval(const Warp& w, const tir::ExprRef& e, Mask mask);  // reports division by zero
+  // Reports division by zero, and lanes whose value comes from registers never written (it
+  // is used as an address, a condition or a loop bound).
+  Lanes eval(const Warp& w, const tir::ExprRef& e, Mask mask);
+  // Reports division by zero only; which lanes depend on unwritten registers goes to `taint`.
+  Lanes evalValue(const Warp& w, const tir::ExprRef& e, Mask mask, Taint& taint);
+  // A stored value, an address or a condition that depends on registers the thread never wrote.
+  void reportUnwritten(const Warp& w, Mask lanes, const tir::Reg& reg, const char* use);
   Mask predicate(const Warp& w, const tir::ExprRef& pred, Mask mask);
   void execAssign(Warp& w, const tir::Assign& a, Mask mask);
   bool execBarrier(Warp& w, Mask mask);

@@ -183,6 +183,11 @@ void Interpreter::execStore(Warp& w, const tir::Store& st, Mask mask) {
   Mask on = predicate(w, st.pred, mask);
   if (!on) return;
   Lanes offsets = eval(w, st.dst.offset, on);
+  for (const tir::Reg& r : st.src)
+    if (Mask unwritten = on & ~w.regs.defined(r)) {
+      reportUnwritten(w, unwritten, r, "the value stored");
+      break;
+    }
   for (int l = 0; l < kWarpSize; ++l) {
     if (!laneOn(on, l)) continue;
     std::array<std::byte, 16> data{};

@@ -21,10 +21,18 @@ RegisterLayout::RegisterLayout(const tir::Kernel& kernel) {
     arrayBase.push_back(slots);
     slots += static_cast<uint32_t>(slotCount(a));
   }
+  elements = static_cast<uint32_t>(kernel.vars.size());
+  for (const tir::Array& a : kernel.arrays) {
+    arrayElementBase.push_back(elements);
+    elements += static_cast<uint32_t>(a.count);
+  }
 }
 
 RegisterFile::RegisterFile(const tir::Kernel& kernel, const RegisterLayout& layout)
-    : kernel_(kernel), layout_(layout), values_(static_cast<size_t>(layout.slots) * kWarpSize) {
+    : kernel_(kernel),
+      layout_(layout),
+      values_(static_cast<size_t>(layout.slots) * kWarpSize),
+      defined_(layout.elements, 0) {
   // A GPU's registers hold whatever was there before; starting from a fixed non-zero pattern
   // (about 1.5e16 as a float) rather than zero makes a value used before it is written show
   // in the results instead of passing for a zero.
@@ -74,7 +82,39 @@ uint64_t RegisterFile::readLane(const tir::Reg& reg, int lane) const {
   return v;
 }
 
+uint32_t RegisterFile::element(const tir::Reg& reg) const {
+  int shift;
+  (void)slot(reg, &shift);  // range checks
+  return reg.isVar ? reg.id : layout_.arrayElementBase[reg.id] + static_cast<uint32_t>(reg.index);
+}
+
+Mask RegisterFile::defined(const tir::Reg& reg) const { return defined_[element(reg)]; }
+
+void RegisterFile::undefine(const tir::Reg& reg, Mask lanes) { defined_[element(reg)] &= ~lanes; }
+
+Mask RegisterFile::definedWord(const tir::Reg& reg) const {
+  (void)wordSlot(reg);  // range checks
+  if (reg.isVar || tir::typeBytes(type(reg)) != 2) return defined(reg);
+  const uint32_t first = layout_.arrayElementBase[reg.id] + static_cast<uint32_t>(2 * reg.index);
+  Mask m = defined_[first];
+  if (2 * reg.index + 1 < kernel_.arrays[reg.id].count) m &= defined_[first + 1];
+  return m;
+}
+
+void RegisterFile::undefineWord(const tir::Reg& reg, Mask lanes) {
+  (void)wordSlot(reg);
+  if (reg.isVar || tir::typeBytes(type(reg)) != 2) return undefine(reg, lanes);
+  const uint32_t first = layout_.arrayElementBase[reg.id] + static_cast<uint32_t>(2 * reg.index);
+  defined_[first] &= ~lanes;
+  if (2 * reg.index + 1 < kernel_.arrays[reg.id].count) defined_[first + 1] &= ~lanes;
+}
+
 void RegisterFile::writeLane(const tir::Reg& reg, int lane, uint64_t value) {
+  defined_[element(reg)] |= Mask{1} << lane;
+  store(reg, lane, value);
+}
+
+void RegisterFile::store(const tir::Reg& reg, int lane, uint64_t value) {
   int shift;
   uint32_t s = slot(reg, &shift);
   uint64_t& v = values_[s * kWarpSize + lane];
@@ -98,8 +138,9 @@ Lanes RegisterFile::read(const tir::Reg& reg) const {
 }
 
 void RegisterFile::write(const tir::Reg& reg, const Lanes& values, Mask mask) {
+  defined_[element(reg)] |= mask;
   for (int l = 0; l < kWarpSize; ++l)
-    if (laneOn(mask, l)) writeLane(reg, l, values[l]);
+    if (laneOn(mask, l)) store(reg, l, values[l]);
 }
 
 uint32_t RegisterFile::wordSlot(const tir::Reg& reg) const {
@@ -123,6 +164,13 @@ uint32_t RegisterFile::readWord(const tir::Reg& reg, int lane) const {
 
 void RegisterFile::writeWord(const tir::Reg& reg, int lane, uint32_t word) {
   tir::Type t = type(reg);
+  if (reg.isVar || tir::typeBytes(t) != 2) {
+    defined_[element(reg)] |= Mask{1} << lane;
+  } else {
+    const uint32_t first = layout_.arrayElementBase[reg.id] + static_cast<uint32_t>(2 * reg.index);
+    defined_[first] |= Mask{1} << lane;
+    if (2 * reg.index + 1 < kernel_.arrays[reg.id].count) defined_[first + 1] |= Mask{1} << lane;
+  }
   uint64_t value = tir::typeBytes(t) == 2 ? word : canonical(t, word);
   values_[wordSlot(reg) * kWarpSize + lane] = value;
 }

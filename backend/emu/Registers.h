@@ -13,12 +13,15 @@
 
 namespace tyl::emu {
 
-// Where each variable and array starts among a warp's slots; computed once per kernel.
+// Where each variable and array starts among a warp's slots, and among its elements (one
+// each, for knowing which have been written); computed once per kernel.
 struct RegisterLayout {
   explicit RegisterLayout(const tir::Kernel& kernel);
 
   std::vector<uint32_t> arrayBase;  // variables occupy slots [0, vars)
   uint32_t slots = 0;
+  std::vector<uint32_t> arrayElementBase;  // variables are elements [0, vars)
+  uint32_t elements = 0;
 };
 
 class RegisterFile {
@@ -28,8 +31,17 @@ class RegisterFile {
   tir::Type type(const tir::Reg& reg) const;
   // Values of a variable or array element for all lanes.
   Lanes read(const tir::Reg& reg) const;
-  // Writes the lanes of `mask`; `values` must be canonical for the register's type.
+  // Writes the lanes of `mask`; `values` must be canonical for the register's type. Written
+  // lanes count as defined.
   void write(const tir::Reg& reg, const Lanes& values, Mask mask);
+  // The lanes where the register has been written (with a value not computed from unwritten
+  // registers); `words` for the 32-bit words of instruction operands (both halves of a
+  // 16-bit pair).
+  Mask defined(const tir::Reg& reg) const;
+  Mask definedWord(const tir::Reg& reg) const;
+  // Marks the lanes of `lanes` undefined again: their value came from unwritten registers.
+  void undefine(const tir::Reg& reg, Mask lanes);
+  void undefineWord(const tir::Reg& reg, Mask lanes);
   uint64_t readLane(const tir::Reg& reg, int lane) const;
   void writeLane(const tir::Reg& reg, int lane, uint64_t value);
 
@@ -42,10 +54,13 @@ class RegisterFile {
   // The slot holding `reg`, and for 16-bit arrays the bit offset of the element in it.
   uint32_t slot(const tir::Reg& reg, int* shift) const;
   uint32_t wordSlot(const tir::Reg& reg) const;
+  uint32_t element(const tir::Reg& reg) const;  // index into defined_
+  void store(const tir::Reg& reg, int lane, uint64_t value);  // the value only
 
   const tir::Kernel& kernel_;
   const RegisterLayout& layout_;
   std::vector<uint64_t> values_;  // [slot * 32 + lane]
+  std::vector<Mask> defined_;     // [element]: lanes that have written it
 };
 
 }  // namespace tyl::emu

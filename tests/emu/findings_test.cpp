@@ -69,6 +69,7 @@ TEST_CASE("a read then a write by another thread race", "[findings]") {
   uint32_t s = t.sharedBuffer("s", Type::I32, 1);
   uint32_t v = t.var("v", Type::I32);
   t.k.body = {
+      at(20, tir::Assign{Reg::var(v), i32(7)}),
       at(1, when(tidIs(0), {at(2, store(Type::I32, mem(s, i32(0)), {Reg::var(v)}))})),
       at(3, tir::Barrier{}),
       at(4, when(tidIs(3), {at(5, load(Type::I32, mem(s, i32(0)), {Reg::var(v)}))})),
@@ -311,6 +312,7 @@ TEST_CASE("a cp.async into bytes another thread read in the same interval races"
   uint32_t s = t.sharedBuffer("s", Type::F32, 128);
   uint32_t v = t.var("v", Type::F32);
   t.k.body = {
+      at(20, tir::Assign{Reg::var(v), f32(1)}),
       at(1, store(Type::F32, mem(s, tid()), {Reg::var(v)})),
       at(2, tir::Barrier{}),
       at(3, when(tidIs(1), {at(4, load(Type::F32, mem(s, i32(0)), {Reg::var(v)}))})),
@@ -483,4 +485,119 @@ TEST_CASE("arguments that do not match the parameters throw invalid_argument", "
   CHECK_THROWS_AS(run(t.k, {}, buffers), std::invalid_argument);
   CHECK_THROWS_AS(run(t.k, {Arg::integer(3)}, buffers), std::invalid_argument);
   CHECK_THROWS_AS(run(t.k, {Arg::pointer(1)}, buffers), std::invalid_argument);
+}
+
+// ---- Registers never written ------------------------------------------------------
+
+namespace {
+
+// y[tid] = <value of register u after `body`>, where x is written and w never is.
+struct Unwritten {
+  TestKernel t{"unwritten", 32};
+  uint32_t y = t.globalBuffer("y", Type::F32);
+  uint32_t x = t.var("x", Type::F32);
+  uint32_t w = t.var("w", Type::F32);
+  uint32_t u = t.var("u", Type::F32);
+
+  RunResult run(tir::Block body, tir::ExprRef storePred = nullptr) {
+    t.k.body = {at(1, tir::Assign{Reg::var(x), f32(2)})};
+    for (tir::Stmt& s : body) t.k.body.push_back(std::move(s));
+    t.k.body.push_back(at(9, store(Type::F32, mem(y, tid()), {Reg::var(u)}, std::move(storePred))));
+    std::vector<Buffer> buffers = {makeBuffer(Type::F32, 32, false)};
+    return emu::run(t.k, {Arg::pointer(0)}, buffers);
+  }
+  tir::ExprRef var(uint32_t v) const { return t.v(v); }
+};
+
+}  // namespace
+
+TEST_CASE("a value computed from a register never written is reported where it is stored", "[findings]") {
+  Unwritten k;
+  RunResult r = k.run({at(2, tir::Assign{Reg::var(k.u), tir::add(k.var(k.x), k.var(k.w))})});
+  INFO(describe(r));
+  REQUIRE(r.findings.size() == 1);
+  CHECK(r.findings[0].kind == FindingKind::UninitializedRegister);
+  CHECK(lineOf(r.findings[0].loc) == 9);
+  CHECK(r.findings[0].message.find("register 'u'") != std::string::npos);
+  CHECK(std::string(findingId(r.findings[0].kind)) == "emu-uninitialized-register");
+}
+
+TEST_CASE("arithmetic on written registers, a select of a written side and a predicated-off store are clean",
+          "[findings]") {
+  SECTION("written") {
+    Unwritten k;
+    RunResult r = k.run({at(2, tir::Assign{Reg::var(k.u), tir::add(k.var(k.x), f32(1))})});
+    INFO(describe(r));
+    CHECK(r.ok());
+  }
+  SECTION("a select whose lanes all take the written side") {
+    Unwritten k;
+    tir::ExprRef always = bin(BinOp::Ge, tid(), i32(0));
+    RunResult r = k.run({at(2, tir::Assign{Reg::var(k.u), tir::select(always, k.var(k.x), k.var(k.w))})});
+    INFO(describe(r));
+    CHECK(r.ok());
+  }
+  SECTION("lanes that take the unwritten side are reported, the others not") {
+    Unwritten k;
+    RunResult r = k.run({at(2, tir::Assign{Reg::var(k.u), tir::select(tidIs(5), k.var(k.w), k.var(k.x))})});
+    INFO(describe(r));
+    REQUIRE(r.findings.size() == 1);
+    CHECK(r.findings[0].thread.thread == 5);
+  }
+  SECTION("the store skips the lanes whose value is unwritten") {
+    Unwritten k;
+    tir::Block body = {at(2, when(tidIs(3), {at(3, tir::Assign{Reg::var(k.u), k.var(k.x)})}))};
+    RunResult r = k.run(std::move(body), tidIs(3));
+    INFO(describe(r));
+    CHECK(r.ok());
+  }
+  SECTION("overwriting with a written value makes it written again") {
+    Unwritten k;
+    RunResult r = k.run({at(2, tir::Assign{Reg::var(k.u), k.var(k.w)}), at(3, tir::Assign{Reg::var(k.u), f32(0)})});
+    INFO(describe(r));
+    CHECK(r.ok());
+  }
+}
+
+TEST_CASE("an address or a condition computed from a register never written is reported", "[findings]") {
+  TestKernel t("unwritten_address", 32);
+  uint32_t y = t.globalBuffer("y", Type::F32);
+  uint32_t i = t.var("i", Type::I32), v = t.var("v", Type::F32);
+  t.k.body = {at(1, tir::Assign{Reg::var(v), f32(1)}),
+              at(2, when(bin(BinOp::Lt, t.v(i), i32(0)), {})),
+              // Clamped to 0 whatever i holds, so the store itself stays in bounds.
+              at(3, store(Type::F32, mem(y, bin(BinOp::Min, bin(BinOp::Max, t.v(i), i32(0)), i32(0))),
+                          {Reg::var(v)}))};
+  std::vector<Buffer> buffers = {makeBuffer(Type::F32, 32, false)};
+  RunResult r = run(t.k, {Arg::pointer(0)}, buffers);
+  INFO(describe(r));
+  std::vector<Finding> f = findingsOf(r, FindingKind::UninitializedRegister);
+  REQUIRE(f.size() == 2);
+  CHECK(lineOf(f[0].loc) == 2);
+  CHECK(lineOf(f[1].loc) == 3);
+  CHECK(f[0].message.find("register 'i'") != std::string::npos);
+}
+
+TEST_CASE("an mma.sync with an operand never written leaves its whole result unwritten", "[findings]") {
+  TestKernel t("unwritten_mma", 32);
+  uint32_t y = t.globalBuffer("y", Type::F32);
+  uint32_t a = t.array("a", Type::F16, 8), b = t.array("b", Type::F16, 4), c = t.array("c", Type::F32, 4);
+  tir::Block body;
+  for (int i = 0; i < 8; ++i) body.push_back(at(1, tir::Assign{Reg::elem(a, i), tir::cast(Type::F16, f32(1))}));
+  for (int i = 0; i < 4; ++i) body.push_back(at(1, tir::Assign{Reg::elem(c, i), f32(0)}));
+  // b[3] (half of B's second word) is never written, and only in lane 7.
+  for (int i = 0; i < 4; ++i) {
+    tir::Stmt s = at(2, tir::Assign{Reg::elem(b, i), tir::cast(Type::F16, f32(1))});
+    body.push_back(i == 3 ? at(2, when(bin(BinOp::Ne, laneId(), i32(7)), {std::move(s)})) : std::move(s));
+  }
+  body.push_back(at(3, tir::Mma{Type::F16, elems(c, 0, 4), elems(a, 0, 4), elems(b, 0, 2), elems(c, 0, 4)}));
+  body.push_back(at(4, store(Type::F32, mem(y, tid()), elems(c, 0, 1))));
+  t.k.body = std::move(body);
+  std::vector<Buffer> buffers = {makeBuffer(Type::F32, 32, false)};
+  RunResult r = run(t.k, {Arg::pointer(0)}, buffers);
+  INFO(describe(r));
+  REQUIRE(r.findings.size() == 1);
+  CHECK(r.findings[0].kind == FindingKind::UninitializedRegister);
+  CHECK(lineOf(r.findings[0].loc) == 4);
+  CHECK(r.findings[0].thread.thread == 0);  // every lane's result, not only lane 7's
 }

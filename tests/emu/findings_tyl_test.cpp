@@ -1,6 +1,7 @@
 // Kernels written in .tyl and run on the emulator. Bugs it catches: a missing barrier is a
 // race reported at both sites, a shared window past the allocation is an out-of-bounds
-// access, and a cp.async destination read before a wait is reported. Behaviour it checks: a
+// access, a cp.async destination read before a wait is reported, and so is a fragment stored
+// with slots nothing was copied into. Behaviour it checks: a
 // disabled copy_async zero-fills; memory operands of fragment arithmetic read the elements
 // of each thread's slots, zero outside the tensor. Also `tyloc run` as a process.
 #include <catch2/catch.hpp>
@@ -107,6 +108,34 @@ TEST_CASE("a disabled copy_async reads nothing and writes zeros") {
       int64_t thread = (i / 8) % 128;
       double want = thread >= first ? emu::getElement(buffers[0], Type::F16, i) : 0.0;
       REQUIRE(emu::getElement(buffers[1], Type::F16, i) == want);
+    }
+  }
+}
+
+TEST_CASE("a fragment stored with slots nothing was copied into is reported at the store") {
+  auto c = compile("unwritten_fragment.tyl");
+  {
+    std::vector<emu::Buffer> buffers = {emu::makeBuffer(Type::F32, 32 * 4, false)};
+    emu::RunResult r = emu::run(c->module->kernels.at(0), {emu::Arg::pointer(0)}, buffers);
+    INFO(emu::renderFindings(r.findings, c->sources));
+    REQUIRE(r.findings.size() == 1);
+    CHECK(r.findings[0].kind == emu::FindingKind::UninitializedRegister);
+    CHECK(lineOf(*c, r.findings[0].loc) == 8);
+  }
+  for (int64_t n : {32, 20}) {
+    INFO("n = " << n);
+    std::vector<emu::Buffer> buffers = {emu::makeBuffer(Type::F32, n * 4), emu::makeBuffer(Type::F32, 32 * 4, false)};
+    emu::fillRandom(buffers[0], Type::F32, 3);
+    emu::RunResult r = emu::run(c->module->kernels.at(1), {emu::Arg::integer(n), emu::Arg::pointer(0), emu::Arg::pointer(1)},
+                                buffers);
+    INFO(emu::renderFindings(r.findings, c->sources));
+    if (n == 32) {
+      CHECK(r.ok());
+    } else {
+      REQUIRE(r.findings.size() == 1);
+      CHECK(r.findings[0].kind == emu::FindingKind::UninitializedRegister);
+      CHECK(lineOf(*c, r.findings[0].loc) == 15);
+      CHECK(r.findings[0].thread.thread == n);  // the first lane whose row is past A's edge
     }
   }
 }
