@@ -82,6 +82,12 @@ class KernelPrinter {
     return fmt::format("{} + {}", base, expr_.print(m.offset));
   }
 
+  // The same address as `pointer`, computed without pointer arithmetic.
+  std::string elementAddress(const tir::MemRef& m) {
+    const tir::Buffer& b = k_.buffers.at(m.buffer);
+    return fmt::format("tylo::element_address({}, {})", expr_.paramName(b.param), expr_.print(m.offset));
+  }
+
   void assignReg(int depth, const tir::Reg& r, const std::string& value) {
     if (r.isVar) {
       const tir::Var& v = k_.vars.at(r.id);
@@ -219,7 +225,9 @@ class KernelPrinter {
             line(depth, "__syncthreads();");
           } else if constexpr (std::is_same_v<T, tir::CpAsync>) {
             std::string src = n.srcBytes ? expr_.print(n.srcBytes) : std::to_string(n.bytes);
-            line(depth, fmt::format("tylo::cp_async_{}({}, {}, {});", n.bytes, sharedAddress(n.dst), pointer(n.src), src));
+            // With a source size the address may lie outside the tensor (nothing is read).
+            std::string from = n.srcBytes ? elementAddress(n.src) : pointer(n.src);
+            line(depth, fmt::format("tylo::cp_async_{}({}, {}, {});", n.bytes, sharedAddress(n.dst), from, src));
           } else if constexpr (std::is_same_v<T, tir::CpAsyncCommit>) {
             line(depth, "tylo::cp_async_commit();");
           } else if constexpr (std::is_same_v<T, tir::CpAsyncWait>) {

@@ -190,24 +190,18 @@ void KernelLowering::copyMemoryMemory(SourceRange loc, const tile::Copy& c) {
     tir::MemRef src = memRef(st, sCoord);
     if (c.async) {
       tir::CpAsync cp{dst, src, static_cast<int>(w * eb), nullptr};
-      // Nothing is read outside the source, or when the copy is disabled; the vector is
-      // zero-filled instead.
-      ExprRef any;    // whether anything is read (null: always)
+      // Nothing is read outside the source, or when the copy is disabled: the source size
+      // is 0 there and the vector zero-filled. The address is then never touched, so it is
+      // left as computed (an address past the end costs nothing, where selecting a safe one
+      // cost two instructions per copy).
       ExprRef bytes;  // how many bytes are read (null: all)
       if (valid) {
-        any = rowsOk ? tir::land(rowsOk, tir::binary(tir::BinOp::Gt, valid, tir::intConst(0, Type::I64)))
-                     : tir::binary(tir::BinOp::Gt, valid, tir::intConst(0, Type::I64));
         bytes = tir::cast(Type::I32, tir::mul(valid, tir::intConst(eb, Type::I64)));
         if (rowsOk) bytes = tir::select(rowsOk, bytes, tir::intConst(0));
       }
-      if (!tir::isTrue(c.enable)) {
-        any = any ? tir::land(c.enable, any) : c.enable;
+      if (!tir::isTrue(c.enable))
         bytes = tir::select(c.enable, bytes ? bytes : tir::intConst(w * eb), tir::intConst(0));
-      }
-      if (any) {
-        cp.src.offset = tir::select(any, src.offset, tir::intConst(0, src.offset->type));
-        cp.srcBytes = bytes;
-      }
+      cp.srcBytes = bytes;
       emit(loc, std::move(cp));
     } else {
       uint32_t tmp = tir::addArray(k_, fmt::format("vec{}", temps_++), type, w);

@@ -66,6 +66,15 @@ __device__ __forceinline__ uint32_t smem_addr(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }
 
+// The address `offset` elements past `base`, computed on integers: a cp.async that reads
+// nothing (source size 0) may be handed an address past the end of its tensor, which as
+// pointer arithmetic would be undefined in C++; the instruction never touches it.
+template <class T>
+__device__ __forceinline__ const void* element_address(const T* base, int64_t offset) {
+  return reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(base) +
+                                       static_cast<uintptr_t>(offset) * sizeof(T));
+}
+
 // cp.async of 16 bytes, reading only `src_bytes` of them (the rest is zero-filled).
 __device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src, uint32_t src_bytes) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");

@@ -203,6 +203,26 @@ TEST_CASE("every local of a kernel has its own C++ name, whatever the tyl names"
   CHECK(text.find("  float tmp0_2[4];\n") != std::string::npos);
 }
 
+TEST_CASE("a cp.async with a source size takes its address without pointer arithmetic") {
+  // Past the end of a tensor the source size is 0 and nothing is read, but the address is
+  // still formed: as `A + offset` that would be undefined behaviour in C++.
+  const fs::path dir = scratch("cp_async_address");
+  const fs::path cu = dir / "gemm.cu";
+  auto r = run({TYLOC_PATH, std::string(TYLO_SOURCE_DIR) + "/examples/gemm/gemm.tyl", "-o", cu.string(),
+                "--instantiate", "gemm:f16"});
+  INFO(r.err);
+  REQUIRE(r.exitCode == 0);
+  const std::string text = readFile(cu.string());
+  std::regex copy(R"(tylo::cp_async_16\([^;]*\);)");
+  size_t copies = 0;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), copy); it != std::sregex_iterator(); ++it) {
+    ++copies;
+    INFO(it->str());
+    CHECK(it->str().find("tylo::element_address(") != std::string::npos);
+  }
+  CHECK(copies >= 8);
+}
+
 #ifdef TYLO_NVCC
 namespace {
 
