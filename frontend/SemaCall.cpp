@@ -359,10 +359,10 @@ std::optional<Value> KernelSema::copy(const ast::Expr& e, const ast::Call& c, bo
   cp.dst = dst->view;
   cp.async = async;
   if (async && !tir::isTrue(enable)) cp.enable = enable;
-  std::vector<int64_t> srcShape;
+  std::optional<tile::View> srcView;
   if (src->kind == Value::Kind::View && k_.tensors[src->view.tensor].space != tile::MemSpace::Local) {
     cp.src = src->view;
-    srcShape = src->view.shape;
+    srcView = src->view;
   } else {
     std::optional<tile::FragRef> f = toFrag(*src, c.args[1].value->range);
     if (!f) return std::nullopt;
@@ -375,12 +375,15 @@ std::optional<Value> KernelSema::copy(const ast::Expr& e, const ast::Call& c, bo
                                 fn));
       return std::nullopt;
     }
-    srcShape = k_.tensors[leaf->tensor].staticShape;
+    srcView = wholeView(leaf->tensor, e.range);
   }
-  if (srcShape != dst->view.shape) {
+  if (srcView->shape != dst->view.shape) {
+    const bool fragment = dt.space == tile::MemSpace::Local || !cp.src;
     diags_.report(kCopyShape, e.range,
-                  fmt::format("{} from shape {} to shape {}", fn, layout::shapeToString(srcShape),
-                              layout::shapeToString(dst->view.shape)));
+                  fmt::format("{} from shape {} to shape {}{}", fn, shapeText(*srcView), shapeText(dst->view),
+                              fragment ? (runtimeShapeHint(*srcView).empty() ? runtimeShapeHint(dst->view)
+                                                                             : runtimeShapeHint(*srcView))
+                                       : ""));
     return std::nullopt;
   }
   if (async) {

@@ -1,5 +1,6 @@
 // Semantic analysis of expressions in kernel bodies.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "frontend/CommonDiags.h"
 #include "frontend/SemaImpl.h"
@@ -180,6 +181,28 @@ std::optional<tile::FragRef> KernelSema::toFrag(const Value& v, SourceRange wher
   return make(std::move(f));
 }
 
+std::string KernelSema::shapeText(const tile::View& v) const {
+  const tile::Tensor& t = k_.tensors[v.tensor];
+  std::vector<std::string> dims;
+  for (size_t i = 0; i < v.shape.size(); ++i) {
+    if (v.shape[i] >= 0) {
+      dims.push_back(std::to_string(v.shape[i]));
+      continue;
+    }
+    ExprRef e = t.shape[static_cast<size_t>(v.dims[i])];
+    while (e->kind == tir::ExprKind::Cast) e = e->args[0];
+    dims.push_back(e->kind == tir::ExprKind::ParamRef ? k_.skeleton.params[static_cast<size_t>(e->i)].name : "?");
+  }
+  if (dims.size() == 1) return fmt::format("({},)", dims[0]);
+  return fmt::format("({})", fmt::join(dims, ", "));
+}
+
+std::string KernelSema::runtimeShapeHint(const tile::View& v) const {
+  for (int64_t e : v.shape)
+    if (e < 0) return "; a tensor's run-time extents are not a tile shape: take a window of it";
+  return "";
+}
+
 // Elementwise operations combine slot i of one fragment with slot i of the other, which is
 // only right when both hold the same elements there: same shape, same layout. A memory
 // operand is read in the layout of the fragments beside it, so it only needs their shape.
@@ -194,17 +217,18 @@ bool KernelSema::sameFragmentLayout(SourceRange where, const tile::FragRef& a, c
   auto tensorOf = [&](const tile::FragExpr* l) -> const tile::Tensor& {
     return k_.tensors[l->kind == tile::FragExpr::Kind::Tensor ? l->tensor : l->memory.tensor];
   };
-  auto shapeOf = [&](const tile::FragExpr* l) {
-    return l->kind == tile::FragExpr::Kind::Tensor ? tensorOf(l).staticShape : l->memory.shape;
+  auto viewOf = [&](const tile::FragExpr* l) {
+    return l->kind == tile::FragExpr::Kind::Tensor ? wholeView(l->tensor, where) : l->memory;
   };
   const tile::Tensor& ta = tensorOf(la);
   const tile::Tensor& tb = tensorOf(lb);
   if (la->kind != tile::FragExpr::Kind::Tensor || lb->kind != tile::FragExpr::Kind::Tensor) {
-    if (shapeOf(la) == shapeOf(lb)) return true;
+    const tile::View va = viewOf(la), vb = viewOf(lb);
+    if (va.shape == vb.shape && runtimeShapeHint(va).empty()) return true;
     diags_.report(kFragmentLayout, where,
-                  fmt::format("'{}' has shape {} and '{}' has shape {}; elementwise operands need one shape",
-                              ta.name, layout::shapeToString(shapeOf(la)), tb.name,
-                              layout::shapeToString(shapeOf(lb))));
+                  fmt::format("'{}' has shape {} and '{}' has shape {}; elementwise operands need one shape{}",
+                              ta.name, shapeText(va), tb.name, shapeText(vb),
+                              runtimeShapeHint(va).empty() ? runtimeShapeHint(vb) : runtimeShapeHint(va)));
     return false;
   }
   if (la->tensor == lb->tensor) return true;

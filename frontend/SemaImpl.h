@@ -113,6 +113,10 @@ class KernelSema {
   // The view covers its whole tensor (static shape, zero origin, every dimension).
   bool isWholeTensor(const tile::View& v) const;
   bool sameFragmentLayout(SourceRange where, const tile::FragRef& a, const tile::FragRef& b);
+  // A view's shape for messages, run-time extents by their parameter's name ("(M, 4)"), and
+  // a hint when it has any.
+  std::string shapeText(const tile::View& v) const;
+  std::string runtimeShapeHint(const tile::View& v) const;
   std::optional<tir::ExprRef> arith(tir::BinOp op, tir::ExprRef a, tir::ExprRef b, SourceRange where);
   std::optional<std::vector<tir::ExprRef>> indices(const std::vector<ast::ExprPtr>& list);
   std::optional<TensorType> tensorType(const ast::Expr& e);
