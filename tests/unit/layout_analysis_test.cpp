@@ -7,12 +7,12 @@
 #include <climits>
 #include <cstdint>
 #include <optional>
-#include <random>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "ir/layout/Analysis.h"
+#include "tests/unit/RandomLayouts.h"
 
 using namespace tyl::layout;
 
@@ -178,11 +178,8 @@ std::vector<TileLayout> smallFamily() {
 
 constexpr uint64_t kSeed = 0x7e57'1a70'2024'0003ull;
 
-struct Random {
-  std::mt19937_64 rng;
-  explicit Random(uint64_t seed) : rng(seed) {}
-
-  int64_t pick(int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); }
+struct Random : test::RandomSource {
+  using RandomSource::RandomSource;
 
   TileLayout tile(bool mOnly) {
     static constexpr Axis kAxes[] = {Axis::m, Axis::laneid, Axis::warpid};
@@ -198,18 +195,13 @@ struct Random {
 
   Layout layout() {
     if (pick(0, 2) != 0) return Layout{tile(false)};
-    int len = static_cast<int>(pick(0, 3));
-    Swizzle s =
-        Swizzle::make(static_cast<int>(pick(0, 2)), len, static_cast<int>(pick(len, 4)), pick(0, 3) != 0);
+    Swizzle s = swizzle(2);
     return Layout::compose(s, tile(true));
   }
 
   // A random shape of the layout's size: its size split at a random divisor, or flat.
   Shape shapeFor(int64_t n) {
-    std::vector<int64_t> divisors;
-    for (int64_t d = 1; d <= n; ++d)
-      if (n % d == 0) divisors.push_back(d);
-    int64_t d = divisors[static_cast<size_t>(pick(0, static_cast<int64_t>(divisors.size()) - 1))];
+    int64_t d = divisor(n);
     return pick(0, 2) == 0 ? Shape{n} : Shape{d, n / d};
   }
 };

@@ -7,11 +7,11 @@
 #include <array>
 #include <climits>
 #include <cstdint>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "ir/layout/Layout.h"
+#include "tests/unit/RandomLayouts.h"
 
 using namespace tyl::layout;
 
@@ -156,11 +156,8 @@ std::vector<TileLayout> smallFamily() {
 }
 
 // Random layouts: 0..4 shard iters, 0..2 replica iters, offsets, over a few axes.
-struct RandomLayouts {
-  std::mt19937_64 rng;
-  explicit RandomLayouts(uint64_t seed) : rng(seed) {}
-
-  int64_t pick(int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); }
+struct RandomLayouts : test::RandomSource {
+  using RandomSource::RandomSource;
 
   Iter iter(bool mOnly, bool nonNegative) {
     static constexpr Axis kAxes[] = {Axis::m, Axis::laneid, Axis::warpid, Axis::TCol};
@@ -179,9 +176,7 @@ struct RandomLayouts {
 
   Layout layout() {
     if (pick(0, 2) != 0) return Layout{tile(false, false)};
-    int len = static_cast<int>(pick(0, 3));
-    int atom = static_cast<int>(pick(len, 4));
-    Swizzle s = Swizzle::make(static_cast<int>(pick(0, 3)), len, atom, pick(0, 3) != 0);
+    Swizzle s = swizzle(3);
     return Layout::compose(s, tile(true, true));
   }
 };

@@ -8,11 +8,11 @@
 #include <climits>
 #include <cstdint>
 #include <numeric>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "ir/layout/Transforms.h"
+#include "tests/unit/RandomLayouts.h"
 
 using namespace tyl::layout;
 
@@ -223,11 +223,8 @@ std::vector<TileLayout> smallFamily() {
 
 constexpr uint64_t kSeed = 0x7e57'1a70'2024'0002ull;
 
-struct Random {
-  std::mt19937_64 rng;
-  explicit Random(uint64_t seed) : rng(seed) {}
-
-  int64_t pick(int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); }
+struct Random : test::RandomSource {
+  using RandomSource::RandomSource;
 
   Axis axis(bool mOnly) {
     static constexpr Axis kAxes[] = {Axis::m, Axis::laneid, Axis::warpid, Axis::TCol, Axis::m};
@@ -239,10 +236,7 @@ struct Random {
     std::vector<Iter> iters;
     int64_t left = extent;
     while (left > 1 || pick(0, 4) == 0) {
-      std::vector<int64_t> divisors;
-      for (int64_t d = 1; d <= left; ++d)
-        if (left % d == 0) divisors.push_back(d);
-      int64_t e = divisors[static_cast<size_t>(pick(0, static_cast<int64_t>(divisors.size()) - 1))];
+      int64_t e = divisor(left);
       iters.push_back(Iter{e, pick(nonNegative ? 0 : -3, 9), axis(mOnly)});
       left /= e;
     }
@@ -269,9 +263,7 @@ struct Random {
 
   Layout maybeSwizzled(const Shape& shape) {
     if (pick(0, 2) != 0) return Layout{groupable(shape, false, false)};
-    int len = static_cast<int>(pick(0, 3));
-    Swizzle s =
-        Swizzle::make(static_cast<int>(pick(0, 2)), len, static_cast<int>(pick(len, 4)), pick(0, 3) != 0);
+    Swizzle s = swizzle(2);
     return Layout::compose(s, groupable(shape, true, true));
   }
 };
