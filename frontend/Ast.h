@@ -177,8 +177,16 @@ struct KernelDecl {
 
 using Decl = std::variant<ConstDecl, LayoutDecl, KernelDecl>;
 
+// `import "path";`: the constants and layouts of another file (frontend/Imports.h).
+struct Import {
+  SourceRange range;
+  std::string path;  // as written, without the quotes
+  SourceRange pathRange;
+};
+
 struct Module {
   FileId file = kNoFile;
+  std::vector<Import> imports;  // emptied once resolved: their declarations lead `decls`
   std::vector<Decl> decls;
 };
 

@@ -129,6 +129,7 @@ std::string printExpr(const ast::Expr& e) {
 
 std::string printAst(const ast::Module& module, const SourceManager& sources) {
   Printer p(sources);
+  for (const ast::Import& i : module.imports) p.line(0, i.range, fmt::format("import \"{}\"", i.path));
   for (const ast::Decl& d : module.decls) {
     std::visit(
         [&](const auto& n) {

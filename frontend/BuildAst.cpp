@@ -62,6 +62,11 @@ ast::Ident AstBuilder::ident(antlr4::tree::TerminalNode* node) { return ident(no
 ast::Module AstBuilder::module(TyloParser::FileContext* ctx, FileId file) {
   ast::Module m;
   m.file = file;
+  for (TyloParser::ImportDeclContext* i : ctx->importDecl()) {
+    std::string quoted = i->STRING()->getText();
+    m.imports.push_back(
+        ast::Import{offsets_.range(i), quoted.substr(1, quoted.size() - 2), offsets_.range(i->STRING()->getSymbol())});
+  }
   for (TyloParser::TopDeclContext* d : ctx->topDecl()) m.decls.push_back(decl(d));
   return m;
 }

@@ -37,7 +37,11 @@ class ErrorListener : public antlr4::BaseErrorListener {
         diags_.report(kSyntax, range, fmt::format("unexpected character '{}'", printable(text)));
       return;
     }
-    diags_.report(kSyntax, offsets_.range(offending), rewrite(msg));
+    std::string text = rewrite(msg);
+    // Imports open the file: say so rather than list what could come instead.
+    if (offending && offending->getType() == TyloLexer::IMPORT && text.rfind("unexpected 'import'", 0) == 0)
+      text = "unexpected 'import': imports come before every other declaration of the file";
+    diags_.report(kSyntax, offsets_.range(offending), text);
   }
 
  private:
@@ -143,7 +147,8 @@ bool checkLimits(FileId file, DiagnosticEngine& diags) {
   return true;
 }
 
-bool checkNesting(ParseSession& s, FileId file, DiagnosticEngine& diags) {
+// False when the tokens of this file alone (errors past `errorsBefore`) have problems.
+bool checkNesting(ParseSession& s, FileId file, DiagnosticEngine& diags, size_t errorsBefore) {
   s.tokens.fill();
   int depth = 0;
   int prefixRun = 0;
@@ -166,27 +171,30 @@ bool checkNesting(ParseSession& s, FileId file, DiagnosticEngine& diags) {
     }
   }
   (void)file;
-  return !diags.hasErrors();
+  return diags.errorCount() == errorsBefore;
 }
 
 }  // namespace
 
 std::optional<ast::Module> parseModule(FileId file, DiagnosticEngine& diags) {
+  // Other files (imports) may have reported errors already: only this file's count.
+  const size_t errorsBefore = diags.errorCount();
   if (!checkLimits(file, diags)) return std::nullopt;
   ParseSession s(file, diags);
-  if (!checkNesting(s, file, diags)) return std::nullopt;
+  if (!checkNesting(s, file, diags, errorsBefore)) return std::nullopt;
   TyloParser::FileContext* tree = s.parser.file();
-  if (diags.hasErrors()) return std::nullopt;
+  if (diags.errorCount() > errorsBefore) return std::nullopt;
   AstBuilder builder(s.offsets, diags);
   ast::Module module = builder.module(tree, file);
-  if (diags.hasErrors()) return std::nullopt;
+  if (diags.errorCount() > errorsBefore) return std::nullopt;
   return module;
 }
 
 ast::ExprPtr parseLayoutExpr(FileId file, DiagnosticEngine& diags) {
+  const size_t errorsBefore = diags.errorCount();
   if (!checkLimits(file, diags)) return nullptr;
   ParseSession s(file, diags);
-  if (!checkNesting(s, file, diags)) return nullptr;
+  if (!checkNesting(s, file, diags, errorsBefore)) return nullptr;
   TyloParser::LayoutOnlyContext* tree = s.parser.layoutOnly();
   if (diags.hasErrors()) return nullptr;
   AstBuilder builder(s.offsets, diags);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <set>
+#include <stdexcept>
 
 #include "frontend/AstPrint.h"
 #include "frontend/CommonDiags.h"
@@ -437,6 +438,7 @@ std::optional<tile::Kernel> KernelSema::run(std::string name) {
 
 std::optional<tile::Module> analyze(const ast::Module& module, DiagnosticEngine& diags, const SemaOptions& options) {
   sema::ModuleEnv env;
+  if (!module.imports.empty()) throw std::logic_error("sema: imports must be resolved first (frontend/Imports.h)");
   tile::Module out;
   out.sourceName = module.file == kNoFile ? "" : diags.sources().file(module.file).name;
   ConstEvaluator eval(

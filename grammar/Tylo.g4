@@ -8,10 +8,12 @@ grammar Tylo;
 
 // ---- Entry points --------------------------------------------------------------
 
-file        : topDecl* EOF ;
+file        : importDecl* topDecl* EOF ;
 layoutOnly  : expr EOF ;                       // the argument of `tyloc layout`
 
 // ---- Declarations --------------------------------------------------------------
+
+importDecl  : IMPORT STRING ';' ;                  // another file's constants and layouts
 
 topDecl
     : CONST IDENT '=' expr ';'                                            # constDecl
@@ -93,6 +95,7 @@ argName  : IDENT | LAYOUT | ALIGN | LAUNCH ;
 
 // ---- Tokens --------------------------------------------------------------------
 
+IMPORT   : 'import' ;
 CONST    : 'const' ;
 LAYOUT   : 'layout' ;
 KERNEL   : 'kernel' ;
@@ -113,6 +116,8 @@ FLOAT
     | '.' DIGITS EXPONENT?
     | DIGITS EXPONENT
     ;
+STRING : '"' ~["\r\n]* '"' ;                 // a path; no escapes
+
 INT : DIGITS | '0' [xX] [0-9a-fA-F] ('_'? [0-9a-fA-F])* ;
 
 fragment DIGITS   : [0-9] ('_'? [0-9])* ;

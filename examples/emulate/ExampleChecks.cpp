@@ -22,7 +22,7 @@ bool compile(const std::string& path, Example& ex) {
   }
   FileId file = ex.sources.add(path, std::move(*text));
   DiagnosticEngine diags(ex.sources);
-  ex.module = driver::compileToThreadIR(file, diags);
+  ex.module = driver::compileToThreadIR(ex.sources, file, diags);
   std::ostringstream os;
   diags.renderText(os);
   ex.diagnostics = os.str();

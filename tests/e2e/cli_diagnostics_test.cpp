@@ -520,3 +520,38 @@ TEST_CASE("tyloc layout reports shape-mismatch coord-out-of-range not-memory-lay
   }
   CHECK(dir.entries().empty());
 }
+
+TEST_CASE("imports: too deep a chain, a file importing itself, a device, and one file by two spellings") {
+  TempDir dir;
+  SECTION("a chain of 40 files stops at 32 levels") {
+    for (int i = 0; i < 40; ++i)
+      dir.write("f" + std::to_string(i) + ".tyl", "import \"f" + std::to_string(i + 1) + ".tyl\";\n");
+    dir.write("f40.tyl", "const X = 1;\n");
+    auto r = tyloc({"check", dir.file("f0.tyl")});
+    INFO(r.err);
+    CHECK(r.exitCode == 1);
+    CHECK(r.err.find("imports nest deeper than 32 or read more than 256 files [input-limit]") != std::string::npos);
+  }
+  SECTION("a file that imports itself") {
+    dir.write("self.tyl", "import \"self.tyl\";\nconst X = 1;\n");
+    auto r = tyloc({"check", dir.file("self.tyl")});
+    INFO(r.err);
+    CHECK(r.exitCode == 1);
+    CHECK(r.err.find("imports itself") != std::string::npos);
+  }
+  SECTION("a device is refused without reading it") {
+    dir.write("dev.tyl", "import \"/dev/zero\";\n");
+    auto r = tyloc({"check", dir.file("dev.tyl")});
+    INFO(r.err);
+    CHECK(r.exitCode == 1);
+    CHECK(r.err.find("'/dev/zero' is not a regular file [import]") != std::string::npos);
+  }
+  SECTION("one file imported by two spellings is read once") {
+    fs::create_directories(dir.path / "sub");
+    dir.write("sub/c.tyl", "const C = 3;\n");
+    dir.write("two.tyl", "import \"sub/c.tyl\";\nimport \"./sub/../sub/c.tyl\";\nconst D = C;\n");
+    auto r = tyloc({"check", dir.file("two.tyl")});
+    INFO(r.err);
+    CHECK(r.exitCode == 0);
+  }
+}

@@ -170,6 +170,32 @@ TEST_CASE("depfile names the outputs and the tyl source") {
   CHECK(prerequisites.find(kAddOne) != std::string::npos);
 }
 
+TEST_CASE("depfile names the files the tyl source imports, and an edit to one is seen") {
+  const fs::path dir = scratch("depfile_imports");
+  fs::create_directories(dir / "shared");
+  std::ofstream(dir / "shared" / "tile.tyl") << "const N = 32;\n";
+  std::ofstream(dir / "k.tyl") << "import \"shared/tile.tyl\";\n"
+                                  "kernel k(A: global f32[N] align 16) launch(grid = 1, block = N) {\n"
+                                  "    let x = alloc_local(f32[N], layout = S[N : 1@tx]);\n"
+                                  "    copy(x, A);\n"
+                                  "    copy(A, x * 2.0);\n"
+                                  "}\n";
+  auto compile = [&] {
+    auto r = run({TYLOC_PATH, (dir / "k.tyl").string(), "-o", (dir / "k.cu").string(), "--depfile",
+                  (dir / "k.d").string()});
+    INFO(r.err);
+    REQUIRE(r.exitCode == 0);
+    return readFile((dir / "k.cu").string());
+  };
+  const std::string first = compile();
+  const std::string dep = readFile((dir / "k.d").string());
+  INFO(dep);
+  CHECK(dep.find((dir / "shared" / "tile.tyl").string()) != std::string::npos);
+  CHECK(first.find("__launch_bounds__(32)") != std::string::npos);
+  std::ofstream(dir / "shared" / "tile.tyl") << "const N = 64;\n";
+  CHECK(compile().find("__launch_bounds__(64)") != std::string::npos);
+}
+
 namespace {
 
 // A kernel whose fragment is named like the lowering's temporaries (tmp0), written to `dir`.

@@ -31,7 +31,7 @@ std::unique_ptr<Compiled> compile(const std::string& name) {
   REQUIRE(text);
   FileId file = c->sources.add(name, std::move(*text));
   DiagnosticEngine diags(c->sources);
-  c->module = driver::compileToThreadIR(file, diags);
+  c->module = driver::compileToThreadIR(c->sources, file, diags);
   std::ostringstream os;
   diags.renderText(os);
   INFO(os.str());

@@ -54,7 +54,7 @@ std::unique_ptr<Compiled> compileText(const std::string& name, std::string text)
   auto c = std::make_unique<Compiled>();
   FileId file = c->sources.add(name, std::move(text));
   DiagnosticEngine diags(c->sources);
-  c->module = driver::compileToThreadIR(file, diags);
+  c->module = driver::compileToThreadIR(c->sources, file, diags);
   std::ostringstream os;
   diags.renderText(os);
   INFO(os.str());

@@ -75,17 +75,29 @@ struct TempDir {
 
 // ---- What tyloc printed ------------------------------------------------------------
 
-// The diagnostic lines of a text rendering, as CHECK lines: the file name dropped, the
-// source excerpts (`   12 | ...` and the caret line) skipped.
+// The folder of the test file, with its trailing separator: diagnostics in files it imports,
+// and paths in messages, are checked relative to it (`imports/cycle_a.tyl:1:8: error: ...`).
+std::string folderOf(const std::string& path) { return fs::path(path).parent_path().string() + "/"; }
+
+std::string relativeTo(std::string line, const std::string& folder) {
+  for (size_t at = line.find(folder); at != std::string::npos; at = line.find(folder, at))
+    line.erase(at, folder.size());
+  return line;
+}
+
+// The diagnostic lines of a text rendering, as CHECK lines: the file name dropped (other
+// files' names made relative to the test's folder), the source excerpts (`   12 | ...` and
+// the caret line) skipped.
 std::vector<std::string> textLines(const std::string& err, const std::string& path) {
   static const std::regex excerpt(R"(^ *[0-9]* \| )");
   std::vector<std::string> out;
   std::string prefix = path + ":";
+  std::string folder = folderOf(path);
   for (const std::string& line : splitLines(err)) {
     if (line.rfind(prefix, 0) == 0)
-      out.push_back(line.substr(prefix.size()));
+      out.push_back(relativeTo(line.substr(prefix.size()), folder));
     else if (!std::regex_search(line, excerpt))
-      out.push_back(line);
+      out.push_back(relativeTo(line, folder));
   }
   return out;
 }
@@ -107,8 +119,14 @@ std::vector<std::string> jsonLines(const std::string& err, const std::string& pa
     if (loc.is_null()) return "tyloc: ";
     for (const char* key : {"line", "column", "end_line", "end_column"})
       if (!loc.contains(key) || !loc[key].is_number_integer()) return std::nullopt;
-    if (!loc.contains("file") || loc["file"] != path) return std::nullopt;
-    return std::to_string(loc["line"].get<int>()) + ":" + std::to_string(loc["column"].get<int>()) + ": ";
+    if (!loc.contains("file") || !loc["file"].is_string()) return std::nullopt;
+    const std::string file = loc["file"], folder = folderOf(path);
+    std::string name;
+    if (file != path) {
+      if (file.rfind(folder, 0) != 0) return std::nullopt;
+      name = file.substr(folder.size()) + ":";
+    }
+    return name + std::to_string(loc["line"].get<int>()) + ":" + std::to_string(loc["column"].get<int>()) + ": ";
   };
   if (!doc.is_object() || !doc.contains("diagnostics") || !doc["diagnostics"].is_array() ||
       !doc.contains("errors") || !doc.contains("warnings")) {
@@ -126,14 +144,15 @@ std::vector<std::string> jsonLines(const std::string& err, const std::string& pa
     std::string severity = d["severity"];
     errors += severity == "error";
     warnings += severity == "warning";
-    out.push_back(*at + severity + ": " + d["message"].get<std::string>() + " [" + d["id"].get<std::string>() + "]");
+    out.push_back(*at + severity + ": " + relativeTo(d["message"].get<std::string>(), folderOf(path)) + " [" +
+                  d["id"].get<std::string>() + "]");
     for (const json& n : d["notes"]) {
       std::optional<std::string> nat = n.contains("location") ? where(n["location"]) : std::nullopt;
       if (!nat || !n.contains("message")) {
         problem = "a JSON note lacks its message or location: " + n.dump();
         return out;
       }
-      out.push_back(*nat + "note: " + n["message"].get<std::string>());
+      out.push_back(*nat + "note: " + relativeTo(n["message"].get<std::string>(), folderOf(path)));
     }
   }
   if (doc["errors"] != errors + dropped || doc["warnings"] != warnings)
@@ -326,8 +345,16 @@ int updateFile(const Options& o, const std::string& path) {
     return 0;
   }
   std::string stripped = withoutChecks(text);
-  TempDir dir;
-  std::string scratch = (dir.path / fs::path(path).filename()).string();
+  // The scratch copy sits beside the file (hidden, removed afterwards), so that the files it
+  // imports are found where the file itself finds them.
+  std::string scratch = (fs::path(path).parent_path() / (".update." + fs::path(path).filename().string())).string();
+  struct Remove {
+    std::string path;
+    ~Remove() {
+      std::error_code ec;
+      fs::remove(path, ec);
+    }
+  } removeScratch{scratch};
   std::string current = text;
   // Rewriting moves the CHECK lines to the end, which may move what a diagnostic points
   // at (the end of the input); repeat until the file describes itself.

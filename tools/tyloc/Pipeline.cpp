@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "frontend/AstPrint.h"
+#include "frontend/Imports.h"
 #include "frontend/Parse.h"
 #include "frontend/Sema.h"
 #include "ir/lower/Lower.h"
@@ -53,9 +54,9 @@ std::optional<FileId> loadInput(SourceManager& sources, const std::string& path)
   return sources.add(path, std::move(*text));
 }
 
-std::optional<tir::Module> compileToThreadIR(FileId file, DiagnosticEngine& diags) {
+std::optional<tir::Module> compileToThreadIR(SourceManager& sources, FileId file, DiagnosticEngine& diags) {
   std::optional<ast::Module> ast = parseModule(file, diags);
-  if (!ast) return std::nullopt;
+  if (!ast || !resolveImports(*ast, diags, fileImportLoader(sources))) return std::nullopt;
   std::optional<tile::Module> tileIR = analyze(*ast, diags);
   if (!tileIR) return std::nullopt;
   std::optional<tir::Module> threadIR = lower::lower(*tileIR, diags);
@@ -109,6 +110,8 @@ int compile(const CompileOptions& o) {
   std::optional<ast::Module> ast = parseModule(file, diags);
   if (!ast) return finish(kExitUserError);
   if (o.emit == Stage::Ast) return finish(deliver(o, printAst(*ast, sources)));
+  std::vector<std::string> imported;
+  if (!resolveImports(*ast, diags, fileImportLoader(sources), &imported)) return finish(kExitUserError);
 
   std::optional<tile::Module> tileIR = analyze(*ast, diags, SemaOptions{o.instantiate});
   if (!tileIR) return finish(kExitUserError);
@@ -146,7 +149,9 @@ int compile(const CompileOptions& o) {
     };
     std::string dep = escape(target);
     if (!o.header.empty()) dep += " " + escape(o.header);
-    dep += ": " + escape(o.input) + "\n";
+    dep += ": " + escape(o.input);
+    for (const std::string& f : imported) dep += " " + escape(f);
+    dep += "\n";
     files.add(o.depfile, dep);
   }
   if (std::string err = files.commit(); !err.empty()) {

@@ -42,8 +42,9 @@ struct CompileOptions {
 
 int compile(const CompileOptions& options);
 
-// For tests and `tyloc run`: the thread IR of a .tyl file, or nullopt with diagnostics.
-std::optional<tir::Module> compileToThreadIR(FileId file, DiagnosticEngine& diags);
+// For tests and `tyloc run`: the thread IR of a .tyl file (read into `sources`, which also
+// receives the files it imports), or nullopt with diagnostics.
+std::optional<tir::Module> compileToThreadIR(SourceManager& sources, FileId file, DiagnosticEngine& diags);
 
 // Reads a whole file; nullopt (with `error` set) when it cannot.
 std::optional<std::string> readFile(const std::string& path, std::string& error);

@@ -112,7 +112,7 @@ int runKernel(const RunOptions& o) {
     else
       diags.renderText(std::cerr);
   };
-  std::optional<tir::Module> module = compileToThreadIR(*file, diags);
+  std::optional<tir::Module> module = compileToThreadIR(sources, *file, diags);
   if (!module) {
     render();
     return kExitUserError;
