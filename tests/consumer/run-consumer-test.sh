@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs a tylo build into a fresh prefix, then configures and builds tests/consumer/project
-# against it with find_package(Tylo), as a user would. The test "gpu.consumer" then runs
+# against it with find_package(Tylo), as a user would, and checks that an edit to a file the
+# kernel imports regenerates its code. The test "gpu.consumer" then runs
 # <work dir>/build/consumer.
 #   run-consumer-test.sh <tylo build dir> <work dir> <nvcc> <CUDA architectures, comma-separated>
 set -euo pipefail
@@ -29,3 +30,17 @@ grep -q "$WORK/prefix/bin/tyloc" "$WORK/build/build.ninja" ||
   { echo "the consumer did not run the installed tyloc"; exit 1; }
 [ -x "$WORK/build/consumer" ] || { echo "no consumer executable"; exit 1; }
 echo "the consumer builds against the installed package"
+
+# An edit to a file the kernel imports regenerates its code (tyloc's depfile names it). The
+# project's own files are copied so that touching one leaves the source tree alone.
+cp -r "$HERE/project" "$WORK/project"
+cmake -S "$WORK/project" -B "$WORK/build-copy" -G Ninja -DCMAKE_PREFIX_PATH="$WORK/prefix" \
+      -DCMAKE_CUDA_COMPILER="$NVCC" -DCMAKE_CUDA_ARCHITECTURES="${ARCHS//,/;}" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$WORK/build-copy" >/dev/null
+ninja -C "$WORK/build-copy" -n >"$WORK/plan-unchanged.txt"
+if grep -q "tyloc" "$WORK/plan-unchanged.txt"; then echo "tyloc would run again with nothing changed"; exit 1; fi
+touch "$WORK/project/tile.tyl"
+ninja -C "$WORK/build-copy" -n >"$WORK/plan-touched.txt"
+grep -q "tyloc scale.tyl" "$WORK/plan-touched.txt" ||
+  { echo "touching tile.tyl (imported by scale.tyl) does not regenerate scale.cu"; cat "$WORK/plan-touched.txt"; exit 1; }
+echo "an edit to an imported file regenerates the code"
