@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <climits>
 #include <stdexcept>
 
 #include "backend/emu/Block.h"
@@ -132,6 +133,42 @@ RunResult run(const tir::Kernel& kernel, const std::vector<Arg>& args, std::vect
   result.stats = ctx.stats;
   result.findings = ctx.findings.take();
   return result;
+}
+
+std::optional<int64_t> hostValue(const tir::ExprRef& e, const std::vector<Arg>& args) {
+  using tir::BinOp;
+  switch (e->kind) {
+    case tir::ExprKind::IntConst: return e->i;
+    case tir::ExprKind::ParamRef:
+      if (e->i < 0 || static_cast<size_t>(e->i) >= args.size() || args[static_cast<size_t>(e->i)].kind != Arg::Kind::Int)
+        return std::nullopt;
+      return args[static_cast<size_t>(e->i)].i;
+    case tir::ExprKind::Cast: return hostValue(e->args[0], args);
+    case tir::ExprKind::Binary: {
+      std::optional<int64_t> a = hostValue(e->args[0], args), b = hostValue(e->args[1], args);
+      if (!a || !b) return std::nullopt;
+      int64_t r = 0;
+      switch (e->bin) {
+        case BinOp::Add: return __builtin_add_overflow(*a, *b, &r) ? std::nullopt : std::optional(r);
+        case BinOp::Sub: return __builtin_sub_overflow(*a, *b, &r) ? std::nullopt : std::optional(r);
+        case BinOp::Mul: return __builtin_mul_overflow(*a, *b, &r) ? std::nullopt : std::optional(r);
+        case BinOp::Div:
+        case BinOp::Rem:
+          if (*b == 0 || (*b == -1 && *a == INT64_MIN)) return std::nullopt;
+          return e->bin == BinOp::Div ? *a / *b : *a % *b;
+        case BinOp::Min: return std::min(*a, *b);
+        case BinOp::Max: return std::max(*a, *b);
+        case BinOp::Shl:
+          if (*b < 0 || *b > 62 || *a < 0 || *a > (INT64_MAX >> *b)) return std::nullopt;
+          return *a << *b;
+        case BinOp::Shr:
+          if (*b < 0 || *b > 63) return std::nullopt;
+          return *a >> *b;
+        default: return std::nullopt;
+      }
+    }
+    default: return std::nullopt;
+  }
 }
 
 }  // namespace tyl::emu

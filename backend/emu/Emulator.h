@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "backend/emu/Findings.h"
@@ -42,6 +43,11 @@ struct RunResult {
 
   bool ok() const { return completed && findings.empty(); }
 };
+
+// A tensor parameter's extent or stride (tir::Param::shape, ::strides), computed from the
+// scalar arguments (`args` has one Arg per parameter) as a host would; nullopt when it uses
+// anything else, divides by zero or leaves 64 bits.
+std::optional<int64_t> hostValue(const tir::ExprRef& e, const std::vector<Arg>& args);
 
 // Launches `kernel` with one Arg per kernel parameter (pointers index `buffers`, which the
 // kernel reads and writes in place). Kernel bugs and refused launches come back as findings;

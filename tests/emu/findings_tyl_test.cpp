@@ -236,6 +236,10 @@ TEST_CASE("tyloc run misuse is one clear line and exit 2") {
            {"run", file, "--kernel", "add_one_n", "--set", "n=4", "--set", "m=2"},
            {"run", file, "--kernel", "add_one", "--input", "A=/nonexistent.npy"},
            {"run", file, "--kernel", "add_one_n", "--set", "n=-5"},
+           {"run", file, "--kernel", "add_one_n", "--set", "n=9223372036854775807"},
+           {"run", kernelPath("tests/emu/kernels/huge_tensor.tyl"), "--kernel", "square", "--set", "n=4294967296"},
+           {"run", kernelPath("tests/emu/kernels/huge_tensor.tyl"), "--kernel", "doubled",
+            "--set", "n=4611686018427387904"},
            {"run", file}}) {
     auto r = tyloc(args);
     INFO(args.back() << "\n" << r.err);

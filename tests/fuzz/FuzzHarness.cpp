@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "backend/cuda/EmitCuda.h"
+#include "backend/emu/Emulator.h"
 #include "backend/svg/LayoutSvg.h"
 #include "frontend/AstPrint.h"
 #include "frontend/ConstEval.h"
@@ -88,6 +89,47 @@ Result judge(const SourceManager& sm, size_t files, const DiagnosticEngine& diag
 
 }  // namespace
 
+namespace {
+
+// Runs every kernel on the emulator, as `tyloc run` would, with small scalars (integers 3,
+// floats 1.5, booleans true) and random tensors. What the kernel does wrong becomes
+// findings, which are fine; an exception or a crash is a bug. Kernels with tensors of more
+// than 2^16 elements are skipped, and a budget of warp instructions keeps each run short.
+void emulateKernels(const tir::Module& m) {
+  emu::Options options;
+  options.maxWarpInstructions = 100000;
+  options.maxFindings = 4;
+  for (const tir::Kernel& k : m.kernels) {
+    std::vector<emu::Arg> args(k.params.size());
+    for (size_t i = 0; i < k.params.size(); ++i) {
+      const tir::Param& p = k.params[i];
+      if (!p.isPointer)
+        args[i] = tir::isFloat(p.type) ? emu::Arg::real(1.5) : emu::Arg::integer(p.type == tir::Type::Pred ? 1 : 3);
+    }
+    std::vector<emu::Buffer> buffers;
+    bool runnable = true;
+    for (size_t i = 0; i < k.params.size() && runnable; ++i) {
+      const tir::Param& p = k.params[i];
+      if (!p.isPointer) continue;
+      int64_t span = 1;
+      for (size_t d = 0; d < p.shape.size() && runnable; ++d) {
+        std::optional<int64_t> extent = emu::hostValue(p.shape[d], args), stride = emu::hostValue(p.strides[d], args);
+        runnable = extent && stride && *extent >= 0 && *extent <= (1 << 16) && *stride >= 0 && *stride <= (1 << 16);
+        if (runnable) span = *extent == 0 ? 0 : std::min<int64_t>(span + (*extent - 1) * *stride, int64_t{1} << 20);
+      }
+      runnable = runnable && span <= (1 << 16);
+      if (!runnable) break;
+      emu::Buffer b = emu::makeBuffer(p.type, span);
+      emu::fillRandom(b, p.type, 7 + i);
+      args[i] = emu::Arg::pointer(static_cast<int>(buffers.size()));
+      buffers.push_back(std::move(b));
+    }
+    if (runnable) (void)emu::run(k, args, buffers, options);
+  }
+}
+
+}  // namespace
+
 Result compileSource(std::string_view text, const CompileKnobs& knobs) {
   SourceManager sources;
   FileId file = sources.add("fuzz.tyl", std::string(text));
@@ -135,6 +177,7 @@ Result compileSource(std::string_view text, const CompileKnobs& knobs) {
   eo.lineOf = [&](SourceRange r) { return r.valid() ? sources.lineCol(r.begin).line : 0u; };
   cuda::EmitResult out = cuda::emit(*threadIR, eo);
   (void)out;
+  if (knobs.emulate) emulateKernels(*threadIR);
   return finish(false, "emit");
 }
 
@@ -303,6 +346,7 @@ Result runFuzzInput(const uint8_t* data, size_t size) {
   k.sm90a = mode & 4;
   k.noLine = mode & 8;
   k.jsonDiagnostics = mode & 16;
+  k.emulate = mode & 32;
   return compileSource(payload, k);
 }
 

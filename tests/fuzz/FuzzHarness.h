@@ -38,6 +38,7 @@ struct CompileKnobs {
   bool sm90a = false;             // --arch sm_90a instead of sm_80
   bool noLine = false;            // --no-line
   bool jsonDiagnostics = false;   // --diagnostics-format json
+  bool emulate = false;           // also run every kernel on the emulator (as `tyloc run` would)
 };
 
 // parse -> analyze -> lower -> emit (CUDA text), as driver::compile does, but in memory.
@@ -63,7 +64,7 @@ Result layoutCommand(const LayoutRequest& request);
 //               `highlight SPEC` (what the command-line flags would carry)
 //   anything else: a .tyl source follows; the byte's low bits choose CompileKnobs
 //               (bit 0 dumpStages, bit 1 werrorAndRemarks, bit 2 sm90a, bit 3 noLine,
-//               bit 4 jsonDiagnostics)
+//               bit 4 jsonDiagnostics, bit 5 emulate)
 Result runFuzzInput(const uint8_t* data, size_t size);
 LayoutRequest parseLayoutRequest(std::string_view payload);
 

@@ -3,8 +3,8 @@
 
 Inputs are in fuzz_compile's format (FuzzHarness.h): a mode byte, then the payload.
   - every .tyl of examples/, tests/file/, tests/consumer/ and tests/fuzz/seeds/, with default
-    options ('@') and with every option on ('_': stages dumped, -Werror, remarks, sm_90a,
-    --no-line, JSON diagnostics)
+    options ('@'), with every compile option on ('_': stages dumped, -Werror, remarks, sm_90a,
+    --no-line, JSON diagnostics), and run on the emulator (' ')
   - every layout expression of tests/fuzz/seeds/layouts.txt and the quoted layouts of the
     unit and CLI tests and docs, alone, with --json --apply, and as a picture with banks
   - the saved regression inputs, except the known-open ones
@@ -40,6 +40,7 @@ for path in sources:
     text = path.read_bytes()
     emit(b"@" + text)
     emit(b"_" + text)
+    emit(b" " + text)
 
 layouts = set()
 for line in (root / "tests/fuzz/seeds/layouts.txt").read_text().splitlines():

@@ -32,30 +32,8 @@ struct Misuse {
 
 // Evaluates a shape or stride expression of scalar parameters on the host.
 int64_t evalHost(const tir::ExprRef& e, const std::vector<emu::Arg>& args) {
-  using tir::BinOp;
-  switch (e->kind) {
-    case tir::ExprKind::IntConst: return e->i;
-    case tir::ExprKind::ParamRef: return args.at(static_cast<size_t>(e->i)).i;
-    case tir::ExprKind::Cast: return evalHost(e->args[0], args);
-    case tir::ExprKind::Binary: {
-      int64_t a = evalHost(e->args[0], args), b = evalHost(e->args[1], args);
-      switch (e->bin) {
-        case BinOp::Add: return a + b;
-        case BinOp::Sub: return a - b;
-        case BinOp::Mul: return a * b;
-        case BinOp::Div: return b == 0 ? 0 : a / b;
-        case BinOp::Rem: return b == 0 ? 0 : a % b;
-        case BinOp::Min: return std::min(a, b);
-        case BinOp::Max: return std::max(a, b);
-        case BinOp::Shl: return a << b;
-        case BinOp::Shr: return a >> b;
-        default: break;
-      }
-      break;
-    }
-    default: break;
-  }
-  throw Misuse{"a tensor's shape depends on something other than scalar parameters"};
+  if (std::optional<int64_t> v = emu::hostValue(e, args)) return *v;
+  throw Misuse{"a tensor's shape or stride cannot be computed from these scalar values (it leaves 64 bits)"};
 }
 
 // Parses one scalar value for a parameter of `type`.
@@ -180,12 +158,17 @@ int runKernel(const RunOptions& o) {
         if (info.shape.back() < 0)
           throw Misuse{fmt::format("tensor '{}' would have a negative dimension ({})", p.name, info.shape.back())};
         empty |= info.shape.back() == 0;
-        span += (info.shape.back() - 1) * info.strides.back();
+        int64_t reach = 0;
+        if (info.shape.back() > 0 &&
+            (__builtin_mul_overflow(info.shape.back() - 1, info.strides.back(), &reach) ||
+             __builtin_add_overflow(span, reach, &span)))
+          span = INT64_MAX;  // past any limit
       }
       if (empty) span = 0;
       constexpr int64_t kMaxElements = int64_t{1} << 28;
       if (span > kMaxElements)
-        throw Misuse{fmt::format("tensor '{}' would need {} elements; the emulator allocates at most {}", p.name, span,
+        throw Misuse{fmt::format("tensor '{}' would need {} elements; the emulator allocates at most {}", p.name,
+                                 span == INT64_MAX ? std::string("more than 2^63") : std::to_string(span),
                                  kMaxElements)};
       emu::Buffer b = emu::makeBuffer(p.type, span);
       auto npy = npyInputs.find(p.name);
