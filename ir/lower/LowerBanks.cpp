@@ -82,4 +82,54 @@ void KernelLowering::checkSharedBanks(SourceRange loc, const char* instr, const 
   });
 }
 
+void KernelLowering::checkFragmentBanks(SourceRange loc, const char* instr, const tile::View& v, const FragmentMap& fm,
+                                        int w, bool store) {
+  const tile::Tensor& t = tk_.tensors[v.tensor];
+  if (!t.layout || t.space != tile::MemSpace::Shared) return;
+  const int eb = tile::dtypeBytes(t.dtype);
+  // Each thread's base coordinate, and whether it takes part (owners; for stores, the
+  // first replica only); unknown at compile time: nothing to say.
+  std::vector<ThreadPoint> threads = threadPoints();
+  std::vector<std::vector<int64_t>> base(threads.size());
+  std::vector<bool> active(threads.size(), true);
+  for (size_t i = 0; i < threads.size(); ++i) {
+    for (const tir::ExprRef& b : fm.base) {
+      std::optional<int64_t> x = evalAtThread(b, threads[i]);
+      if (!x) return;
+      base[i].push_back(*x);
+    }
+    for (const tir::ExprRef& guard : {fm.owns, store ? fm.primary : tir::ExprRef{}}) {
+      if (!guard) continue;
+      std::optional<int64_t> on = evalAtThread(guard, threads[i]);
+      if (!on) return;
+      active[i] = active[i] && *on != 0;
+    }
+  }
+  reportBankConflicts(loc, instr, t, [&](const layout::Layout& l) {
+    tile::Tensor probe = t;
+    probe.layout = l;
+    MemoryRuns runs(probe, v);
+    std::vector<WarpAccess> out;
+    for (size_t i = 0; i < fm.slots.size(); i += static_cast<size_t>(w)) {
+      for (size_t warp = 0; warp * 32 < threads.size(); ++warp) {
+        WarpAccess a;
+        a.width = w * eb;
+        for (size_t lane = 0; lane < 32; ++lane) {
+          size_t thread = warp * 32 + lane;
+          if (thread >= threads.size() || !active[thread]) {
+            a.bytes.push_back(std::nullopt);
+            continue;
+          }
+          std::vector<int64_t> c = base[thread];
+          for (size_t d = 0; d < c.size(); ++d) c[d] += fm.slots[i].offset[d];
+          std::optional<int64_t> m = runs.staticOffset(c);
+          a.bytes.push_back(m ? std::optional<int64_t>(*m * eb) : std::nullopt);
+        }
+        out.push_back(std::move(a));
+      }
+    }
+    return out;
+  });
+}
+
 }  // namespace tyl::lower

@@ -192,6 +192,7 @@ void KernelLowering::copyFragmentMemory(SourceRange loc, const tile::Copy& c, bo
   }
   int w = chooseVectorWidth(mem, *fm, why);
   diags_.report(kCopyVector, loc, "copy: " + vectorRemark(w, t, why));
+  checkFragmentBanks(loc, toMemory ? "st.shared" : "ld.shared", mem, *fm, w, toMemory);
 
   // The registers that are stored: the fragment itself, or its arithmetic evaluated into
   // a temporary of the memory's element type, a group of slots at a time, each group just

@@ -75,6 +75,7 @@ std::vector<KernelLowering::MemoryOperand> KernelLowering::memoryOperands(Source
       WidthReasons why;
       int w = chooseVectorWidth(f->memory, fm, why);
       diags_.report(kCopyVector, loc, fmt::format("read of '{}': {}", t.name, vectorRemark(w, t, why)));
+      checkFragmentBanks(loc, "ld.shared", f->memory, fm, w, false);
       uint32_t regs = tir::addArray(k_, fmt::format("tmp{}", temps_++), tile::toTir(t.dtype), slots);
       operandRegs_[f.get()] = regs;
       ops.push_back(MemoryOperand{f.get(), regs, w});

@@ -127,6 +127,10 @@ class KernelLowering {
                            const std::function<std::vector<WarpAccess>(const layout::Layout&)>& accesses);
   void checkSharedBanks(SourceRange loc, const char* instr, const tile::Tensor& t, const tile::View& v,
                         const std::vector<int64_t>& shape, int64_t w, int64_t vectors);
+  // The accesses of a fragment copy (or memory operand) in vectors of `w` elements, each
+  // thread its own slots (a store: the first replica only).
+  void checkFragmentBanks(SourceRange loc, const char* instr, const tile::View& v, const FragmentMap& fm, int w,
+                          bool store);
 
   // LowerMma.cpp
   void mma(SourceRange loc, const tile::Mma& op);
