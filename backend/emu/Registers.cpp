@@ -92,21 +92,23 @@ Mask RegisterFile::defined(const tir::Reg& reg) const { return defined_[element(
 
 void RegisterFile::undefine(const tir::Reg& reg, Mask lanes) { defined_[element(reg)] &= ~lanes; }
 
-Mask RegisterFile::definedWord(const tir::Reg& reg) const {
+std::pair<uint32_t, uint32_t> RegisterFile::wordElements(const tir::Reg& reg) const {
   (void)wordSlot(reg);  // range checks
-  if (reg.isVar || tir::typeBytes(type(reg)) != 2) return defined(reg);
+  if (reg.isVar || tir::typeBytes(type(reg)) != 2) return {element(reg), 1};
   const uint32_t first = layout_.arrayElementBase[reg.id] + static_cast<uint32_t>(2 * reg.index);
-  Mask m = defined_[first];
-  if (2 * reg.index + 1 < kernel_.arrays[reg.id].count) m &= defined_[first + 1];
+  return {first, 2 * reg.index + 1 < kernel_.arrays[reg.id].count ? 2u : 1u};
+}
+
+Mask RegisterFile::definedWord(const tir::Reg& reg) const {
+  auto [first, count] = wordElements(reg);
+  Mask m = kFullMask;
+  for (uint32_t e = first; e < first + count; ++e) m &= defined_[e];
   return m;
 }
 
 void RegisterFile::undefineWord(const tir::Reg& reg, Mask lanes) {
-  (void)wordSlot(reg);
-  if (reg.isVar || tir::typeBytes(type(reg)) != 2) return undefine(reg, lanes);
-  const uint32_t first = layout_.arrayElementBase[reg.id] + static_cast<uint32_t>(2 * reg.index);
-  defined_[first] &= ~lanes;
-  if (2 * reg.index + 1 < kernel_.arrays[reg.id].count) defined_[first + 1] &= ~lanes;
+  auto [first, count] = wordElements(reg);
+  for (uint32_t e = first; e < first + count; ++e) defined_[e] &= ~lanes;
 }
 
 void RegisterFile::writeLane(const tir::Reg& reg, int lane, uint64_t value) {
@@ -164,13 +166,8 @@ uint32_t RegisterFile::readWord(const tir::Reg& reg, int lane) const {
 
 void RegisterFile::writeWord(const tir::Reg& reg, int lane, uint32_t word) {
   tir::Type t = type(reg);
-  if (reg.isVar || tir::typeBytes(t) != 2) {
-    defined_[element(reg)] |= Mask{1} << lane;
-  } else {
-    const uint32_t first = layout_.arrayElementBase[reg.id] + static_cast<uint32_t>(2 * reg.index);
-    defined_[first] |= Mask{1} << lane;
-    if (2 * reg.index + 1 < kernel_.arrays[reg.id].count) defined_[first + 1] |= Mask{1} << lane;
-  }
+  auto [first, count] = wordElements(reg);
+  for (uint32_t e = first; e < first + count; ++e) defined_[e] |= Mask{1} << lane;
   uint64_t value = tir::typeBytes(t) == 2 ? word : canonical(t, word);
   values_[wordSlot(reg) * kWarpSize + lane] = value;
 }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "backend/emu/Values.h"
@@ -55,6 +56,8 @@ class RegisterFile {
   uint32_t slot(const tir::Reg& reg, int* shift) const;
   uint32_t wordSlot(const tir::Reg& reg) const;
   uint32_t element(const tir::Reg& reg) const;  // index into defined_
+  // The elements of an instruction operand word: [first, first + count) of defined_.
+  std::pair<uint32_t, uint32_t> wordElements(const tir::Reg& reg) const;
   void store(const tir::Reg& reg, int lane, uint64_t value);  // the value only
 
   const tir::Kernel& kernel_;

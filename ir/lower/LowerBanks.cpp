@@ -89,15 +89,11 @@ void KernelLowering::checkFragmentBanks(SourceRange loc, const char* instr, cons
   const int eb = tile::dtypeBytes(t.dtype);
   // Each thread's base coordinate, and whether it takes part (owners; for stores, the
   // first replica only); unknown at compile time: nothing to say.
-  std::vector<ThreadPoint> threads = threadPoints();
-  std::vector<std::vector<int64_t>> base(threads.size());
+  const std::vector<ThreadPoint> threads = threadPoints();
+  const std::optional<std::vector<std::vector<int64_t>>> base = threadCoords(fm);
+  if (!base) return;
   std::vector<bool> active(threads.size(), true);
   for (size_t i = 0; i < threads.size(); ++i) {
-    for (const tir::ExprRef& b : fm.base) {
-      std::optional<int64_t> x = evalAtThread(b, threads[i]);
-      if (!x) return;
-      base[i].push_back(*x);
-    }
     for (const tir::ExprRef& guard : {fm.owns, store ? fm.primary : tir::ExprRef{}}) {
       if (!guard) continue;
       std::optional<int64_t> on = evalAtThread(guard, threads[i]);
@@ -120,7 +116,7 @@ void KernelLowering::checkFragmentBanks(SourceRange loc, const char* instr, cons
             a.bytes.push_back(std::nullopt);
             continue;
           }
-          std::vector<int64_t> c = base[thread];
+          std::vector<int64_t> c = (*base)[thread];
           for (size_t d = 0; d < c.size(); ++d) c[d] += fm.slots[i].offset[d];
           std::optional<int64_t> m = runs.staticOffset(c);
           a.bytes.push_back(m ? std::optional<int64_t>(*m * eb) : std::nullopt);

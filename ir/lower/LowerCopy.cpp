@@ -32,6 +32,19 @@ std::vector<ThreadPoint> KernelLowering::threadPoints() const {
   return threads;
 }
 
+std::optional<std::vector<std::vector<int64_t>>> KernelLowering::threadCoords(const FragmentMap& fm) const {
+  std::vector<std::vector<int64_t>> coords;
+  for (const ThreadPoint& p : threadPoints()) {
+    std::vector<int64_t>& c = coords.emplace_back();
+    for (const tir::ExprRef& b : fm.base) {
+      std::optional<int64_t> x = evalAtThread(b, p);
+      if (!x) return std::nullopt;
+      c.push_back(*x);
+    }
+  }
+  return coords;
+}
+
 void KernelLowering::addStrideChecks(const tile::Tensor& t, const std::vector<std::pair<int, int64_t>>& conditions) {
   // Every vector of a copy adds the same few conditions: check each once.
   std::set<std::pair<int, int64_t>> unique(conditions.begin(), conditions.end());
@@ -76,7 +89,7 @@ int KernelLowering::chooseVectorWidth(const tile::View& mem, const FragmentMap& 
   int eb = tile::dtypeBytes(t.dtype);
   size_t rank = mem.rank();
   MemoryRuns runs(t, mem);
-  std::vector<ThreadPoint> threads = threadPoints();
+  const std::optional<std::vector<std::vector<int64_t>>> coords = threadCoords(fm);
   std::vector<std::pair<int, int64_t>> conditions;
   auto tryWidth = [&](int w) -> std::string {
     conditions.clear();
@@ -93,13 +106,8 @@ int KernelLowering::chooseVectorWidth(const tile::View& mem, const FragmentMap& 
       }
     }
     // Every thread's runs must be contiguous and aligned in memory.
-    for (const ThreadPoint& p : threads) {
-      std::vector<int64_t> base(rank);
-      for (size_t d = 0; d < rank; ++d) {
-        std::optional<int64_t> b = evalAtThread(fm.base[d], p);
-        if (!b) return "the thread's coordinates are not known at compile time";
-        base[d] = *b;
-      }
+    if (!coords) return "the thread's coordinates are not known at compile time";
+    for (const std::vector<int64_t>& base : *coords) {
       for (size_t i = 0; i < fm.slots.size(); i += w) {
         std::vector<int64_t> c(rank);
         for (size_t d = 0; d < rank; ++d) c[d] = base[d] + fm.slots[i].offset[d];

@@ -151,6 +151,9 @@ class KernelLowering {
   // The copy-vector remark's text for a width chosen for `t`.
   static std::string vectorRemark(int w, const tile::Tensor& t, const WidthReasons& why);
   std::vector<ThreadPoint> threadPoints() const;
+  // Each thread's base coordinate in `fm`, by linear thread id; nullopt when one is not known
+  // at compile time.
+  std::optional<std::vector<std::vector<int64_t>>> threadCoords(const FragmentMap& fm) const;
   void addStrideChecks(const tile::Tensor& t, const std::vector<std::pair<int, int64_t>>& conditions);
 
   const tile::Kernel& tk_;

@@ -31,15 +31,6 @@ Coord2 pattern(bool trans, int l, int e) {
   return trans ? Coord2{2 * t + e, g} : Coord2{g, 2 * t + e};
 }
 
-ThreadPoint pointOf(int64_t tid, const std::array<int64_t, 3>& block) {
-  ThreadPoint p;
-  p.tid[0] = tid % block[0];
-  p.tid[1] = (tid / block[0]) % block[1];
-  p.tid[2] = tid / (block[0] * block[1]);
-  for (int i = 0; i < 3; ++i) p.blockDim[i] = block[i];
-  return p;
-}
-
 }  // namespace
 
 bool KernelLowering::tryLdmatrix(SourceRange loc, const tile::View& mem, uint32_t fragId, const FragmentMap& fm,
@@ -59,18 +50,12 @@ bool KernelLowering::tryLdmatrix(SourceRange loc, const tile::View& mem, uint32_
     if (!slots.count(m)) return why = fmt::format("register slot {} holds no element", m), false;
 
   // Thread coordinates, evaluated for every thread.
-  std::vector<std::array<int64_t, 2>> base(threads);
-  for (int64_t tid = 0; tid < threads; ++tid) {
-    ThreadPoint p = pointOf(tid, k_.block);
-    for (int d = 0; d < 2; ++d) {
-      std::optional<int64_t> v = evalAtThread(fm.base[d], p);
-      if (!v) return why = "the thread's coordinates are not known at compile time", false;
-      base[tid][d] = *v;
-    }
-  }
+  const std::optional<std::vector<std::vector<int64_t>>> base = threadCoords(fm);
+  if (!base) return why = "the thread's coordinates are not known at compile time", false;
   auto coordOf = [&](int64_t tid, int64_t slot) {
     const FragmentSlot& s = *slots.at(slot);
-    return Coord2{base[tid][0] + s.offset[0], base[tid][1] + s.offset[1]};
+    const std::vector<int64_t>& b = (*base)[static_cast<size_t>(tid)];
+    return Coord2{b[0] + s.offset[0], b[1] + s.offset[1]};
   };
   // Which pattern every word follows, and its matrix origin in each warp.
   std::optional<bool> trans;

@@ -229,15 +229,27 @@ TEST_CASE("every local of a kernel has its own C++ name, whatever the tyl names"
   CHECK(text.find("  float tmp0_2[4];\n") != std::string::npos);
 }
 
+namespace {
+
+// Compiles examples/gemm/<stem>.tyl with tyloc into `dir`; the .cu's path. Fails the test case
+// if tyloc fails.
+fs::path compileGemmExample(const fs::path& dir, const std::string& stem, std::vector<std::string> extra) {
+  const fs::path cu = dir / (stem + ".cu");
+  std::vector<std::string> argv = {TYLOC_PATH, std::string(TYLO_SOURCE_DIR) + "/examples/gemm/" + stem + ".tyl", "-o",
+                                   cu.string()};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  auto r = run(argv);
+  INFO(r.err);
+  REQUIRE(r.exitCode == 0);
+  return cu;
+}
+
+}  // namespace
+
 TEST_CASE("a cp.async with a source size takes its address without pointer arithmetic") {
   // Past the end of a tensor the source size is 0 and nothing is read, but the address is
   // still formed: as `A + offset` that would be undefined behaviour in C++.
-  const fs::path dir = scratch("cp_async_address");
-  const fs::path cu = dir / "gemm.cu";
-  auto r = run({TYLOC_PATH, std::string(TYLO_SOURCE_DIR) + "/examples/gemm/gemm.tyl", "-o", cu.string(),
-                "--instantiate", "gemm:f16"});
-  INFO(r.err);
-  REQUIRE(r.exitCode == 0);
+  const fs::path cu = compileGemmExample(scratch("cp_async_address"), "gemm", {"--instantiate", "gemm:f16"});
   const std::string text = readFile(cu.string());
   std::regex copy(R"(tylo::cp_async_16\([^;]*\);)");
   size_t copies = 0;
@@ -295,11 +307,7 @@ namespace {
 void checkGemmPtx(const std::string& stem, const std::string& arch, size_t kernels) {
   INFO(stem << ".tyl for sm_" << arch);
   const fs::path dir = scratch(stem + "_sm_" + arch);
-  const fs::path cu = dir / (stem + ".cu"), ptx = dir / (stem + ".ptx");
-  auto t = run({TYLOC_PATH, std::string(TYLO_SOURCE_DIR) + "/examples/gemm/" + stem + ".tyl", "-o", cu.string(),
-                "--arch", "sm_" + arch});
-  INFO(t.err);
-  REQUIRE(t.exitCode == 0);
+  const fs::path cu = compileGemmExample(dir, stem, {"--arch", "sm_" + arch}), ptx = dir / (stem + ".ptx");
   auto p = nvcc({"-gencode=arch=compute_" + arch + ",code=compute_" + arch, "-ptx", cu.string(), "-o", ptx.string()});
   INFO(p.err);
   REQUIRE(p.exitCode == 0);
