@@ -54,6 +54,8 @@ struct Value {
 };
 
 const char* describe(const Value& v);
+// A view of a whole register fragment (not a window of one).
+bool isWholeLocal(const tile::Kernel& k, const Value& v);
 
 // Module-level names: constants and layouts, in declaration order.
 struct ModuleEnv {
@@ -174,6 +176,9 @@ class KernelSema {
   std::vector<tile::Block*> out_;
   // Set while a pipeline expands its producer: the condition every copy_async is enabled by.
   tir::ExprRef copyEnable_;
+  // Set while `x = load_a(...)` (or load_b) is evaluated: the fragment x, which the load fills
+  // directly when its layout is the operand's.
+  std::optional<uint32_t> loadInto_;
   std::map<std::string, int> nameCounts_;
   int64_t expanded_ = 0;
   bool tooLarge_ = false;

@@ -2,6 +2,8 @@
 // load_a / load_b, zero_c and the mma call itself.
 #include <fmt/format.h>
 
+#include <utility>
+
 #include "frontend/CommonDiags.h"
 #include "frontend/SemaImpl.h"
 #include "ir/layout/Transforms.h"
@@ -17,13 +19,13 @@ namespace sema {
 
 using tir::ExprRef;
 
-namespace {
-
 bool isWholeLocal(const tile::Kernel& k, const Value& v) {
   if (v.kind != Value::Kind::View) return false;
   const tile::Tensor& t = k.tensors[v.view.tensor];
   return t.space == tile::MemSpace::Local && v.view.shape == t.staticShape;
 }
+
+namespace {
 
 // `(a, b)` as two positive compile-time integers.
 bool pairArg(KernelSema& self, DiagnosticEngine& diags, const ast::Expr& e, const char* what, int64_t out[2],
@@ -199,7 +201,12 @@ std::optional<Value> KernelSema::loadOperand(const ast::Expr& e, const ast::Call
     return std::nullopt;
   }
   layout::Layout l(isA ? layout::mmaLayoutA(s, k / 16) : layout::mmaLayoutB(s, k / 16));
-  uint32_t id = allocFragment(isA ? "a" : "b", t.dtype, v.shape, l, e.range);
+  // `x = load_a(...)` into a fragment that already has the operand's shape and layout loads
+  // into x itself: no temporary, and x can carry fragments from one loop iteration to the next.
+  std::optional<uint32_t> into = std::exchange(loadInto_, std::nullopt);
+  const bool direct = into && k_.tensors[*into].dtype == t.dtype && k_.tensors[*into].staticShape == v.shape &&
+                      k_.tensors[*into].layout == l;
+  uint32_t id = direct ? *into : allocFragment(isA ? "a" : "b", t.dtype, v.shape, l, e.range);
   tile::Copy cp;
   cp.dst = wholeView(id, e.range);
   cp.src = v;

@@ -126,10 +126,23 @@ static std::optional<tir::BinOp> compoundOp(ast::AssignOp op) {
 }
 
 void KernelSema::assign(const ast::Stmt& s, const ast::Assign& a) {
+  std::optional<tir::BinOp> op = compoundOp(a.op);
+  // `x = load_a(...)` or `x = load_b(...)` may load into x directly (loadOperand decides).
+  std::optional<uint32_t> into;
+  if (const auto* nm = a.target->as<ast::Name>(); nm && !op) {
+    const auto* c = a.value->as<ast::Call>();
+    const auto* callee = c ? c->callee->as<ast::Name>() : nullptr;
+    const Binding* b = lookup(nm->name);
+    if (callee && (callee->name == "load_a" || callee->name == "load_b") && b && !b->poisoned &&
+        isWholeLocal(k_, b->value))
+      into = b->value.view.tensor;
+  }
+  loadInto_ = into;
   // `x += v` is `x = x + v`.
   std::optional<Value> value = expr(*a.value);
+  loadInto_.reset();
   if (!value) return;
-  std::optional<tir::BinOp> op = compoundOp(a.op);
+  if (into && value->kind == Value::Kind::View && value->view.tensor == *into) return;  // loaded in place
   if (const auto* ix = a.target->as<ast::Index>()) {
     std::optional<ExprRef> v = toScalar(*value, a.value->range, std::nullopt);
     if (!v) return;

@@ -50,6 +50,7 @@ int main(int argc, char** argv) {
     report(examples::gemm(gemmTyl, "gemm", t, odd, true));
     report(examples::gemm(stagesTyl, "gemm_two_stage", t, odd, false));
     report(examples::gemm(stagesTyl, "gemm_one_stage", t, odd, false));
+    report(examples::gemm(stagesTyl, "gemm_prefetch", t, odd, true));
     report(examples::gemmBeta(gemmTyl, t, odd));
   }
   if (failures) std::printf("%d kernel runs were wrong\n", failures);

@@ -266,14 +266,17 @@ int main() {
 
   cublasHandle_t cublas;
   CHECK_CUBLAS(cublasCreate(&cublas));
-  bool ok = runType<__half>(
-      cublas,
-      {{"gemm_f16", gemm_f16}, {"gemm_two_stage_f16", gemm_two_stage_f16}, {"gemm_one_stage_f16", gemm_one_stage_f16}},
-      1000);
+  bool ok = runType<__half>(cublas,
+                            {{"gemm_f16", gemm_f16},
+                             {"gemm_two_stage_f16", gemm_two_stage_f16},
+                             {"gemm_one_stage_f16", gemm_one_stage_f16},
+                             {"gemm_prefetch_f16", gemm_prefetch_f16}},
+                            1000);
   ok = runType<__nv_bfloat16>(cublas,
                               {{"gemm_bf16", gemm_bf16},
                                {"gemm_two_stage_bf16", gemm_two_stage_bf16},
-                               {"gemm_one_stage_bf16", gemm_one_stage_bf16}},
+                               {"gemm_one_stage_bf16", gemm_one_stage_bf16},
+                               {"gemm_prefetch_bf16", gemm_prefetch_bf16}},
                               2000) &&
        ok;
   ok = runBeta<__half>(gemm_beta_f16, "gemm_beta_f16", 3000) && ok;

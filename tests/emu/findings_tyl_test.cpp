@@ -3,14 +3,17 @@
 // access, a cp.async destination read before a wait is reported, and so is a fragment stored
 // with slots nothing was copied into. Behaviour it checks: a
 // disabled copy_async zero-fills; memory operands of fragment arithmetic read the elements
-// of each thread's slots, zero outside the tensor. Also `tyloc run` as a process.
+// of each thread's slots, zero outside the tensor; `x = load_a(...)` loads into x itself. Also
+// `tyloc run` as a process.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <sstream>
 
 #include "backend/emu/Emulator.h"
+#include "ir/thread/Print.h"
 #include "tests/support/Process.h"
 #include "tools/tyloc/Pipeline.h"
 
@@ -178,6 +181,37 @@ TEST_CASE("a fragment assigned from shared and global operands, replicated over 
     float a = static_cast<float>(emu::getElement(buffers[0], Type::F16, i));
     REQUIRE(emu::getElement(buffers[1], Type::F32, i) == static_cast<double>(std::max(0.5f * a + a, 0.0f)));
   }
+}
+
+TEST_CASE("assigning load_a and load_b to a fragment of their layout loads into it, across loop steps") {
+  auto c = compile("load_into.tyl");
+  const tir::Kernel& k = c->module->kernels.at(0);
+  // Only acc, a and b: no temporary per reload, and every ldmatrix writes a or b.
+  std::vector<std::string> arrays;
+  for (const tir::Array& a : k.arrays) arrays.push_back(a.name);
+  CHECK(arrays == std::vector<std::string>{"acc", "a", "b"});
+  const std::string ir = tir::print(k);
+  size_t loads = 0;
+  for (size_t at = ir.find("ldmatrix"); at != std::string::npos; at = ir.find("ldmatrix", at + 1)) {
+    ++loads;
+    CHECK((ir.compare(ir.find('{', at), 3, "{a[") == 0 || ir.compare(ir.find('{', at), 3, "{b[") == 0));
+  }
+  CHECK(loads == 4);  // A and B before the loop, and in it
+
+  std::vector<emu::Buffer> buffers = {emu::makeBuffer(Type::F16, 32 * 64), emu::makeBuffer(Type::F16, 64 * 32),
+                                      emu::makeBuffer(Type::F32, 32 * 32, false)};
+  emu::fillRandom(buffers[0], Type::F16, 11);
+  emu::fillRandom(buffers[1], Type::F16, 12);
+  emu::RunResult r = emu::run(k, {emu::Arg::pointer(0), emu::Arg::pointer(1), emu::Arg::pointer(2)}, buffers);
+  INFO(emu::renderFindings(r.findings, c->sources));
+  REQUIRE(r.ok());
+  for (int64_t i = 0; i < 32; ++i)
+    for (int64_t j = 0; j < 32; ++j) {
+      double want = 0;
+      for (int64_t kk = 0; kk < 64; ++kk)
+        want += emu::getElement(buffers[0], Type::F16, i * 64 + kk) * emu::getElement(buffers[1], Type::F16, kk * 32 + j);
+      REQUIRE(std::abs(emu::getElement(buffers[2], Type::F32, i * 32 + j) - want) <= 1e-4 * (1 + std::abs(want)));
+    }
 }
 
 namespace {

@@ -134,7 +134,7 @@ const char* suffix(Type t) { return t == Type::F16 ? "_f16" : "_bf16"; }
 
 }  // namespace
 
-TEST_CASE("gemm_one_stage and gemm_two_stage match the pipeline construct bit for bit") {
+TEST_CASE("gemm_one_stage, gemm_two_stage and gemm_prefetch match the pipeline construct bit for bit") {
   auto construct = compileText("examples/gemm/gemm.tyl", readExample("examples/gemm/gemm.tyl"));
   auto byHand = compileText("examples/gemm/gemm_stages.tyl", readExample("examples/gemm/gemm_stages.tyl"));
   // K = 72: two whole steps and a partial one; K = 160: five steps, so both the two- and the
@@ -146,9 +146,11 @@ TEST_CASE("gemm_one_stage and gemm_two_stage match the pipeline construct bit fo
       const std::vector<std::byte> three = runGemm(*construct, std::string("gemm") + suffix(t), p);
       const std::vector<std::byte> one = runGemm(*byHand, std::string("gemm_one_stage") + suffix(t), p);
       const std::vector<std::byte> two = runGemm(*byHand, std::string("gemm_two_stage") + suffix(t), p);
+      const std::vector<std::byte> prefetch = runGemm(*byHand, std::string("gemm_prefetch") + suffix(t), p);
       INFO(tir::typeName(t) << " " << s.M << "x" << s.N << "x" << s.K);
       CHECK(one == three);
       CHECK(two == three);
+      CHECK(prefetch == three);
     }
   }
 }
@@ -206,6 +208,38 @@ TEST_CASE("the emulator catches a hand-written pipeline that waits too little or
                                      "        barrier();            // ... and every other thread's",
                                      "wait_copies(0);"));
     emu::RunResult r = emu::run(kernel(*c, "gemm_one_stage_f16"), args, buffers);
+    INFO(emu::renderFindings(r.findings, c->sources));
+    CHECK(has(r, emu::FindingKind::SharedRace));
+  }
+  SECTION("gemm_prefetch waiting for one group fewer loads the next step's fragments before they land") {
+    auto c = compileText("prefetch-waits-too-little.tyl",
+                         replaceOnce(source, "wait_copies(STAGES - 2);  // step k + 1 has landed ...",
+                                     "wait_copies(STAGES - 1);"));
+    emu::RunResult r = emu::run(kernel(*c, "gemm_prefetch_f16"), args, buffers);
+    INFO(emu::renderFindings(r.findings, c->sources));
+    CHECK(has(r, emu::FindingKind::AsyncReadBeforeWait));
+  }
+  SECTION("gemm_prefetch without its barrier reads other threads' copies unsynchronized") {
+    auto c = compileText(
+        "prefetch-no-barrier.tyl",
+        replaceOnce(source, "barrier();                // ... for every thread, and every warp has read step k", ""));
+    emu::RunResult r = emu::run(kernel(*c, "gemm_prefetch_f16"), args, buffers);
+    INFO(emu::renderFindings(r.findings, c->sources));
+    CHECK(has(r, emu::FindingKind::SharedRace));
+  }
+  SECTION("gemm_prefetch refilling the buffer of step k before its barrier overwrites what others still read") {
+    // The copies moved above the barrier: step k's buffer is refilled while other warps may
+    // still be loading its last fragments.
+    const std::string copies =
+        "                copy_async(As[k % STAGES], A.window((block_id.y * BM, (k + STAGES) * BK), (BM, BK)),\n"
+        "                           enable = k + STAGES < steps);\n"
+        "                copy_async(Bs[k % STAGES], B.window(((k + STAGES) * BK, block_id.x * BN), (BK, BN)),\n"
+        "                           enable = k + STAGES < steps);\n"
+        "                commit_copies();\n";
+    const std::string wait = "                wait_copies(STAGES - 2);  // step k + 1 has landed ...\n";
+    auto c = compileText("prefetch-copies-before-barrier.tyl",
+                         replaceOnce(replaceOnce(source, copies, ""), wait, wait + copies));
+    emu::RunResult r = emu::run(kernel(*c, "gemm_prefetch_f16"), args, buffers);
     INFO(emu::renderFindings(r.findings, c->sources));
     CHECK(has(r, emu::FindingKind::SharedRace));
   }

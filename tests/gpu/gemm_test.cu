@@ -1,5 +1,5 @@
 // GPU test of the GEMM kernels generated from examples/gemm/gemm.tyl (pipeline construct, three
-// stages) and examples/gemm/gemm_stages.tyl (one and two stages by hand), against cublasGemmEx
+// stages) and examples/gemm/gemm_stages.tyl (one, two and three stages by hand), against cublasGemmEx
 // and a float64 CPU reference: random shapes, a long K, a 2048^3 product, sub-matrix pointers
 // (16-byte but not 256-byte aligned) on a non-default stream, empty products, and the
 // launchers' refusals. Every run poisons C and a guard after it; every element is checked.
@@ -54,13 +54,15 @@ cudaStream_t stream;
 
 template <class T>
 struct Kernels {
-  const char* names[3];
-  GemmFn<T> fns[3];
+  static constexpr int kCount = 4;
+  const char* names[kCount];
+  GemmFn<T> fns[kCount];
 };
-const Kernels<__half> kF16{{"gemm_f16", "gemm_two_stage_f16", "gemm_one_stage_f16"},
-                           {gemm_f16, gemm_two_stage_f16, gemm_one_stage_f16}};
-const Kernels<__nv_bfloat16> kBF16{{"gemm_bf16", "gemm_two_stage_bf16", "gemm_one_stage_bf16"},
-                                   {gemm_bf16, gemm_two_stage_bf16, gemm_one_stage_bf16}};
+const Kernels<__half> kF16{{"gemm_f16", "gemm_two_stage_f16", "gemm_one_stage_f16", "gemm_prefetch_f16"},
+                           {gemm_f16, gemm_two_stage_f16, gemm_one_stage_f16, gemm_prefetch_f16}};
+const Kernels<__nv_bfloat16> kBF16{
+    {"gemm_bf16", "gemm_two_stage_bf16", "gemm_one_stage_bf16", "gemm_prefetch_bf16"},
+    {gemm_bf16, gemm_two_stage_bf16, gemm_one_stage_bf16, gemm_prefetch_bf16}};
 
 // Runs the three kernels on one problem and checks each: against the CPU reference when
 // `withCpu` (else only cuBLAS), against cuBLAS, the guard after C, and bit-identity with the
@@ -95,7 +97,7 @@ void checkProblem(const Kernels<T>& kernels, int M, int N, int K, float alpha, b
 
   Reference ref;
   if (withCpu) ref = reference(M, N, K, toDouble(hostA), toDouble(hostB));
-  for (int v = 0; v < 3; ++v) {
+  for (int v = 0; v < Kernels<T>::kCount; ++v) {
     ++runs;
     const std::string what = std::string(kernels.names[v]) + " " + label;
     CHECK_CUDA(cudaMemsetAsync(C, kPoisonByte, (offset + countC + guard) * sizeof(float), s));
@@ -209,7 +211,7 @@ void testEmpty() {
   CHECK_CUDA(cudaMalloc(&A, 4096 * sizeof(__half)));
   CHECK_CUDA(cudaMalloc(&C, 4096 * sizeof(float)));
   CHECK_CUDA(cudaMemset(C, kPoisonByte, 4096 * sizeof(float)));
-  for (int v = 0; v < 3; ++v) {
+  for (int v = 0; v < Kernels<__half>::kCount; ++v) {
     CHECK_CUDA(kF16.fns[v](0, 64, 64, A, A, C, 1.0f, false, 0));
     CHECK_CUDA(kF16.fns[v](64, 0, 64, A, A, C, 1.0f, false, 0));
   }
@@ -218,7 +220,7 @@ void testEmpty() {
   CHECK_CUDA(cudaMemcpy(out.data(), C, out.size() * sizeof(float), cudaMemcpyDeviceToHost));
   if (countWritten(out.data(), out.size()) != 0) fail("an empty product (M = 0 or N = 0) wrote to C");
 
-  for (int v = 0; v < 3; ++v) {
+  for (int v = 0; v < Kernels<__half>::kCount; ++v) {
     CHECK_CUDA(cudaMemset(C, kPoisonByte, 4096 * sizeof(float)));
     CHECK_CUDA(kF16.fns[v](24, 32, 0, A, A, C, 2.0f, true, 0));
     CHECK_CUDA(cudaDeviceSynchronize());
@@ -250,7 +252,7 @@ void testLauncherChecks() {
       {"A misaligned by 2 bytes", 64, 64, 64, 1, 0, "A must be aligned to 16 bytes"},
       {"C misaligned by 8 bytes", 64, 64, 64, 0, 2, "C must be aligned to 16 bytes"},
   };
-  for (int v = 0; v < 3; ++v) {
+  for (int v = 0; v < Kernels<__half>::kCount; ++v) {
     for (const auto& c : cases) {
       const std::string what = std::string(kF16.names[v]) + " with " + c.what;
       const cudaError_t err = kF16.fns[v](c.M, c.N, c.K, A + c.aOffset, A, C + c.cOffset, 1.0f, false, 0);
@@ -293,7 +295,7 @@ int main() {
     return 1;
   }
   std::printf(
-      "gemm, gemm_two_stage, gemm_one_stage, gemm_beta (f16 and bf16, %d runs): all elements within bounds of "
+      "gemm, gemm_two_stage, gemm_one_stage, gemm_prefetch, gemm_beta (f16 and bf16, %d runs): all elements within bounds of "
       "the CPU reference and cuBLAS, bit-identical across pipelines, guards untouched; launcher checks pass\n",
       runs);
   return 0;
