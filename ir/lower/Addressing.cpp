@@ -110,16 +110,53 @@ ExprRef pullInvariant(const layout::Layout& l, const layout::Grouped& g, const l
   return pulled;
 }
 
+// Whether `e` is the same in every iteration of every loop: built from constants, scalar
+// parameters and thread and block ids alone.
+bool loopInvariant(const ExprRef& e) {
+  if (!e) return true;
+  switch (e->kind) {
+    case tir::ExprKind::IntConst:
+    case tir::ExprKind::ParamRef:
+    case tir::ExprKind::SpecialReg: return true;
+    case tir::ExprKind::Cast:
+    case tir::ExprKind::Unary:
+    case tir::ExprKind::Binary:
+    case tir::ExprKind::Select:
+      return loopInvariant(e->args[0]) && loopInvariant(e->args[1]) && loopInvariant(e->args[2]);
+    default: return false;
+  }
+}
+
+// The offset of a global tensor with strides: the sum of coordinate times stride over the
+// dimensions, regrouped as (loop-invariant part) + (the rest) + (constants times strides).
+// The accesses of one thread to one window, rows r, r + 32, ... apart, then share one
+// invariant offset (named once by hoistInvariants) and differ by a value that is the same
+// in every thread (32 K, 64 K, ...), which the hardware adds in its address arithmetic;
+// each access otherwise holds a 64-bit offset of its own.
+ExprRef stridedOffset(const tile::Tensor& t, const std::vector<ExprRef>& coord) {
+  ExprRef invariant, rest, constants;
+  auto accumulate = [](ExprRef& sum, ExprRef term) { sum = sum ? tir::add(sum, term) : term; };
+  for (size_t d = 0; d < coord.size(); ++d) {
+    ExprRef stride = tir::cast(Type::I64, t.strides[d]);
+    AffineForm f = linearize(coord[d]);
+    ExprRef inv, var;
+    for (const auto& [atom, coeff] : f.terms)
+      accumulate(loopInvariant(atom) ? inv : var, tir::mul(tir::cast(Type::I64, atom), constOf(coeff, Type::I64)));
+    if (inv) accumulate(invariant, tir::mul(inv, stride));
+    if (var) accumulate(rest, tir::mul(var, stride));
+    if (f.constant != 0) accumulate(constants, tir::mul(constOf(f.constant, Type::I64), stride));
+  }
+  ExprRef off;
+  for (ExprRef part : {invariant, rest, constants})
+    if (part) accumulate(off, part);
+  return off ? off : constOf(0, Type::I64);
+}
+
 }  // namespace
 
 ExprRef elementOffset(const tile::Tensor& t, const std::vector<ExprRef>& coordIn) {
   std::vector<ExprRef> coord = coordIn;
-  if (t.space == tile::MemSpace::Global && !t.layout) {
-    ExprRef off = constOf(0, Type::I64);
-    for (size_t d = 0; d < coord.size(); ++d)
-      off = tir::add(off, tir::mul(tir::cast(Type::I64, coord[d]), tir::cast(Type::I64, t.strides[d])));
-    return off;
-  }
+  if (t.space == tile::MemSpace::Global && !t.layout) return stridedOffset(t, coord);
   Type type = t.space == tile::MemSpace::Global ? Type::I64 : Type::I32;
   const layout::Layout& l = *t.layout;
   layout::Grouped g = layout::group(l, t.staticShape);
