@@ -1,10 +1,14 @@
 // GEMM benchmark (PERFORMANCE.md): the generated GEMM (examples/gemm/gemm.tyl, mma.sync +
-// ldmatrix + cp.async, a three-stage pipeline) against cublasGemmEx in the same process, on the
-// same inputs: bf16 and f16 in, f32 out and f32 accumulation, C = A @ B with A, B row-major,
-// at 2048^3, 4096^3 and 8192^3. At one size (default 4096) it also times the hand-written one-
-// and two-stage pipelines of gemm_stages.tyl, to show what the overlap buys.
+// ldmatrix + cp.async, a three-stage pipeline, and gemm_stages.tyl's gemm_prefetch, the same with
+// fragments loaded across the barrier) against cublasGemmEx in the same process, on the same
+// inputs: bf16 and f16 in, f32 out and f32 accumulation, C = A @ B with A, B row-major, at
+// 2048^3, 4096^3 and 8192^3. At one size (default 4096) it also times the hand-written one- and
+// two-stage pipelines of gemm_stages.tyl, to show what the overlap buys; at another (default the
+// largest) the tile and pipeline variants of bench/CMakeLists.txt (bf16), to show which
+// configuration the examples should use.
 //
-//   gemm_bench [--json PATH] [--sizes 2048,4096,8192] [--stages-size N|0] [--reps R] [--commit SHA]
+//   gemm_bench [--json PATH] [--sizes 2048,4096,8192] [--stages-size N|0] [--variants-size N|0]
+//              [--reps R] [--commit SHA]
 //
 // Method: random inputs (never zero); each output poisoned, then checked before any timing
 // against cuBLAS (relative Frobenius error over every element; PERFORMANCE.md's bounds, bf16
@@ -17,6 +21,7 @@
 #include "gemm.cuh"
 #include "gemm_check.h"
 #include "gemm_stages.cuh"
+#include "gemm_variants.h"
 
 #include <tylo/runtime.cuh>
 
@@ -93,7 +98,8 @@ std::string jsonArray(const std::vector<float>& v) {
 
 // One timed configuration: a kernel (or cuBLAS) at one size and dtype.
 struct Row {
-  std::string kernel;  // "gemm", "gemm_two_stage", "gemm_one_stage" or "cublasGemmEx"
+  std::string kernel;  // "gemm", "gemm_prefetch", "gemm_two_stage", ..., a variant, or "cublasGemmEx"
+  std::string what;    // a variant's tiles and pipeline; empty for the examples' kernels
   std::string dtype;
   int64_t n = 0;  // M = N = K
   Stats stats;
@@ -156,6 +162,20 @@ template <class T>
 struct Candidate {
   const char* kernel;
   GemmFn<T> fn;
+  const char* what = "";  // a variant's tiles and pipeline
+};
+
+// Which kernels are timed at which size.
+struct Plan {
+  std::vector<int64_t> sizes;
+  int64_t stagesSize = 0;    // also the hand-written one- and two-stage pipelines
+  int64_t variantsSize = 0;  // also the tile variants (bf16)
+};
+
+// The kernels of the examples: the first two at every size, the others at Plan::stagesSize.
+template <class T>
+struct Kernels {
+  std::vector<Candidate<T>> main, stages, variants;
 };
 
 // Checks then times every candidate and cuBLAS at size n; appends the rows.
@@ -190,6 +210,7 @@ bool benchSize(const Context& c, int64_t n, const std::vector<Candidate<T>>& can
   for (const Candidate<T>& k : candidates) {
     Row r;
     r.kernel = k.kernel;
+    r.what = k.what;
     r.dtype = Dtype<T>::name;
     r.n = n;
     CHECK_CUDA(cudaMemsetAsync(C, kPoisonByte, count * sizeof(float), c.stream));
@@ -236,8 +257,8 @@ bool benchSize(const Context& c, int64_t n, const std::vector<Candidate<T>>& can
 }
 
 template <class T>
-bool benchType(const Context& c, const std::vector<int64_t>& sizes, int64_t stagesSize,
-               const std::vector<Candidate<T>>& all, uint64_t seed, std::vector<Row>& rows) {
+bool benchType(const Context& c, const Plan& plan, const Kernels<T>& kernels, uint64_t seed, std::vector<Row>& rows) {
+  const std::vector<int64_t>& sizes = plan.sizes;
   const int64_t maxN = *std::max_element(sizes.begin(), sizes.end());
   const size_t maxCount = size_t(maxN) * size_t(maxN);
   const std::vector<T> hostA = randomMatrix<T>(maxCount, seed);
@@ -252,9 +273,10 @@ bool benchType(const Context& c, const std::vector<int64_t>& sizes, int64_t stag
   CHECK_CUDA(cudaMalloc(&Cref, maxCount * sizeof(float)));
   bool ok = true;
   for (int64_t n : sizes) {
-    // The three-stage construct everywhere; the hand-written pipelines at one size.
-    std::vector<Candidate<T>> candidates{all[0]};
-    if (n == stagesSize) candidates = all;
+    std::vector<Candidate<T>> candidates = kernels.main;
+    if (n == plan.stagesSize) candidates.insert(candidates.end(), kernels.stages.begin(), kernels.stages.end());
+    if (n == plan.variantsSize)
+      candidates.insert(candidates.end(), kernels.variants.begin(), kernels.variants.end());
     ok = benchSize<T>(c, n, candidates, A, B, C, Cref, hostA, hostB, rows) && ok;
   }
   CHECK_CUDA(cudaFree(A));
@@ -290,6 +312,7 @@ int main(int argc, char** argv) {
   std::string commit = "unknown";
   std::vector<int64_t> sizes{2048, 4096, 8192};
   int64_t stagesSize = 4096;
+  int64_t variantsSize = -1;  // the largest size
   int reps = 30;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -299,14 +322,16 @@ int main(int argc, char** argv) {
       sizes = parseSizes(argv[++i]);
     else if (a == "--stages-size" && i + 1 < argc)
       stagesSize = std::strtoll(argv[++i], nullptr, 10);
+    else if (a == "--variants-size" && i + 1 < argc)
+      variantsSize = std::strtoll(argv[++i], nullptr, 10);
     else if (a == "--reps" && i + 1 < argc)
       reps = std::atoi(argv[++i]);
     else if (a == "--commit" && i + 1 < argc)
       commit = argv[++i];
     else {
       std::fprintf(stderr,
-                   "usage: gemm_bench [--json PATH] [--sizes 2048,4096,8192] [--stages-size N|0] [--reps R] "
-                   "[--commit SHA]   (R >= 20 for reported figures)\n");
+                   "usage: gemm_bench [--json PATH] [--sizes 2048,4096,8192] [--stages-size N|0] "
+                   "[--variants-size N|0] [--reps R] [--commit SHA]   (R >= 20 for reported figures)\n");
       return 2;
     }
   }
@@ -346,16 +371,20 @@ int main(int argc, char** argv) {
   CHECK_CUDA(cudaMalloc(&c.sink, sizeof(uint32_t)));
   CHECK_CUDA(cudaMemset(c.flush, 0x5a, c.flushBytes));
 
+  Plan plan{sizes, stagesSize, variantsSize < 0 ? *std::max_element(sizes.begin(), sizes.end()) : variantsSize};
+  Kernels<__nv_bfloat16> bf16;
+  bf16.main = {{"gemm", gemm_bf16}, {"gemm_prefetch", gemm_prefetch_bf16}};
+  bf16.stages = {{"gemm_two_stage", gemm_two_stage_bf16}, {"gemm_one_stage", gemm_one_stage_bf16}};
+#define TYLO_VARIANT(name, what) bf16.variants.push_back({"gemm_" #name, gemm_##name##_bf16, what});
+  TYLO_GEMM_VARIANTS(TYLO_VARIANT)
+#undef TYLO_VARIANT
+  Kernels<__half> f16;
+  f16.main = {{"gemm", gemm_f16}, {"gemm_prefetch", gemm_prefetch_f16}};
+  f16.stages = {{"gemm_two_stage", gemm_two_stage_f16}, {"gemm_one_stage", gemm_one_stage_f16}};
+
   std::vector<Row> rows;
-  bool ok = benchType<__nv_bfloat16>(
-      c, sizes, stagesSize,
-      {{"gemm", gemm_bf16}, {"gemm_two_stage", gemm_two_stage_bf16}, {"gemm_one_stage", gemm_one_stage_bf16}}, 20261129,
-      rows);
-  ok = benchType<__half>(
-           c, sizes, stagesSize,
-           {{"gemm", gemm_f16}, {"gemm_two_stage", gemm_two_stage_f16}, {"gemm_one_stage", gemm_one_stage_f16}},
-           20261130, rows) &&
-       ok;
+  bool ok = benchType<__nv_bfloat16>(c, plan, bf16, 20261129, rows);
+  ok = benchType<__half>(c, plan, f16, 20261130, rows) && ok;
 
   CHECK_CUDA(cudaFree(c.flush));
   CHECK_CUDA(cudaFree(c.sink));
@@ -393,11 +422,13 @@ int main(int argc, char** argv) {
       const Row& r = rows[i];
       const Row* ref = cublasFor(rows, r);
       std::fprintf(f,
-                   "    {\"kernel\": \"%s\", \"dtype\": \"%s\", \"M\": %lld, \"N\": %lld, \"K\": %lld, "
+                   "    {\"kernel\": \"%s\", \"variant\": \"%s\", \"dtype\": \"%s\", \"M\": %lld, \"N\": %lld, "
+                   "\"K\": %lld, "
                    "\"median_ms\": %.5f, \"min_ms\": %.5f, \"max_ms\": %.5f, \"tflops\": %.2f, "
                    "\"ratio_vs_cublas\": %.4f, \"rel_err_vs_cublas\": %.3e, \"rel_err_vs_f64_sampled\": %.3e, "
                    "\"ms\": %s}%s\n",
-                   r.kernel.c_str(), r.dtype.c_str(), static_cast<long long>(r.n), static_cast<long long>(r.n),
+                   r.kernel.c_str(), r.what.c_str(), r.dtype.c_str(), static_cast<long long>(r.n),
+                   static_cast<long long>(r.n),
                    static_cast<long long>(r.n), r.stats.median(), r.stats.min(), r.stats.max(), r.tflops(),
                    ref ? r.tflops() / ref->tflops() : 0.0, r.relErrCublas, r.relErrSampled,
                    jsonArray(r.stats.ms).c_str(), i + 1 < rows.size() ? "," : "");
@@ -413,11 +444,11 @@ int main(int argc, char** argv) {
       "\nGEMM on %s: C(f32) = A @ B, 16-bit A and B row-major, medians of %d event timings, L2 flushed, "
       "FLOPs = 2MNK\n",
       prop.name, reps);
-  std::printf("%-16s %-5s %6s %10s %10s %10s %9s %8s %10s\n", "kernel", "dtype", "M=N=K", "median", "min", "max",
+  std::printf("%-25s %-5s %6s %10s %10s %10s %9s %8s %10s\n", "kernel", "dtype", "M=N=K", "median", "min", "max",
               "TFLOP/s", "cuBLAS", "rel err");
   for (const Row& r : rows) {
     const Row* ref = cublasFor(rows, r);
-    std::printf("%-16s %-5s %6lld %7.3f ms %7.3f ms %7.3f ms %9.1f %7.1f%% %10.1e\n", r.kernel.c_str(), r.dtype.c_str(),
+    std::printf("%-25s %-5s %6lld %7.3f ms %7.3f ms %7.3f ms %9.1f %7.1f%% %10.1e\n", r.kernel.c_str(), r.dtype.c_str(),
                 static_cast<long long>(r.n), r.stats.median(), r.stats.min(), r.stats.max(), r.tflops(),
                 ref ? 100.0 * r.tflops() / ref->tflops() : 0.0,
                 r.kernel == "cublasGemmEx" ? r.relErrSampled : r.relErrCublas);
@@ -426,13 +457,32 @@ int main(int argc, char** argv) {
       "(rel err: relative Frobenius error vs cuBLAS over every element; for cuBLAS, vs float64 at %d "
       "sampled elements)\n",
       kSamples);
-  // One line per dtype at the largest size, for summaries (PERFORMANCE.md's target for this path).
+  bool variants = false;
+  for (const Row& r : rows)
+    if (!r.what.empty()) {
+      if (!variants) std::printf("\nvariants (bench/CMakeLists.txt):\n");
+      variants = true;
+      std::printf("  %-25s %s\n", r.kernel.c_str(), r.what.c_str());
+    }
+  // One line per kernel of the examples and dtype at the largest size, and the fastest of all
+  // at the variants' size, for summaries (PERFORMANCE.md's target for this path).
   const int64_t largest = *std::max_element(sizes.begin(), sizes.end());
   for (const Row& r : rows)
-    if (r.kernel == "gemm" && r.n == largest)
+    if ((r.kernel == "gemm" || r.kernel == "gemm_prefetch") && r.n == largest)
       if (const Row* ref = cublasFor(rows, r))
-        std::printf("gemm_%s reaches %.1f%% of cuBLAS at %lld^3 (%.0f vs %.0f TFLOP/s; target: at least 60%%)\n",
-                    r.dtype.c_str(), 100.0 * r.tflops() / ref->tflops(), static_cast<long long>(r.n), r.tflops(),
-                    ref->tflops());
+        std::printf("%s_%s reaches %.1f%% of cuBLAS at %lld^3 (%.0f vs %.0f TFLOP/s; target: at least 60%%)\n",
+                    r.kernel.c_str(), r.dtype.c_str(), 100.0 * r.tflops() / ref->tflops(), static_cast<long long>(r.n),
+                    r.tflops(), ref->tflops());
+  const Row* best = nullptr;
+  for (const Row& r : rows)
+    if (r.kernel != "cublasGemmEx" && r.n == plan.variantsSize && r.dtype == "bf16" &&
+        (!best || r.tflops() > best->tflops()))
+      best = &r;
+  if (best && variants)
+    if (const Row* ref = cublasFor(rows, *best))
+      std::printf("fastest at %lld^3 (bf16): %s%s%s%s reaches %.1f%% of cuBLAS (%.0f TFLOP/s)\n",
+                  static_cast<long long>(best->n), best->kernel.c_str(), best->what.empty() ? "" : " (",
+                  best->what.c_str(), best->what.empty() ? "" : ")", 100.0 * best->tflops() / ref->tflops(),
+                  best->tflops());
   return 0;
 }

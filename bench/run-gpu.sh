@@ -136,7 +136,7 @@ step "benchmark: gemm_bench"
 timeout 300 "$BUILD_DIR/bench/gemm_bench" --json "$OUT_DIR/gemm_bench.json" --commit "$COMMIT" 2>&1 | tee "$WORK/gemm_bench.txt"
 rc=${PIPESTATUS[0]}
 if [ "$rc" -eq 0 ]; then
-  note "gemm_bench" "ok: $(grep -E 'reaches' "$WORK/gemm_bench.txt" | paste -sd ';' -)"
+  note "gemm_bench" "ok: $(grep -E 'reaches|^fastest' "$WORK/gemm_bench.txt" | paste -sd ';' -)"
 else
   note "gemm_bench" "FAILED (exit $rc)"
   STATUS=1
@@ -176,7 +176,7 @@ sass_counts() {
     BEGIN { nops = split(ops, op, " "); for (i = 1; i <= nops; ++i) want[op[i]] = 1 }
     /Function : / {
       name = ""
-      if (match($NF, /tylo_kernel_gemm[a-z_]*_b?f16/)) { name = substr($NF, RSTART + 12, RLENGTH - 12); order[++n] = name }
+      if (match($NF, /tylo_kernel_gemm[a-z0-9_]*_b?f16/)) { name = substr($NF, RSTART + 12, RLENGTH - 12); order[++n] = name }
       next
     }
     name == "" { next }
@@ -189,11 +189,11 @@ sass_counts() {
       if (parts[1] in want) count[name, parts[1]]++
     }
     END {
-      printf "%-22s", "kernel"
+      printf "%-30s", "kernel"
       for (i = 1; i <= nops; ++i) printf " %9s", op[i]
       printf "\n"
       for (k = 1; k <= n; ++k) {
-        printf "%-22s", order[k]
+        printf "%-30s", order[k]
         for (i = 1; i <= nops; ++i) printf " %9d", count[order[k], op[i]]
         printf "\n"
       }
@@ -204,12 +204,12 @@ ptxas_summary() {
   awk '
     /Compiling entry function/ {
       name = "?"
-      if (match($0, /tylo_kernel_gemm[a-z_]*_b?f16/)) name = substr($0, RSTART + 12, RLENGTH - 12)
+      if (match($0, /tylo_kernel_gemm[a-z0-9_]*_b?f16/)) name = substr($0, RSTART + 12, RLENGTH - 12)
     }
     /spill stores/ { frame = $0; sub(/^[ \t]*/, "", frame) }
     /Used [0-9]+ registers/ {
       regs = $0; sub(/.*Used /, "", regs); sub(/ registers.*/, "", regs)
-      printf "%-22s %4s registers; %s\n", name, regs, frame
+      printf "%-30s %4s registers; %s\n", name, regs, frame
     }' "$1"
 }
 GEN_DIR="$BUILD_DIR/bench/tylo"
