@@ -1,6 +1,7 @@
 // Internals of semantic analysis, shared by Sema*.cpp. Not part of the frontend's API.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -89,6 +90,23 @@ class KernelSema {
   void assign(const ast::Stmt& s, const ast::Assign& a);
   void forLoop(const ast::Stmt& s, const ast::For& f);
   void pipelineLoop(const ast::Stmt& s, const ast::For& f, const ast::Call& range);
+  // What pipelineLoop has read of a pipeline: its stages, the loop's bounds, and its body
+  // split into the copies (the producer) and the rest (the consumer).
+  struct PipelineParts {
+    int64_t stages = 0;
+    int64_t step = 1;
+    tir::Type type = tir::Type::I32;
+    tir::ExprRef begin, end;
+    std::vector<const ast::Stmt*> producer, consumer;
+    tir::ExprRef iteration(int64_t i) const;  // begin + i * step
+    tir::ExprRef stageOf(tir::ExprRef k) const;
+  };
+  void prefetchedLoop(const ast::Stmt& s, const ast::For& f, const PipelineParts& p);
+  // Runs `prelude`, then `list`, in a scope with the loop variable bound to k and `stage` to stage.
+  void runPipelinePart(const ast::For& f, const std::vector<const ast::Stmt*>& list, Value k, Value stage,
+                       const std::function<void()>& prelude = {});
+  // Runs `body` with every copy_async enabled by `cond` only.
+  void guardedCopies(tir::ExprRef cond, const std::function<void()>& body);
   void ifStmt(const ast::Stmt& s, const ast::If& i);
   void exprStmt(const ast::Stmt& s, const ast::ExprStmt& e);
   bool storeElement(const ast::Stmt& s, const ast::Index& target, tir::ExprRef value, SourceRange valueRange);

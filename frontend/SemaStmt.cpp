@@ -370,11 +370,24 @@ void KernelSema::forLoop(const ast::Stmt& s, const ast::For& f) {
 //     producer(k, stage = 0); commit_copies(); wait_copies(0); barrier()
 //     consumer(k, stage = 0)
 //     barrier()
+//
+// `prefetch_loads = true` (two or more stages) also moves the consumer's fragment loads
+// ahead: see prefetchedLoop.
 void KernelSema::pipelineLoop(const ast::Stmt& s, const ast::For& f, const ast::Call& range) {
   int64_t stages = 0;
+  bool prefetch = false;
+  const ast::Arg* prefetchArg = nullptr;
   for (const ast::Arg& a : f.pipelineArgs) {
+    if (a.name == "prefetch_loads" && !prefetchArg) {
+      std::optional<int64_t> v = constInt(*a.value, "prefetch_loads");
+      if (!v) return;
+      prefetch = *v != 0;
+      prefetchArg = &a;
+      continue;
+    }
     if (a.name != "stages" || stages) {
-      diags_.report(kBadLoop, a.name.empty() ? a.value->range : a.nameRange, "pipeline takes 'stages = N'");
+      diags_.report(kBadLoop, a.name.empty() ? a.value->range : a.nameRange,
+                    "pipeline takes 'stages = N' and optionally 'prefetch_loads = true'");
       return;
     }
     std::optional<int64_t> n = constInt(*a.value, "the number of pipeline stages");
@@ -389,14 +402,21 @@ void KernelSema::pipelineLoop(const ast::Stmt& s, const ast::For& f, const ast::
     diags_.report(kBadLoop, f.pipelineRange, "pipeline needs 'stages = N'");
     return;
   }
-  std::vector<const ast::Stmt*> producer, consumer;
+  if (prefetch && stages < 2) {
+    diags_.report(kBadLoop, prefetchArg->value->range,
+                  "prefetching loads needs two or more stages: with one, the next step's copies overwrite the "
+                  "buffer the loads read");
+    return;
+  }
+  PipelineParts p;
+  p.stages = stages;
   for (const ast::StmtPtr& st : f.body.stmts) {
     const auto* es = std::get_if<ast::ExprStmt>(&st->node);
     const auto* call = es ? es->expr->as<ast::Call>() : nullptr;
     const auto* callee = call ? call->callee->as<ast::Name>() : nullptr;
-    (callee && callee->name == "copy_async" ? producer : consumer).push_back(st.get());
+    (callee && callee->name == "copy_async" ? p.producer : p.consumer).push_back(st.get());
   }
-  if (producer.empty()) {
+  if (p.producer.empty()) {
     diags_.report(kBadLoop, f.body.range, "a pipeline prefetches with copy_async; this body has none");
     return;
   }
@@ -412,64 +432,45 @@ void KernelSema::pipelineLoop(const ast::Stmt& s, const ast::For& f, const ast::
   }
   if (bounds.size() == 1) bounds.insert(bounds.begin(), tir::intConst(0));
   if (bounds.size() == 2) bounds.push_back(tir::intConst(1));
-  int64_t step = 0;
-  if (!tir::isIntConst(bounds[2], &step) || step <= 0) {
+  if (!tir::isIntConst(bounds[2], &p.step) || p.step <= 0) {
     diags_.report(kBadLoop, range.args.back().value->range, "the step of a range loop must be a positive constant");
     return;
   }
-  Type t = Type::I32;
+  p.type = Type::I32;
   for (const ExprRef& b : bounds)
-    if (b->type == Type::I64) t = Type::I64;
-  ExprRef begin = tir::cast(t, bounds[0]), end = tir::cast(t, bounds[1]), stepE = tir::cast(t, bounds[2]);
-  // The stage of iteration k: ((k - begin) / step) % stages.
-  auto stageOf = [&](ExprRef k) {
-    ExprRef i = tir::binary(tir::BinOp::Div, tir::sub(k, begin), stepE);
-    return tir::binary(tir::BinOp::Rem, i, tir::intConst(stages, t));
-  };
-  auto run = [&](const std::vector<const ast::Stmt*>& list, Value k, Value stage) {
-    pushScope();
-    Binding kb, sb;
-    kb.value = std::move(k);
-    kb.declared = f.varRange;
-    sb.value = std::move(stage);
-    sb.declared = f.pipelineRange;
-    bind(f.var, std::move(kb));
-    bind("stage", std::move(sb));
-    for (const ast::Stmt* st : list) stmt(*st);
-    popScope();
-  };
-  // The producer of an iteration past the end is disabled rather than skipped: its copies
-  // read nothing and zero-fill a stage no one reads (in the loop, the stage of k - 1, which
-  // every warp finished before the barrier), and the loop body stays straight-line code.
-  auto guarded = [&](ExprRef cond, auto body) {
-    copyEnable_ = cond;
-    body();
-    copyEnable_ = nullptr;
-  };
+    if (b->type == Type::I64) p.type = Type::I64;
+  p.begin = tir::cast(p.type, bounds[0]);
+  p.end = tir::cast(p.type, bounds[1]);
+  if (prefetch) {
+    prefetchedLoop(s, f, p);
+    return;
+  }
   // Prologue: fill stages 0 .. S-2 (nothing with one stage).
   for (int64_t i = 0; i + 1 < stages; ++i) {
-    ExprRef kp = tir::add(begin, tir::intConst(i * step, t));
-    guarded(tir::lt(kp, end), [&] { run(producer, Value::runtime(kp), Value::constant(ConstValue{i})); });
+    ExprRef kp = p.iteration(i);
+    guardedCopies(tir::lt(kp, p.end),
+                  [&] { runPipelinePart(f, p.producer, Value::runtime(kp), Value::constant(ConstValue{i})); });
     emit(f.pipelineRange, tile::CommitCopies{});
   }
-  uint32_t var = newVar(f.var, t);
+  uint32_t var = newVar(f.var, p.type);
   ExprRef k = tir::varRef(k_.skeleton, var);
-  tile::For loop{var, begin, end, stepE, {}};
+  tile::For loop{var, p.begin, p.end, tir::intConst(p.step, p.type), {}};
   out_.push_back(&loop.body);
   if (stages == 1) {
-    run(producer, Value::runtime(k), Value::constant(ConstValue{int64_t{0}}));
+    runPipelinePart(f, p.producer, Value::runtime(k), Value::constant(ConstValue{int64_t{0}}));
     emit(f.pipelineRange, tile::CommitCopies{});
     emit(f.pipelineRange, tile::WaitCopies{0});
     emit(f.pipelineRange, tile::Barrier{});
-    run(consumer, Value::runtime(k), Value::constant(ConstValue{int64_t{0}}));
+    runPipelinePart(f, p.consumer, Value::runtime(k), Value::constant(ConstValue{int64_t{0}}));
     emit(f.pipelineRange, tile::Barrier{});
   } else {
     emit(f.pipelineRange, tile::WaitCopies{static_cast<int>(stages - 2)});
     emit(f.pipelineRange, tile::Barrier{});
-    ExprRef kp = tir::add(k, tir::intConst((stages - 1) * step, t));
-    guarded(tir::lt(kp, end), [&] { run(producer, Value::runtime(kp), Value::runtime(stageOf(kp))); });
+    ExprRef kp = tir::add(k, tir::intConst((stages - 1) * p.step, p.type));
+    guardedCopies(tir::lt(kp, p.end),
+                  [&] { runPipelinePart(f, p.producer, Value::runtime(kp), Value::runtime(p.stageOf(kp))); });
     emit(f.pipelineRange, tile::CommitCopies{});
-    run(consumer, Value::runtime(k), Value::runtime(stageOf(k)));
+    runPipelinePart(f, p.consumer, Value::runtime(k), Value::runtime(p.stageOf(k)));
   }
   out_.pop_back();
   emit(s.range, std::move(loop));
@@ -478,6 +479,220 @@ void KernelSema::pipelineLoop(const ast::Stmt& s, const ast::For& f, const ast::
     emit(f.pipelineRange, tile::WaitCopies{0});
     emit(f.pipelineRange, tile::Barrier{});
   }
+}
+
+ExprRef KernelSema::PipelineParts::iteration(int64_t i) const {
+  return tir::add(begin, tir::intConst(i * step, type));
+}
+
+// The stage of iteration k: ((k - begin) / step) % stages.
+ExprRef KernelSema::PipelineParts::stageOf(ExprRef k) const {
+  ExprRef i = tir::binary(tir::BinOp::Div, tir::sub(k, begin), tir::intConst(step, type));
+  return tir::binary(tir::BinOp::Rem, i, tir::intConst(stages, type));
+}
+
+void KernelSema::runPipelinePart(const ast::For& f, const std::vector<const ast::Stmt*>& list, Value k, Value stage,
+                                 const std::function<void()>& prelude) {
+  pushScope();
+  Binding kb, sb;
+  kb.value = std::move(k);
+  kb.declared = f.varRange;
+  sb.value = std::move(stage);
+  sb.declared = f.pipelineRange;
+  bind(f.var, std::move(kb));
+  bind("stage", std::move(sb));
+  if (prelude) prelude();
+  for (const ast::Stmt* st : list) stmt(*st);
+  popScope();
+}
+
+// The producer of an iteration past the end is disabled rather than skipped: its copies
+// read nothing and zero-fill a stage no one reads (in the loop, a stage every warp finished
+// before the barrier), and the loop body stays straight-line code.
+void KernelSema::guardedCopies(ExprRef cond, const std::function<void()>& body) {
+  copyEnable_ = std::move(cond);
+  body();
+  copyEnable_ = nullptr;
+}
+
+// `pipeline(stages = S, prefetch_loads = true)`: the consumer is one `for kk in unroll(...)`
+// over sub-steps whose body starts with the sub-step's fragment loads, `let x = load_a(...)`
+// or `load_b(...)`, followed by the computation. The loads of sub-step kk + 1 run while
+// sub-step kk computes, and those of the next iteration's first sub-step right after that
+// iteration's barrier, so the last sub-step, whose operands are already in registers,
+// computes while the warp passes the barrier and issues its copies. Two sets of fragments
+// alternate between sub-steps. Every read of stage k % S precedes iteration k's barrier, so
+// the producer after it refills that very stage, S iterations ahead:
+//
+//   for s in 0 .. S-1:  producer(k = a + s, stage = s) if a + s < b;  commit_copies()
+//   wait_copies(S - 1); barrier()
+//   set 0 = loads(k = a, stage = 0, kk = first)
+//   for k in range(a, b):
+//     for each sub-step i (kk = its value):
+//       if i is not the last:  set (i + 1) % 2 = loads(k, stage = k % S, kk of sub-step i + 1)
+//       else:  wait_copies(S - 2); barrier()           // iteration k + 1's copies have landed
+//              set n % 2 = loads(k + 1, stage = (k + 1) % S, kk = first)   (n sub-steps)
+//              producer(k + S, stage = k % S) if k + S < b; commit_copies()
+//       compute(k, stage = k % S, kk), the loads' names bound to set i % 2
+//     (n odd: set 0 = set 1)
+//   wait_copies(0)
+//
+// The loads past the last iteration read a zero-filled stage and are not used.
+void KernelSema::prefetchedLoop(const ast::Stmt& s, const ast::For& f, const PipelineParts& p) {
+  const ast::For* sub = nullptr;
+  if (p.consumer.size() == 1) sub = std::get_if<ast::For>(&p.consumer[0]->node);
+  const auto* subRange = sub ? sub->iterable->as<ast::Call>() : nullptr;
+  const auto* subCallee = subRange ? subRange->callee->as<ast::Name>() : nullptr;
+  if (!sub || sub->pipeline || !subCallee || subCallee->name != "unroll") {
+    diags_.report(kBadLoop, p.consumer.empty() ? f.body.range : p.consumer[0]->range,
+                  "with prefetch_loads, the body holds the copies and then one 'for kk in unroll(...)' over the "
+                  "sub-steps, whose loads it moves ahead");
+    return;
+  }
+  // The sub-step loop's leading `let x = load_a(...)` / `load_b(...)`: the loads moved ahead.
+  std::vector<const ast::Stmt*> loads, compute;
+  for (const ast::StmtPtr& st : sub->body.stmts) {
+    const auto* l = std::get_if<ast::Let>(&st->node);
+    const auto* call = l ? l->value->as<ast::Call>() : nullptr;
+    const auto* callee = call ? call->callee->as<ast::Name>() : nullptr;
+    bool isLoad = callee && (callee->name == "load_a" || callee->name == "load_b");
+    (isLoad && compute.empty() ? loads : compute).push_back(st.get());
+  }
+  if (loads.empty()) {
+    diags_.report(kBadLoop, sub->body.range,
+                  "with prefetch_loads, the sub-step loop starts with its loads: let a = load_a(...); ...");
+    return;
+  }
+  std::vector<int64_t> steps;
+  {
+    int64_t bounds[3] = {0, 0, 1};
+    size_t n = subRange->args.size();
+    if (n < 1 || n > 3) {
+      diags_.report(kBadLoop, sub->iterable->range, "unroll takes (end), (begin, end) or (begin, end, step)");
+      return;
+    }
+    for (size_t i = 0; i < n; ++i) {
+      std::optional<int64_t> v = constInt(*subRange->args[i].value, "an unroll bound");
+      if (!v) return;
+      bounds[n == 1 ? 1 : i] = *v;
+    }
+    if (bounds[2] <= 0) {
+      diags_.report(kBadLoop, subRange->args.back().value->range,
+                    "with prefetch_loads, the sub-step loop counts up: its step must be positive");
+      return;
+    }
+    for (int64_t v = bounds[0]; v < bounds[1] && steps.size() <= kMaxUnrollCount; v += bounds[2]) steps.push_back(v);
+    if (steps.empty() || steps.size() > kMaxUnrollCount) {
+      diags_.report(kBadLoop, sub->iterable->range,
+                    steps.empty() ? "the sub-step loop has no iterations"
+                                  : "the sub-step loop has too many iterations");
+      return;
+    }
+  }
+  const int64_t n = static_cast<int64_t>(steps.size());
+  const int64_t stages = p.stages;
+
+  // The two sets of fragments: set[j][i] holds the fragment of loads[i]. The first loads of
+  // a set allocate it; later ones load into it.
+  std::vector<std::optional<uint32_t>> set[2];
+  set[0].resize(loads.size());
+  set[1].resize(loads.size());
+  bool failed = false;
+  auto kkBinding = [&](int64_t kk) {
+    Binding b;
+    b.value = Value::constant(ConstValue{kk});
+    b.declared = sub->varRange;
+    bind(sub->var, std::move(b));
+  };
+  auto runLoads = [&](int j, Value k, Value stage, int64_t kk) {
+    runPipelinePart(f, {}, std::move(k), std::move(stage), [&] {
+      kkBinding(kk);
+      for (size_t i = 0; i < loads.size() && !failed; ++i) {
+        const auto& l = std::get<ast::Let>(loads[i]->node);
+        loadInto_ = set[j][i];
+        std::optional<Value> v = expr(*l.value);
+        loadInto_.reset();
+        if (!v) {
+          failed = true;
+          return;
+        }
+        if (!set[j][i]) {
+          set[j][i] = v->view.tensor;
+          nameTensor(v->view.tensor, l.name);
+        } else if (v->view.tensor != *set[j][i]) {
+          diags_.report(kBadLoop, loads[i]->range,
+                        "with prefetch_loads, each load must give a fragment of the same shape and layout in "
+                        "every sub-step");
+          failed = true;
+          return;
+        }
+        // Bound for the loads after it in the same sub-step.
+        Binding b;
+        b.value = Value::ofView(wholeView(*set[j][i], loads[i]->range));
+        b.declared = l.nameRange;
+        bind(l.name, std::move(b));
+      }
+    });
+  };
+  auto runCompute = [&](int j, Value k, Value stage, int64_t kk) {
+    runPipelinePart(f, compute, std::move(k), std::move(stage), [&] {
+      kkBinding(kk);
+      for (size_t i = 0; i < loads.size(); ++i) {
+        const auto& l = std::get<ast::Let>(loads[i]->node);
+        Binding b;
+        b.value = Value::ofView(wholeView(*set[j][i], loads[i]->range));
+        b.declared = l.nameRange;
+        bind(l.name, std::move(b));
+      }
+    });
+  };
+
+  // Prologue: every stage, then the first sub-step's loads.
+  for (int64_t i = 0; i < stages; ++i) {
+    ExprRef kp = p.iteration(i);
+    guardedCopies(tir::lt(kp, p.end),
+                  [&] { runPipelinePart(f, p.producer, Value::runtime(kp), Value::constant(ConstValue{i})); });
+    emit(f.pipelineRange, tile::CommitCopies{});
+  }
+  emit(f.pipelineRange, tile::WaitCopies{static_cast<int>(stages - 1)});
+  emit(f.pipelineRange, tile::Barrier{});
+  runLoads(0, Value::runtime(p.begin), Value::constant(ConstValue{int64_t{0}}), steps[0]);
+  if (failed) return;
+
+  uint32_t var = newVar(f.var, p.type);
+  ExprRef k = tir::varRef(k_.skeleton, var);
+  tile::For loop{var, p.begin, p.end, tir::intConst(p.step, p.type), {}};
+  out_.push_back(&loop.body);
+  ExprRef next = tir::add(k, tir::intConst(p.step, p.type));
+  for (int64_t i = 0; i < n && !failed && !tooLarge_; ++i) {
+    if (i + 1 < n) {
+      runLoads(static_cast<int>((i + 1) % 2), Value::runtime(k), Value::runtime(p.stageOf(k)), steps[i + 1]);
+    } else {
+      emit(f.pipelineRange, tile::WaitCopies{static_cast<int>(stages - 2)});
+      emit(f.pipelineRange, tile::Barrier{});
+      runLoads(static_cast<int>(n % 2), Value::runtime(next), Value::runtime(p.stageOf(next)), steps[0]);
+      ExprRef kp = tir::add(k, tir::intConst(stages * p.step, p.type));
+      guardedCopies(tir::lt(kp, p.end),
+                    [&] { runPipelinePart(f, p.producer, Value::runtime(kp), Value::runtime(p.stageOf(k))); });
+      emit(f.pipelineRange, tile::CommitCopies{});
+    }
+    if (failed) break;
+    runCompute(static_cast<int>(i % 2), Value::runtime(k), Value::runtime(p.stageOf(k)), steps[i]);
+  }
+  if (n % 2 == 1 && !failed) {
+    // The next iteration's first loads went to set 1; its first sub-step reads set 0.
+    for (size_t i = 0; i < loads.size(); ++i) {
+      tile::FragExpr e;
+      e.kind = tile::FragExpr::Kind::Tensor;
+      e.tensor = *set[1][i];
+      e.dtype = k_.tensors[*set[1][i]].dtype;
+      emit(loads[i]->range, tile::FragAssign{*set[0][i], std::make_shared<const tile::FragExpr>(std::move(e))});
+    }
+  }
+  out_.pop_back();
+  if (failed) return;
+  emit(s.range, std::move(loop));
+  emit(f.pipelineRange, tile::WaitCopies{0});
 }
 
 void KernelSema::ifStmt(const ast::Stmt& s, const ast::If& i) {

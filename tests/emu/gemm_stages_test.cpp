@@ -155,6 +155,28 @@ TEST_CASE("gemm_one_stage, gemm_two_stage and gemm_prefetch match the pipeline c
   }
 }
 
+TEST_CASE("pipeline(prefetch_loads = true) matches the plain construct bit for bit, over stages and sub-steps") {
+  const std::string source = readExample("examples/gemm/gemm.tyl");
+  auto plain = compileText("examples/gemm/gemm.tyl", source);
+  const std::string prefetching =
+      replaceAll(source, "pipeline(stages = STAGES) for k", "pipeline(stages = STAGES, prefetch_loads = true) for k");
+  // K = 200 with BK = 48: four whole steps and a partial one, three sub-steps each (an odd
+  // count, so the fragment sets swap at the end of a step); BK = 16: one sub-step.
+  const Shape shapes[] = {{130, 136, 200}, {1, 8, 8}, {40, 16, 0}};
+  for (const char* bk : {"const BK = 16;", "const BK = 32;", "const BK = 48;"}) {
+    for (const char* stages : {"const STAGES = 2;", "const STAGES = 3;", "const STAGES = 4;"}) {
+      const std::string text =
+          replaceOnce(replaceOnce(prefetching, "const BK = 32;", bk), "const STAGES = 3;", stages);
+      auto c = compileText(std::string("prefetch ") + bk + " " + stages, text);
+      for (const Shape& s : shapes) {
+        INFO(bk << " " << stages << " " << s.M << "x" << s.N << "x" << s.K);
+        const Problem p(Type::BF16, s, /*applyRelu=*/false);
+        CHECK(runGemm(*c, "gemm_bf16", p) == runGemm(*plain, "gemm_bf16", p));
+      }
+    }
+  }
+}
+
 TEST_CASE("gemm_two_stage is what the pipeline construct expands to with two stages") {
   const std::string source = readExample("examples/gemm/gemm.tyl");
   auto construct = compileText("gemm-2-stages.tyl", replaceOnce(source, "const STAGES = 3;", "const STAGES = 2;"));
