@@ -55,13 +55,16 @@ void KernelLowering::copyMemoryMemory(SourceRange loc, const tile::Copy& c) {
   int64_t size = dv.size();
   MemoryRuns dRuns(dt, dv), sRuns(st, sv);
 
-  // A destination holding an element twice would make the result depend on timing.
-  if (dt.layout && dRuns.originProblem().empty()) {
+  // A destination holding an element twice would make the result depend on timing. With a
+  // run-time origin, at each place it can be (as far as that is cheap to check).
+  const size_t shifts =
+      static_cast<size_t>(size) * dRuns.shifts().size() <= (size_t{1} << 22) ? dRuns.shifts().size() : 1;
+  for (size_t shift = 0; dt.layout && dRuns.originProblem().empty() && shift < shifts; ++shift) {
     // (offset, element) pairs, sorted: equal neighbours are the same place.
     std::vector<std::pair<int64_t, int64_t>> at;
     at.reserve(static_cast<size_t>(size));
     for (int64_t i = 0; i < size; ++i)
-      if (std::optional<int64_t> m = dRuns.staticOffset(layout::unflatten(i, shape))) at.emplace_back(*m, i);
+      if (std::optional<int64_t> m = dRuns.offsetAt(layout::unflatten(i, shape), shift)) at.emplace_back(*m, i);
     std::sort(at.begin(), at.end());
     // Report the first element, in row-major order, whose place an earlier one took.
     size_t clash = 0;

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "ir/layout/Transforms.h"
 #include "ir/lower/Addressing.h"
 #include "ir/lower/Affine.h"
@@ -9,16 +11,52 @@
 
 namespace tyl::lower {
 
+namespace {
+
+// At most this many shifts of the origin are enumerated.
+constexpr size_t kMaxShifts = 256;
+
+}  // namespace
+
 MemoryRuns::MemoryRuns(const tile::Tensor& t, const tile::View& v) : t_(t), v_(v), viewSize_(v.size()) {
+  shifts_.assign(1, std::vector<int64_t>(v.origin.size(), 0));
   for (size_t d = 0; d < v.origin.size(); ++d) {
     AffineForm f = linearize(v.origin[d]);
     originConst_.push_back(f.constant);
-    originDivisor_.push_back(f.runtimeDivisor());
-    if (t.layout && originProblem_.empty() &&
-        !translationInvariant(*t.layout, t.staticShape, static_cast<int>(d), f.runtimeDivisor()))
+    const int64_t div = f.runtimeDivisor();
+    originDivisor_.push_back(div);
+    if (!t.layout || !originProblem_.empty() ||
+        translationInvariant(*t.layout, t.staticShape, static_cast<int>(d), div))
+      continue;
+    // The run-time part r (a multiple of div) keeps the view inside the tensor when
+    // 0 <= constant + r and constant + r + extent <= the tensor's extent.
+    int64_t extent = 1;
+    for (size_t i = 0; i < v.dims.size(); ++i)
+      if (v.dims[i] == static_cast<int>(d)) extent = v.shape[i];
+    const int64_t lo = -f.constant, hi = t.staticShape[d] - extent - f.constant;
+    std::vector<int64_t> values;
+    for (int64_t r = (lo >= 0 ? (lo + div - 1) / div : -(-lo / div)) * div; r <= hi && values.size() <= kMaxShifts;
+         r += div)
+      values.push_back(r);
+    if (values.empty()) continue;  // no run-time value fits; the window checks say so
+    if (values.size() * shifts_.size() > kMaxShifts) {
       originProblem_ = fmt::format("the origin of dimension {} moves by multiples of {}, which does not keep the "
-                                   "layout's pattern in place",
-                                   d, f.runtimeDivisor());
+                                   "layout's pattern in place, in more places than are checked ({})",
+                                   d, div, kMaxShifts);
+      shifts_.resize(1);
+      continue;
+    }
+    std::vector<std::vector<int64_t>> product;
+    for (const std::vector<int64_t>& s : shifts_)
+      for (int64_t r : values) {
+        product.push_back(s);
+        product.back()[d] = r;
+      }
+    // No shift first, when it is one of them.
+    std::stable_partition(product.begin(), product.end(), [](const std::vector<int64_t>& s) {
+      return std::all_of(s.begin(), s.end(), [](int64_t x) { return x == 0; });
+    });
+    shifts_ = std::move(product);
   }
 }
 
@@ -43,9 +81,14 @@ std::optional<int64_t> MemoryRuns::staticOffset(const std::vector<int64_t>& view
   return known;
 }
 
-std::optional<int64_t> MemoryRuns::computeOffset(const std::vector<int64_t>& viewCoord) const {
+std::optional<int64_t> MemoryRuns::offsetAt(const std::vector<int64_t>& viewCoord, size_t shift) const {
+  return shift == 0 ? staticOffset(viewCoord) : computeOffset(viewCoord, shift);
+}
+
+std::optional<int64_t> MemoryRuns::computeOffset(const std::vector<int64_t>& viewCoord, size_t shift) const {
   std::vector<int64_t>& coord = scratch_;
   coord = originConst_;
+  for (size_t d = 0; d < coord.size(); ++d) coord[d] += shifts_[shift][d];
   for (size_t i = 0; i < viewCoord.size(); ++i) coord[v_.dims[i]] += viewCoord[i];
   for (size_t d = 0; d < coord.size(); ++d)
     if (coord[d] < 0 || coord[d] >= t_.staticShape[d]) return std::nullopt;
@@ -62,22 +105,9 @@ MemoryRuns::Problem MemoryRuns::check(const std::vector<int64_t>& viewCoord, int
     return {K::Misaligned, fmt::format("'{}' is only declared {}-byte aligned", t_.name, t_.alignBytes)};
   if (t_.layout) {
     if (!originProblem_.empty()) return {K::Misaligned, originProblem_};
-    std::optional<int64_t> first;
-    std::vector<int64_t> c = viewCoord;
-    for (int64_t j = 0; j < len; ++j) {
-      c[rank - 1] = viewCoord[rank - 1] + j;
-      std::optional<int64_t> m = staticOffset(c);
-      if (!m) return {K::NotContiguous, fmt::format("element {} lies outside '{}'", layout::shapeToString(c), t_.name)};
-      if (j == 0) {
-        first = m;
-        if (*m % len != 0)
-          return {K::Misaligned, fmt::format("the run at {} starts at offset {}, not a multiple of {} elements",
-                                             layout::shapeToString(viewCoord), *m, len)};
-      } else if (*m != *first + j) {
-        return {K::NotContiguous, fmt::format("elements {} and {} are not adjacent in memory (offsets {} and {})",
-                                              layout::shapeToString(viewCoord), layout::shapeToString(c),
-                                              *first + j - 1, *m)};
-      }
+    for (size_t shift = 0; shift < shifts_.size(); ++shift) {
+      Problem p = checkStatic(viewCoord, len, shift);
+      if (!p.ok()) return p;
     }
     return {};
   }
@@ -104,6 +134,40 @@ MemoryRuns::Problem MemoryRuns::check(const std::vector<int64_t>& viewCoord, int
   int64_t start = originConst_[last] + viewCoord[rank - 1];
   if (((start % len) + len) % len != 0)
     return {K::Misaligned, fmt::format("the run starts at column {}, not a multiple of {}", start, len)};
+  return {};
+}
+
+// The run at one shift of the origin (see shifts()).
+MemoryRuns::Problem MemoryRuns::checkStatic(const std::vector<int64_t>& viewCoord, int64_t len, size_t shift) const {
+  using K = Problem::Kind;
+  const size_t rank = viewCoord.size();
+  // Where the origin's run-time part is: ", when the origin of dimension 1 is 16 more".
+  std::string where;
+  for (size_t d = 0; d < shifts_[shift].size(); ++d) {
+    if (shifts_[shift][d] == 0) continue;
+    where += where.empty() ? ", when the origin of dimension " : " and that of dimension ";
+    where += fmt::format("{} is {} more", d, shifts_[shift][d]);
+  }
+  std::optional<int64_t> first;
+  std::vector<int64_t> c = viewCoord;
+  for (int64_t j = 0; j < len; ++j) {
+    c[rank - 1] = viewCoord[rank - 1] + j;
+    std::optional<int64_t> m = offsetAt(c, shift);
+    if (!m) {
+      return {K::NotContiguous,
+              fmt::format("element {} lies outside '{}'{}", layout::shapeToString(c), t_.name, where)};
+    }
+    if (j == 0) {
+      first = m;
+      if (*m % len != 0)
+        return {K::Misaligned, fmt::format("the run at {} starts at offset {}, not a multiple of {} elements{}",
+                                           layout::shapeToString(viewCoord), *m, len, where)};
+    } else if (*m != *first + j) {
+      return {K::NotContiguous, fmt::format("elements {} and {} are not adjacent in memory (offsets {} and {}){}",
+                                            layout::shapeToString(viewCoord), layout::shapeToString(c),
+                                            *first + j - 1, *m, where)};
+    }
+  }
   return {};
 }
 

@@ -24,9 +24,9 @@ class MemoryRuns {
   };
 
   // Whether the run of `len` elements starting at `viewCoord` (static, relative to the
-  // view) is contiguous and `len`-element aligned in memory. For tensors with run-time
-  // strides, conditions that only the launcher can check are added to
-  // `launchConditions` (as "stride % len == 0" on that dimension).
+  // view) is contiguous and `len`-element aligned in memory, for every value of the origin's
+  // run-time part. For tensors with run-time strides, conditions that only the launcher can
+  // check are added to `launchConditions` (as "stride % len == 0" on that dimension).
   Problem check(const std::vector<int64_t>& viewCoord, int64_t len,
                 std::vector<std::pair<int, int64_t>>* launchConditions) const;
 
@@ -34,6 +34,15 @@ class MemoryRuns {
   // zero (static layouts only), for bank analysis.
   std::optional<int64_t> staticOffset(const std::vector<int64_t>& viewCoord) const;
 
+  // Static layouts: the run-time parts of the origin that change the layout's pattern (a
+  // swizzled dimension moved by less than the swizzle's period) take finitely many values
+  // that keep the view inside the tensor; the facts above hold for all of them. Each is a
+  // shift of the tensor coordinate, one entry per tensor dimension; the first is no shift.
+  const std::vector<std::vector<int64_t>>& shifts() const { return shifts_; }
+  // The offset of a view coordinate at one of those shifts (nullopt outside the tensor).
+  std::optional<int64_t> offsetAt(const std::vector<int64_t>& viewCoord, size_t shift) const;
+
+  // Why the run-time parts of the origin cannot be analysed (too many shifts); empty if they can.
   const std::string& originProblem() const { return originProblem_; }
 
  private:
@@ -43,7 +52,9 @@ class MemoryRuns {
   std::vector<int64_t> originConst_;   // constant part of the origin, per tensor dim
   std::vector<int64_t> originDivisor_; // run-time part is a multiple of this (0: none)
   std::string originProblem_;          // static layouts: why run-time origins break the analysis
-  std::optional<int64_t> computeOffset(const std::vector<int64_t>& viewCoord) const;
+  std::vector<std::vector<int64_t>> shifts_;  // see shifts()
+  std::optional<int64_t> computeOffset(const std::vector<int64_t>& viewCoord, size_t shift = 0) const;
+  Problem checkStatic(const std::vector<int64_t>& viewCoord, int64_t len, size_t shift) const;
   mutable std::vector<int64_t> scratch_;  // computeOffset's tensor coordinate
   mutable std::vector<int64_t> offsets_;  // staticOffset of each view element, once known
 };

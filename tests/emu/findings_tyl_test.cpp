@@ -3,8 +3,8 @@
 // access, a cp.async destination read before a wait is reported, and so is a fragment stored
 // with slots nothing was copied into. Behaviour it checks: a
 // disabled copy_async zero-fills; memory operands of fragment arithmetic read the elements
-// of each thread's slots, zero outside the tensor; `x = load_a(...)` loads into x itself. Also
-// `tyloc run` as a process.
+// of each thread's slots, zero outside the tensor; `x = load_a(...)` loads into x itself;
+// ldmatrix from windows moving at run time in a swizzled tile. Also `tyloc run` as a process.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -202,6 +202,32 @@ TEST_CASE("assigning load_a and load_b to a fragment of their layout loads into 
                                       emu::makeBuffer(Type::F32, 32 * 32, false)};
   emu::fillRandom(buffers[0], Type::F16, 11);
   emu::fillRandom(buffers[1], Type::F16, 12);
+  emu::RunResult r = emu::run(k, {emu::Arg::pointer(0), emu::Arg::pointer(1), emu::Arg::pointer(2)}, buffers);
+  INFO(emu::renderFindings(r.findings, c->sources));
+  REQUIRE(r.ok());
+  for (int64_t i = 0; i < 32; ++i)
+    for (int64_t j = 0; j < 32; ++j) {
+      double want = 0;
+      for (int64_t kk = 0; kk < 64; ++kk)
+        want += emu::getElement(buffers[0], Type::F16, i * 64 + kk) * emu::getElement(buffers[1], Type::F16, kk * 32 + j);
+      REQUIRE(std::abs(emu::getElement(buffers[2], Type::F32, i * 32 + j) - want) <= 1e-4 * (1 + std::abs(want)));
+    }
+}
+
+TEST_CASE("ldmatrix from windows that move at run time inside a swizzled tile reads the right elements") {
+  auto c = compile("runtime_origin.tyl");
+  const tir::Kernel& k = c->module->kernels.at(0);
+  const std::string ir = tir::print(k);
+  const size_t loop = ir.find("for %k");
+  REQUIRE(loop != std::string::npos);
+  CHECK(ir.find("ldmatrix.x4 ", loop) != std::string::npos);
+  CHECK(ir.find("ldmatrix.x4.trans ", loop) != std::string::npos);
+  CHECK(ir.find("ld.shared", loop) == std::string::npos);
+
+  std::vector<emu::Buffer> buffers = {emu::makeBuffer(Type::F16, 32 * 64), emu::makeBuffer(Type::F16, 64 * 32),
+                                      emu::makeBuffer(Type::F32, 32 * 32, false)};
+  emu::fillRandom(buffers[0], Type::F16, 21);
+  emu::fillRandom(buffers[1], Type::F16, 22);
   emu::RunResult r = emu::run(k, {emu::Arg::pointer(0), emu::Arg::pointer(1), emu::Arg::pointer(2)}, buffers);
   INFO(emu::renderFindings(r.findings, c->sources));
   REQUIRE(r.ok());
