@@ -183,6 +183,29 @@ TEST_CASE("a fragment assigned from shared and global operands, replicated over 
   }
 }
 
+namespace {
+
+// Runs a kernel (A: f16[32, 64], B: f16[64, 32], C: f32[32, 32]) computing C = A @ B on random
+// inputs and checks it cleanly computes every element.
+void checkMatmul32x64x32(const Compiled& c, const tir::Kernel& k, uint64_t seed) {
+  std::vector<emu::Buffer> buffers = {emu::makeBuffer(Type::F16, 32 * 64), emu::makeBuffer(Type::F16, 64 * 32),
+                                      emu::makeBuffer(Type::F32, 32 * 32, false)};
+  emu::fillRandom(buffers[0], Type::F16, seed);
+  emu::fillRandom(buffers[1], Type::F16, seed + 1);
+  emu::RunResult r = emu::run(k, {emu::Arg::pointer(0), emu::Arg::pointer(1), emu::Arg::pointer(2)}, buffers);
+  INFO(emu::renderFindings(r.findings, c.sources));
+  REQUIRE(r.ok());
+  for (int64_t i = 0; i < 32; ++i)
+    for (int64_t j = 0; j < 32; ++j) {
+      double want = 0;
+      for (int64_t kk = 0; kk < 64; ++kk)
+        want += emu::getElement(buffers[0], Type::F16, i * 64 + kk) * emu::getElement(buffers[1], Type::F16, kk * 32 + j);
+      REQUIRE(std::abs(emu::getElement(buffers[2], Type::F32, i * 32 + j) - want) <= 1e-4 * (1 + std::abs(want)));
+    }
+}
+
+}  // namespace
+
 TEST_CASE("assigning load_a and load_b to a fragment of their layout loads into it, across loop steps") {
   auto c = compile("load_into.tyl");
   const tir::Kernel& k = c->module->kernels.at(0);
@@ -198,20 +221,7 @@ TEST_CASE("assigning load_a and load_b to a fragment of their layout loads into 
   }
   CHECK(loads == 4);  // A and B before the loop, and in it
 
-  std::vector<emu::Buffer> buffers = {emu::makeBuffer(Type::F16, 32 * 64), emu::makeBuffer(Type::F16, 64 * 32),
-                                      emu::makeBuffer(Type::F32, 32 * 32, false)};
-  emu::fillRandom(buffers[0], Type::F16, 11);
-  emu::fillRandom(buffers[1], Type::F16, 12);
-  emu::RunResult r = emu::run(k, {emu::Arg::pointer(0), emu::Arg::pointer(1), emu::Arg::pointer(2)}, buffers);
-  INFO(emu::renderFindings(r.findings, c->sources));
-  REQUIRE(r.ok());
-  for (int64_t i = 0; i < 32; ++i)
-    for (int64_t j = 0; j < 32; ++j) {
-      double want = 0;
-      for (int64_t kk = 0; kk < 64; ++kk)
-        want += emu::getElement(buffers[0], Type::F16, i * 64 + kk) * emu::getElement(buffers[1], Type::F16, kk * 32 + j);
-      REQUIRE(std::abs(emu::getElement(buffers[2], Type::F32, i * 32 + j) - want) <= 1e-4 * (1 + std::abs(want)));
-    }
+  checkMatmul32x64x32(*c, k, 11);
 }
 
 TEST_CASE("ldmatrix from windows that move at run time inside a swizzled tile reads the right elements") {
@@ -224,20 +234,7 @@ TEST_CASE("ldmatrix from windows that move at run time inside a swizzled tile re
   CHECK(ir.find("ldmatrix.x4.trans ", loop) != std::string::npos);
   CHECK(ir.find("ld.shared", loop) == std::string::npos);
 
-  std::vector<emu::Buffer> buffers = {emu::makeBuffer(Type::F16, 32 * 64), emu::makeBuffer(Type::F16, 64 * 32),
-                                      emu::makeBuffer(Type::F32, 32 * 32, false)};
-  emu::fillRandom(buffers[0], Type::F16, 21);
-  emu::fillRandom(buffers[1], Type::F16, 22);
-  emu::RunResult r = emu::run(k, {emu::Arg::pointer(0), emu::Arg::pointer(1), emu::Arg::pointer(2)}, buffers);
-  INFO(emu::renderFindings(r.findings, c->sources));
-  REQUIRE(r.ok());
-  for (int64_t i = 0; i < 32; ++i)
-    for (int64_t j = 0; j < 32; ++j) {
-      double want = 0;
-      for (int64_t kk = 0; kk < 64; ++kk)
-        want += emu::getElement(buffers[0], Type::F16, i * 64 + kk) * emu::getElement(buffers[1], Type::F16, kk * 32 + j);
-      REQUIRE(std::abs(emu::getElement(buffers[2], Type::F32, i * 32 + j) - want) <= 1e-4 * (1 + std::abs(want)));
-    }
+  checkMatmul32x64x32(*c, k, 21);
 }
 
 namespace {
