@@ -535,7 +535,7 @@ void KernelSema::guardedCopies(ExprRef cond, const std::function<void()>& body) 
 //              producer(k + S, stage = k % S) if k + S < b; commit_copies()
 //       compute(k, stage = k % S, kk), the loads' names bound to set i % 2
 //     (n odd: set 0 = set 1)
-//   wait_copies(0)
+//   wait_copies(0); barrier()
 //
 // The loads past the last iteration read a zero-filled stage and are not used.
 void KernelSema::prefetchedLoop(const ast::Stmt& s, const ast::For& f, const PipelineParts& p) {
@@ -692,7 +692,9 @@ void KernelSema::prefetchedLoop(const ast::Stmt& s, const ast::For& f, const Pip
   out_.pop_back();
   if (failed) return;
   emit(s.range, std::move(loop));
+  // As without prefetching: nothing stays in flight, and the buffers are free again.
   emit(f.pipelineRange, tile::WaitCopies{0});
+  emit(f.pipelineRange, tile::Barrier{});
 }
 
 void KernelSema::ifStmt(const ast::Stmt& s, const ast::If& i) {
