@@ -127,6 +127,47 @@ bool loopInvariant(const ExprRef& e) {
   }
 }
 
+bool widening(const ExprRef& e) {
+  return e->kind == tir::ExprKind::Cast && tir::isInt(e->type) && tir::isInt(e->args[0]->type) &&
+         tir::typeBytes(e->args[0]->type) <= tir::typeBytes(e->type) && e->args[0]->type != Type::U32;
+}
+
+// Splits the sum `e` into its loop-invariant terms, its other terms and its constant, adding
+// each to `inv`, `var` and `c` as 64-bit values scaled by `scale`: the terms of linearize's
+// affine form, without building it. Like linearize, it looks through widening casts and takes
+// the 32-bit sums inside them as exact, which they are for any coordinate of an element of
+// the tensor.
+void splitSum(const ExprRef& e, int64_t scale, ExprRef& inv, ExprRef& var, int64_t& c) {
+  int64_t k = 0;
+  if (tir::isIntConst(e, &k)) {
+    c += k * scale;
+    return;
+  }
+  if (widening(e)) return splitSum(e->args[0], scale, inv, var, c);
+  if (e->kind == tir::ExprKind::Binary) {
+    switch (e->bin) {
+      case tir::BinOp::Add:
+      case tir::BinOp::Sub:
+        splitSum(e->args[0], scale, inv, var, c);
+        splitSum(e->args[1], e->bin == tir::BinOp::Add ? scale : -scale, inv, var, c);
+        return;
+      case tir::BinOp::Mul:
+        if (tir::isIntConst(e->args[1], &k)) return splitSum(e->args[0], scale * k, inv, var, c);
+        if (tir::isIntConst(e->args[0], &k)) return splitSum(e->args[1], scale * k, inv, var, c);
+        break;
+      case tir::BinOp::Shl:
+        if (tir::isIntConst(e->args[1], &k) && k >= 0 && k < 62)
+          return splitSum(e->args[0], scale * (int64_t{1} << k), inv, var, c);
+        break;
+      default: break;
+    }
+  }
+  ExprRef term = tir::cast(Type::I64, e);
+  if (scale != 1) term = tir::mul(term, constOf(scale, Type::I64));
+  ExprRef& sum = loopInvariant(e) ? inv : var;
+  sum = sum ? tir::add(sum, term) : term;
+}
+
 // The offset of a global tensor with strides: the sum of coordinate times stride over the
 // dimensions, regrouped as (loop-invariant part) + (the rest) + (constants times strides).
 // The accesses of one thread to one window, rows r, r + 32, ... apart, then share one
@@ -138,13 +179,12 @@ ExprRef stridedOffset(const tile::Tensor& t, const std::vector<ExprRef>& coord) 
   auto accumulate = [](ExprRef& sum, ExprRef term) { sum = sum ? tir::add(sum, term) : term; };
   for (size_t d = 0; d < coord.size(); ++d) {
     ExprRef stride = tir::cast(Type::I64, t.strides[d]);
-    AffineForm f = linearize(coord[d]);
     ExprRef inv, var;
-    for (const auto& [atom, coeff] : f.terms)
-      accumulate(loopInvariant(atom) ? inv : var, tir::mul(tir::cast(Type::I64, atom), constOf(coeff, Type::I64)));
+    int64_t c = 0;
+    splitSum(coord[d], 1, inv, var, c);
     if (inv) accumulate(invariant, tir::mul(inv, stride));
     if (var) accumulate(rest, tir::mul(var, stride));
-    if (f.constant != 0) accumulate(constants, tir::mul(constOf(f.constant, Type::I64), stride));
+    if (c != 0) accumulate(constants, tir::mul(constOf(c, Type::I64), stride));
   }
   ExprRef off;
   for (ExprRef part : {invariant, rest, constants})
