@@ -89,6 +89,11 @@ class KernelSema {
   void let(const ast::Stmt& s, const ast::Let& l);
   void assign(const ast::Stmt& s, const ast::Assign& a);
   void forLoop(const ast::Stmt& s, const ast::For& f);
+  // The values of an unrolled loop: begin, begin + step, ... (count of them).
+  struct UnrollRange {
+    int64_t begin = 0, step = 1, count = 0;
+  };
+  std::optional<UnrollRange> unrollRange(const ast::For& f, const ast::Call& c);
   void pipelineLoop(const ast::Stmt& s, const ast::For& f, const ast::Call& range);
   // What pipelineLoop has read of a pipeline: its stages, the loop's bounds, and its body
   // split into the copies (the producer) and the rest (the consumer).
@@ -102,6 +107,7 @@ class KernelSema {
     tir::ExprRef stageOf(tir::ExprRef k) const;
   };
   void prefetchedLoop(const ast::Stmt& s, const ast::For& f, const PipelineParts& p);
+  void pipelinePrologue(const ast::For& f, const PipelineParts& p, int64_t count);
   // Runs `prelude`, then `list`, in a scope with the loop variable bound to k and `stage` to stage.
   void runPipelinePart(const ast::For& f, const std::vector<const ast::Stmt*>& list, Value k, Value stage,
                        const std::function<void()>& prelude = {});

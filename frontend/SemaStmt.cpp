@@ -1,6 +1,8 @@
 // Semantic analysis of statements in kernel bodies.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "frontend/CommonDiags.h"
 #include "frontend/SemaImpl.h"
 
@@ -256,6 +258,31 @@ bool KernelSema::storeElement(const ast::Stmt& s, const ast::Index& target, Expr
   return true;
 }
 
+// The bounds of `for f.var in unroll(...)`, c being the call; its arity and keyword
+// arguments are checked by the caller.
+std::optional<KernelSema::UnrollRange> KernelSema::unrollRange(const ast::For& f, const ast::Call& c) {
+  int64_t bounds[3] = {0, 0, 1};
+  size_t n = c.args.size();
+  for (size_t i = 0; i < n; ++i) {
+    std::optional<int64_t> v = constInt(*c.args[i].value, "an unroll bound");
+    if (!v) return std::nullopt;
+    bounds[n == 1 ? 1 : i] = *v;
+  }
+  if (bounds[2] == 0) {
+    diags_.report(kBadLoop, c.args[2].value->range, "the step of a loop cannot be zero");
+    return std::nullopt;
+  }
+  int64_t count = bounds[2] > 0 ? (bounds[1] - bounds[0] + bounds[2] - 1) / bounds[2]
+                                : (bounds[0] - bounds[1] - bounds[2] - 1) / -bounds[2];
+  if (count > kMaxUnrollCount) {
+    diags_.report(kBadLoop, f.iterable->range,
+                  fmt::format("unroll of {} iterations; the limit is {} (use range for a run-time loop)", count,
+                              kMaxUnrollCount));
+    return std::nullopt;
+  }
+  return UnrollRange{bounds[0], bounds[2], std::max<int64_t>(count, 0)};
+}
+
 void KernelSema::forLoop(const ast::Stmt& s, const ast::For& f) {
   const auto* c = f.iterable->as<ast::Call>();
   const auto* callee = c ? c->callee->as<ast::Name>() : nullptr;
@@ -284,29 +311,12 @@ void KernelSema::forLoop(const ast::Stmt& s, const ast::For& f) {
     return;
   }
   if (unrolled) {
-    int64_t bounds[3] = {0, 0, 1};
-    size_t n = c->args.size();
-    for (size_t i = 0; i < n; ++i) {
-      std::optional<int64_t> v = constInt(*c->args[i].value, "an unroll bound");
-      if (!v) return;
-      bounds[n == 1 ? 1 : i] = *v;
-    }
-    if (bounds[2] == 0) {
-      diags_.report(kBadLoop, c->args[2].value->range, "the step of a loop cannot be zero");
-      return;
-    }
-    int64_t count = bounds[2] > 0 ? (bounds[1] - bounds[0] + bounds[2] - 1) / bounds[2]
-                                  : (bounds[0] - bounds[1] - bounds[2] - 1) / -bounds[2];
-    if (count > kMaxUnrollCount) {
-      diags_.report(kBadLoop, f.iterable->range,
-                    fmt::format("unroll of {} iterations; the limit is {} (use range for a run-time loop)", count,
-                                kMaxUnrollCount));
-      return;
-    }
-    for (int64_t i = 0; i < count && !tooLarge_; ++i) {
+    std::optional<UnrollRange> r = unrollRange(f, *c);
+    if (!r) return;
+    for (int64_t i = 0; i < r->count && !tooLarge_; ++i) {
       pushScope();
       Binding b;
-      b.value = Value::constant(ConstValue{bounds[0] + i * bounds[2]});
+      b.value = Value::constant(ConstValue{r->begin + i * r->step});
       b.declared = f.varRange;
       bind(f.var, std::move(b));
       block(f.body);
@@ -446,12 +456,7 @@ void KernelSema::pipelineLoop(const ast::Stmt& s, const ast::For& f, const ast::
     return;
   }
   // Prologue: fill stages 0 .. S-2 (nothing with one stage).
-  for (int64_t i = 0; i + 1 < stages; ++i) {
-    ExprRef kp = p.iteration(i);
-    guardedCopies(tir::lt(kp, p.end),
-                  [&] { runPipelinePart(f, p.producer, Value::runtime(kp), Value::constant(ConstValue{i})); });
-    emit(f.pipelineRange, tile::CommitCopies{});
-  }
+  pipelinePrologue(f, p, stages - 1);
   uint32_t var = newVar(f.var, p.type);
   ExprRef k = tir::varRef(k_.skeleton, var);
   tile::For loop{var, p.begin, p.end, tir::intConst(p.step, p.type), {}};
@@ -504,6 +509,16 @@ void KernelSema::runPipelinePart(const ast::For& f, const std::vector<const ast:
   if (prelude) prelude();
   for (const ast::Stmt* st : list) stmt(*st);
   popScope();
+}
+
+// The producer of iterations 0 .. count-1 into stages 0 .. count-1, one copy group each.
+void KernelSema::pipelinePrologue(const ast::For& f, const PipelineParts& p, int64_t count) {
+  for (int64_t i = 0; i < count; ++i) {
+    ExprRef kp = p.iteration(i);
+    guardedCopies(tir::lt(kp, p.end),
+                  [&] { runPipelinePart(f, p.producer, Value::runtime(kp), Value::constant(ConstValue{i})); });
+    emit(f.pipelineRange, tile::CommitCopies{});
+  }
 }
 
 // The producer of an iteration past the end is disabled rather than skipped: its copies
@@ -563,32 +578,29 @@ void KernelSema::prefetchedLoop(const ast::Stmt& s, const ast::For& f, const Pip
                   "with prefetch_loads, the sub-step loop starts with its loads: let a = load_a(...); ...");
     return;
   }
-  std::vector<int64_t> steps;
-  {
-    int64_t bounds[3] = {0, 0, 1};
-    size_t n = subRange->args.size();
-    if (n < 1 || n > 3) {
-      diags_.report(kBadLoop, sub->iterable->range, "unroll takes (end), (begin, end) or (begin, end, step)");
-      return;
-    }
-    for (size_t i = 0; i < n; ++i) {
-      std::optional<int64_t> v = constInt(*subRange->args[i].value, "an unroll bound");
-      if (!v) return;
-      bounds[n == 1 ? 1 : i] = *v;
-    }
-    if (bounds[2] <= 0) {
-      diags_.report(kBadLoop, subRange->args.back().value->range,
-                    "with prefetch_loads, the sub-step loop counts up: its step must be positive");
-      return;
-    }
-    for (int64_t v = bounds[0]; v < bounds[1] && steps.size() <= kMaxUnrollCount; v += bounds[2]) steps.push_back(v);
-    if (steps.empty() || steps.size() > kMaxUnrollCount) {
-      diags_.report(kBadLoop, sub->iterable->range,
-                    steps.empty() ? "the sub-step loop has no iterations"
-                                  : "the sub-step loop has too many iterations");
+  if (subRange->args.empty() || subRange->args.size() > 3) {
+    diags_.report(kBadLoop, sub->iterable->range, "unroll takes (end), (begin, end) or (begin, end, step)");
+    return;
+  }
+  for (const ast::Arg& a : subRange->args) {
+    if (!a.name.empty()) {
+      diags_.report(kBadLoop, a.nameRange, "unroll takes no keyword arguments");
       return;
     }
   }
+  std::optional<UnrollRange> r = unrollRange(*sub, *subRange);
+  if (!r) return;
+  if (r->step < 0) {
+    diags_.report(kBadLoop, subRange->args.back().value->range,
+                  "with prefetch_loads, the sub-step loop counts up: its step must be positive");
+    return;
+  }
+  if (r->count == 0) {
+    diags_.report(kBadLoop, sub->iterable->range, "the sub-step loop has no iterations");
+    return;
+  }
+  std::vector<int64_t> steps;
+  for (int64_t i = 0; i < r->count; ++i) steps.push_back(r->begin + i * r->step);
   const int64_t n = static_cast<int64_t>(steps.size());
   const int64_t stages = p.stages;
 
@@ -603,6 +615,13 @@ void KernelSema::prefetchedLoop(const ast::Stmt& s, const ast::For& f, const Pip
     b.value = Value::constant(ConstValue{kk});
     b.declared = sub->varRange;
     bind(sub->var, std::move(b));
+  };
+  // The name of loads[i] for what follows it: the fragment of set j.
+  auto bindLoad = [&](size_t i, int j) {
+    Binding b;
+    b.value = Value::ofView(wholeView(*set[j][i], loads[i]->range));
+    b.declared = std::get<ast::Let>(loads[i]->node).nameRange;
+    bind(std::get<ast::Let>(loads[i]->node).name, std::move(b));
   };
   auto runLoads = [&](int j, Value k, Value stage, int64_t kk) {
     runPipelinePart(f, {}, std::move(k), std::move(stage), [&] {
@@ -626,34 +645,19 @@ void KernelSema::prefetchedLoop(const ast::Stmt& s, const ast::For& f, const Pip
           failed = true;
           return;
         }
-        // Bound for the loads after it in the same sub-step.
-        Binding b;
-        b.value = Value::ofView(wholeView(*set[j][i], loads[i]->range));
-        b.declared = l.nameRange;
-        bind(l.name, std::move(b));
+        bindLoad(i, j);  // for the loads after it in the same sub-step
       }
     });
   };
   auto runCompute = [&](int j, Value k, Value stage, int64_t kk) {
     runPipelinePart(f, compute, std::move(k), std::move(stage), [&] {
       kkBinding(kk);
-      for (size_t i = 0; i < loads.size(); ++i) {
-        const auto& l = std::get<ast::Let>(loads[i]->node);
-        Binding b;
-        b.value = Value::ofView(wholeView(*set[j][i], loads[i]->range));
-        b.declared = l.nameRange;
-        bind(l.name, std::move(b));
-      }
+      for (size_t i = 0; i < loads.size(); ++i) bindLoad(i, j);
     });
   };
 
   // Prologue: every stage, then the first sub-step's loads.
-  for (int64_t i = 0; i < stages; ++i) {
-    ExprRef kp = p.iteration(i);
-    guardedCopies(tir::lt(kp, p.end),
-                  [&] { runPipelinePart(f, p.producer, Value::runtime(kp), Value::constant(ConstValue{i})); });
-    emit(f.pipelineRange, tile::CommitCopies{});
-  }
+  pipelinePrologue(f, p, stages);
   emit(f.pipelineRange, tile::WaitCopies{static_cast<int>(stages - 1)});
   emit(f.pipelineRange, tile::Barrier{});
   runLoads(0, Value::runtime(p.begin), Value::constant(ConstValue{int64_t{0}}), steps[0]);
@@ -681,13 +685,10 @@ void KernelSema::prefetchedLoop(const ast::Stmt& s, const ast::For& f, const Pip
   }
   if (n % 2 == 1 && !failed) {
     // The next iteration's first loads went to set 1; its first sub-step reads set 0.
-    for (size_t i = 0; i < loads.size(); ++i) {
-      tile::FragExpr e;
-      e.kind = tile::FragExpr::Kind::Tensor;
-      e.tensor = *set[1][i];
-      e.dtype = k_.tensors[*set[1][i]].dtype;
-      emit(loads[i]->range, tile::FragAssign{*set[0][i], std::make_shared<const tile::FragExpr>(std::move(e))});
-    }
+    for (size_t i = 0; i < loads.size(); ++i)
+      if (std::optional<tile::FragRef> from = toFrag(Value::ofView(wholeView(*set[1][i], loads[i]->range)),
+                                                     loads[i]->range))
+        emit(loads[i]->range, tile::FragAssign{*set[0][i], *from});
   }
   out_.pop_back();
   if (failed) return;
