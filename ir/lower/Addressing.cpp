@@ -5,6 +5,7 @@
 #include "ir/layout/Transforms.h"
 #include "ir/lower/Affine.h"
 #include "ir/thread/Builder.h"
+#include "ir/thread/ValueRange.h"
 
 namespace tyl::lower {
 
@@ -238,7 +239,7 @@ ExprRef elementOffset(const tile::Tensor& t, const std::vector<ExprRef>& coordIn
 }
 
 ExprRef inBounds(const tile::Tensor& t, const std::vector<ExprRef>& coord,
-                 const std::function<bool(const ExprRef&)>& nonNegative) {
+                 const std::function<bool(const ExprRef&)>& nonNegative, const tir::AtomRange& atoms) {
   // Only global tensors have edges that windows may run past; a shared or register
   // access outside its tensor is a bug (caught statically by sema where the window is
   // static, and by the emulator otherwise), never silently skipped.
@@ -255,6 +256,15 @@ ExprRef inBounds(const tile::Tensor& t, const std::vector<ExprRef>& coord,
     // A static coordinate inside a static extent needs no test.
     int64_t cv = 0;
     if (extent >= 0 && tir::isIntConst(coord[d], &cv) && cv >= 0 && cv < extent) continue;
+    // A coordinate known to lie in [-2^31, 2^32) against an extent in [0, 2^31): one unsigned
+    // 32-bit comparison tests both bounds, a negative coordinate becoming at least 2^31.
+    if (atoms && tir::isInt(t.shape[d]->type) &&
+        tir::valueRange(coord[d], atoms).within({-(int64_t{1} << 31), (int64_t{1} << 32) - 1}) &&
+        tir::valueRange(t.shape[d], atoms).within({0, (int64_t{1} << 31) - 1})) {
+      ExprRef test = tir::lt(tir::cast(Type::U32, coord[d]), tir::cast(Type::U32, t.shape[d]));
+      pred = pred ? tir::land(pred, test) : test;
+      continue;
+    }
     ExprRef x = tir::cast(Type::I64, coord[d]);
     ExprRef upper = tir::lt(x, tir::cast(Type::I64, t.shape[d]));
     pred = pred ? tir::land(pred, upper) : upper;

@@ -4,6 +4,7 @@
 #include <functional>
 #include <vector>
 
+#include "ir/thread/ValueRange.h"
 #include "ir/tile/TileIR.h"
 
 namespace tyl::lower {
@@ -19,9 +20,12 @@ std::vector<tir::ExprRef> tensorCoord(const tile::View& v, const std::vector<tir
 // Whether `coord` lies inside a global tensor (only the bounds that can fail are
 // tested); null when it always does, and for shared and register tensors.
 // `nonNegative` tells which expressions are known to be >= 0 (besides constants and
-// thread and block ids), so that their lower bounds need no test.
+// thread and block ids), so that their lower bounds need no test; `atoms` what is known of
+// the values of variables, parameters and special registers, so that a coordinate that
+// fits in 32 bits is tested with one 32-bit comparison.
 tir::ExprRef inBounds(const tile::Tensor& t, const std::vector<tir::ExprRef>& coord,
-                      const std::function<bool(const tir::ExprRef&)>& nonNegative = {});
+                      const std::function<bool(const tir::ExprRef&)>& nonNegative = {},
+                      const tir::AtomRange& atoms = {});
 
 // Whether moving coordinate `d` by multiples of `step` shifts every offset of the layout
 // by the same amount (the move then needs no swizzle or decomposition).

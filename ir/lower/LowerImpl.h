@@ -6,6 +6,8 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <limits>
+#include <optional>
 #include <set>
 
 #include "ir/layout/MmaAtom.h"
@@ -93,6 +95,8 @@ class KernelLowering {
   // inBounds() knowing which loop variables cannot be negative.
   tir::ExprRef bounds(const tile::Tensor& t, const std::vector<tir::ExprRef>& coord);
   bool nonNegative(const tir::ExprRef& e) const;
+  std::optional<tir::Range> atomRange(const tir::Expr& atom) const;
+  int64_t gridLimit(int64_t axis) const;
   // What the launch checks guarantee about a value: it is a multiple of the result.
   int64_t knownDivisor(const tir::ExprRef& e) const;
   const FragmentMap* fragment(uint32_t tensor, SourceRange where);
@@ -168,6 +172,10 @@ class KernelLowering {
   std::map<uint32_t, std::shared_ptr<const OwnerTable>> owners_;
   LayoutTables& tables_;
   std::set<uint32_t> nonNegativeVars_;      // loop variables counting up from >= 0
+  std::map<uint32_t, tir::Range> varRanges_;  // loop variable -> its values in the loop's body
+  std::set<int64_t> checkedDims_;           // scalar parameters the launcher checks are >= 0
+  std::map<uint32_t, int> scalarSets_;      // scalar variable -> how many statements set it
+  mutable std::array<std::optional<int64_t>, 3> gridLimits_;  // gridLimit(), once worked out
   std::map<int64_t, int64_t> paramDivisor_;  // scalar parameter -> the launch checks divide it by
   int temps_ = 0;
   std::map<const tile::FragExpr*, uint32_t> operandRegs_;  // memory operand -> its registers

@@ -102,8 +102,57 @@ tir::MemRef KernelLowering::memRef(const tile::Tensor& t, const std::vector<Expr
 }
 
 ExprRef KernelLowering::bounds(const tile::Tensor& t, const std::vector<ExprRef>& coord) {
-  ExprRef pred = inBounds(t, coord, [this](const ExprRef& e) { return nonNegative(e); });
+  ExprRef pred = inBounds(
+      t, coord, [this](const ExprRef& e) { return nonNegative(e); },
+      [this](const tir::Expr& atom) { return atomRange(atom); });
   return pred && tir::isTrue(pred) ? nullptr : pred;  // null: no test needed
+}
+
+// What the kernel's structure and launch checks say about an atom's values: a loop
+// variable lies between its loop's bounds, a dimension checked at launch is not negative,
+// thread ids lie inside the block and block ids inside the grid (which the launcher keeps
+// within CUDA's limits).
+std::optional<tir::Range> KernelLowering::atomRange(const tir::Expr& atom) const {
+  switch (atom.kind) {
+    case tir::ExprKind::VarRef: {
+      auto it = varRanges_.find(static_cast<uint32_t>(atom.i));
+      if (it == varRanges_.end()) return std::nullopt;
+      return it->second;
+    }
+    case tir::ExprKind::ParamRef:
+      if (checkedDims_.count(atom.i)) return tir::Range{0, std::numeric_limits<int64_t>::max()};
+      return std::nullopt;
+    case tir::ExprKind::SpecialReg: {
+      auto special = static_cast<tir::Special>(atom.i);
+      const int64_t threads = k_.threadsPerBlock();
+      switch (special) {
+        case tir::Special::TidX:
+        case tir::Special::TidY:
+        case tir::Special::TidZ: return tir::Range{0, k_.block[atom.i - int64_t(tir::Special::TidX)] - 1};
+        case tir::Special::LaneId: return tir::Range{0, 31};
+        case tir::Special::WarpId: return tir::Range{0, (threads + 31) / 32 - 1};
+        case tir::Special::CtaidX:
+        case tir::Special::CtaidY:
+        case tir::Special::CtaidZ: return tir::Range{0, gridLimit(atom.i - int64_t(tir::Special::CtaidX)) - 1};
+        case tir::Special::NctaidX:
+        case tir::Special::NctaidY:
+        case tir::Special::NctaidZ: return tir::Range{1, gridLimit(atom.i - int64_t(tir::Special::NctaidX))};
+      }
+      return std::nullopt;
+    }
+    default: return std::nullopt;
+  }
+}
+
+// The most blocks the launcher can launch along `axis`: its grid expression's largest value,
+// and never more than CUDA allows (the launcher refuses larger grids).
+int64_t KernelLowering::gridLimit(int64_t axis) const {
+  std::optional<int64_t>& limit = gridLimits_[axis];
+  if (limit) return *limit;
+  const int64_t cuda = axis == 0 ? (int64_t{1} << 31) - 1 : 65535;
+  int64_t hi = k_.grid[axis] ? tir::valueRange(k_.grid[axis], [this](const tir::Expr& a) { return atomRange(a); }).hi
+                             : cuda;
+  return *(limit = std::max<int64_t>(1, std::min(hi, cuda)));
 }
 
 bool KernelLowering::nonNegative(const ExprRef& e) const {
@@ -179,6 +228,9 @@ void KernelLowering::stmtNode(const tile::Stmt& s) {
       [&](const auto& n) {
         using T = std::decay_t<decltype(n)>;
         if constexpr (std::is_same_v<T, tile::ScalarSet>) {
+          // A scalar set once (a `let` never assigned again) holds values of its expression.
+          if (n.dst.isVar && scalarSets_[n.dst.id] == 1)
+            varRanges_[n.dst.id] = tir::valueRange(n.value, [this](const tir::Expr& a) { return atomRange(a); });
           emit(s.loc, tir::Assign{n.dst, n.value});
         } else if constexpr (std::is_same_v<T, tile::ElemLoad>) {
           const tile::Tensor& t = tk_.tensors[n.view.tensor];
@@ -214,6 +266,12 @@ void KernelLowering::stmtNode(const tile::Stmt& s) {
           int64_t begin = 0, step = 0;
           if (tir::isIntConst(n.begin, &begin) && begin >= 0 && tir::isIntConst(n.step, &step) && step > 0)
             nonNegativeVars_.insert(n.var);
+          if (tir::isIntConst(n.step, &step) && step > 0) {
+            // In the body, begin <= var < end.
+            auto atoms = [this](const tir::Expr& a) { return atomRange(a); };
+            int64_t lo = tir::valueRange(n.begin, atoms).lo, hi = tir::valueRange(n.end, atoms).hi;
+            varRanges_[n.var] = tir::Range{lo, std::max(lo, hi - 1)};
+          }
           tir::For loop{n.var, n.begin, n.end, n.step, false, {}};
           out_.push_back(&loop.body);
           block(n.body);
@@ -254,11 +312,27 @@ std::optional<tir::Kernel> KernelLowering::run() {
       tir::LaunchCheck c;
       c.cond = tir::binary(tir::BinOp::Ge, t.shape[d], tir::intConst(0, t.shape[d]->type));
       c.message = fmt::format("dimension {} of {} must not be negative", d, t.name);
+      ExprRef dim = t.shape[d];
+      while (dim->kind == tir::ExprKind::Cast && tir::isInt(dim->args[0]->type) &&
+             tir::typeBytes(dim->args[0]->type) <= tir::typeBytes(dim->type))
+        dim = dim->args[0];
+      if (dim->kind == tir::ExprKind::ParamRef && dim->type != Type::U32) checkedDims_.insert(dim->i);
       c.loc = t.loc;
       c.beforeGrid = true;
       addLaunchCheck(std::move(c));
     }
   }
+  std::function<void(const tile::Block&)> countSets = [&](const tile::Block& b) {
+    for (const tile::Stmt& st : b) {
+      if (const auto* set = std::get_if<tile::ScalarSet>(&st.node); set && set->dst.isVar) ++scalarSets_[set->dst.id];
+      if (const auto* loop = std::get_if<tile::For>(&st.node)) countSets(loop->body);
+      if (const auto* branch = std::get_if<tile::If>(&st.node)) {
+        countSets(branch->then);
+        countSets(branch->otherwise);
+      }
+    }
+  };
+  countSets(tk_.body);
   out_.push_back(&k_.body);
   block(tk_.body);
   out_.pop_back();

@@ -264,6 +264,10 @@ ExprRef cast(Type type, ExprRef a) {
   if (isInt(type) && a->kind == ExprKind::Cast && a->args[0]->type == type && isInt(a->type) &&
       typeBytes(a->type) >= typeBytes(type))
     return a->args[0];
+  // Narrowing a widened value to at most its original width needs only the original bits.
+  if (isInt(type) && a->kind == ExprKind::Cast && isInt(a->type) && isInt(a->args[0]->type) &&
+      typeBytes(a->args[0]->type) < typeBytes(a->type) && typeBytes(type) <= typeBytes(a->args[0]->type))
+    return cast(type, a->args[0]);
   int64_t x = 0;
   if (isInt(type) && isIntConst(a, &x)) return intConst(x, type);
   if (isFloat(type) && type == Type::F32 && isIntConst(a, &x)) return floatConst(static_cast<double>(x), type);

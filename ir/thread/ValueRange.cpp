@@ -1,0 +1,125 @@
+#include "ir/thread/ValueRange.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "ir/thread/Builder.h"
+
+namespace tyl::tir {
+
+namespace {
+
+using Wide = __int128;
+
+Range fromWide(Wide lo, Wide hi, Type t) {
+  Range all = typeRange(t);
+  if (lo < all.lo || hi > all.hi) return all;  // may wrap: anything
+  return Range{static_cast<int64_t>(lo), static_cast<int64_t>(hi)};
+}
+
+// The smallest 2^n - 1 at least v (v >= 0): a bound on v | w and v ^ w for 0 <= w <= v.
+int64_t lowMask(int64_t v) {
+  int64_t m = 0;
+  while (m < v) m = m * 2 + 1;
+  return m;
+}
+
+Range binaryRange(const Expr& e, const AtomRange& atom) {
+  Range a = valueRange(e.args[0], atom), b = valueRange(e.args[1], atom);
+  const Type t = e.type;
+  int64_t c = 0;
+  const bool constB = isIntConst(e.args[1], &c);
+  switch (e.bin) {
+    case BinOp::Add: return fromWide(Wide{a.lo} + b.lo, Wide{a.hi} + b.hi, t);
+    case BinOp::Sub: return fromWide(Wide{a.lo} - b.hi, Wide{a.hi} - b.lo, t);
+    case BinOp::Mul: {
+      Wide p[] = {Wide{a.lo} * b.lo, Wide{a.lo} * b.hi, Wide{a.hi} * b.lo, Wide{a.hi} * b.hi};
+      return fromWide(*std::min_element(p, p + 4), *std::max_element(p, p + 4), t);
+    }
+    case BinOp::Div:
+      // Truncating division by a positive constant is monotonic.
+      if (constB && c > 0) return Range{a.lo / c, a.hi / c};
+      return typeRange(t);
+    case BinOp::Rem:
+      if (constB && c > 0) {
+        // The remainder has the sign of the dividend and a magnitude below both |x| and c.
+        if (a.lo >= 0 && a.hi < c) return a;
+        return Range{a.lo >= 0 ? 0 : std::max(-(c - 1), a.lo), a.hi <= 0 ? 0 : std::min(c - 1, a.hi)};
+      }
+      return typeRange(t);
+    case BinOp::Shl:
+      if (constB && c >= 0 && c < 63) return fromWide(Wide{a.lo} * (Wide{1} << c), Wide{a.hi} * (Wide{1} << c), t);
+      return typeRange(t);
+    case BinOp::Shr:
+      // An arithmetic (or, for U32, logical) right shift by a constant is monotonic.
+      if (constB && c >= 0 && c < 64) return Range{a.lo >> c, a.hi >> c};
+      return typeRange(t);
+    case BinOp::And:
+      if (a.lo >= 0 && b.lo >= 0) return Range{0, std::min(a.hi, b.hi)};
+      if (a.lo >= 0) return Range{0, a.hi};
+      if (b.lo >= 0) return Range{0, b.hi};
+      return typeRange(t);
+    case BinOp::Or:
+    case BinOp::Xor:
+      if (a.lo >= 0 && b.lo >= 0) return Range{0, lowMask(std::max(a.hi, b.hi))};
+      return typeRange(t);
+    case BinOp::Min: return Range{std::min(a.lo, b.lo), std::min(a.hi, b.hi)};
+    case BinOp::Max: return Range{std::max(a.lo, b.lo), std::max(a.hi, b.hi)};
+    case BinOp::Lt:
+    case BinOp::Le:
+    case BinOp::Gt:
+    case BinOp::Ge:
+    case BinOp::Eq:
+    case BinOp::Ne:
+    case BinOp::LAnd:
+    case BinOp::LOr: return Range{0, 1};
+  }
+  return typeRange(t);
+}
+
+}  // namespace
+
+Range typeRange(Type t) {
+  switch (t) {
+    case Type::Pred: return Range{0, 1};
+    case Type::I32: return Range{std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
+    case Type::U32: return Range{0, std::numeric_limits<uint32_t>::max()};
+    default: return Range{std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()};
+  }
+}
+
+Range valueRange(const ExprRef& e, const AtomRange& atom) {
+  const Range all = typeRange(e->type);
+  if (!isInt(e->type) && e->type != Type::Pred) return all;
+  switch (e->kind) {
+    case ExprKind::IntConst: return Range{e->i, e->i};
+    case ExprKind::VarRef:
+    case ExprKind::ParamRef:
+    case ExprKind::SpecialReg:
+    case ExprKind::Elem:
+      if (std::optional<Range> r = atom ? atom(*e) : std::nullopt)
+        return Range{std::max(r->lo, all.lo), std::min(r->hi, all.hi)};
+      return all;
+    case ExprKind::Cast: {
+      const Type from = e->args[0]->type;
+      if (!isInt(from) && from != Type::Pred) return all;  // from a float: saturates
+      Range r = valueRange(e->args[0], atom);
+      return r.within(all) ? r : all;
+    }
+    case ExprKind::Binary: return binaryRange(*e, atom);
+    case ExprKind::Unary:
+      if (e->un == UnOp::Neg) {
+        Range r = valueRange(e->args[0], atom);
+        return fromWide(-Wide{r.hi}, -Wide{r.lo}, e->type);
+      }
+      return all;
+    case ExprKind::Select: {
+      Range a = valueRange(e->args[1], atom), b = valueRange(e->args[2], atom);
+      return Range{std::min(a.lo, b.lo), std::max(a.hi, b.hi)};
+    }
+    case ExprKind::FloatConst: return all;
+  }
+  return all;
+}
+
+}  // namespace tyl::tir

@@ -1,0 +1,30 @@
+// The values an integer thread IR expression can take: an interval, from the intervals of
+// its atoms (variables, parameters, special registers). Arithmetic in the IR wraps, so an
+// operation whose exact result may leave its type's range may give any value of the type.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+
+#include "ir/thread/ThreadIR.h"
+
+namespace tyl::tir {
+
+// [lo, hi], both included.
+struct Range {
+  int64_t lo = 0, hi = 0;
+  bool within(const Range& outer) const { return lo >= outer.lo && hi <= outer.hi; }
+};
+
+// Every value of an integer type (Pred: 0 and 1).
+Range typeRange(Type t);
+
+// What is known of an atom (VarRef, ParamRef, SpecialReg, Elem): nullopt when nothing is,
+// and the atom may hold any value of its type.
+using AtomRange = std::function<std::optional<Range>(const Expr& atom)>;
+
+// The values `e` (of an integer or predicate type) can take.
+Range valueRange(const ExprRef& e, const AtomRange& atom);
+
+}  // namespace tyl::tir
