@@ -17,6 +17,8 @@ set(TYLO_FUZZ_REPLAY_TIMEOUT 60 CACHE STRING "")
 set(TYLO_BUILD_EXAMPLES OFF CACHE BOOL "")
 set(TYLO_BUILD_BENCH OFF CACHE BOOL "")
 set(TYLO_ENABLE_CUDA OFF CACHE BOOL "")
+# The sanitizers replace malloc themselves.
+set(TYLO_USE_MIMALLOC OFF CACHE BOOL "")
 
 # ANTLR 4.9's headers do not compile with clang in C++20: InterpreterData's user-provided
 # constructor default-initializes a Vocabulary whose defaulted constructor clang deletes
