@@ -13,10 +13,14 @@ TYL_DIAG(kBankConflict, Warning, "bank-conflict", "shared-memory accesses of one
 
 namespace {
 
-int worstDegree(const std::vector<WarpAccess>& accesses) {
-  int worst = 1;
-  for (const WarpAccess& a : accesses) worst = std::max(worst, layout::bankConflictDegree(a.bytes, a.width));
-  return worst;
+// The worst degree of the accesses, and the first access that has it.
+std::pair<int, const WarpAccess*> worst(const std::vector<WarpAccess>& accesses) {
+  std::pair<int, const WarpAccess*> w{1, nullptr};
+  for (const WarpAccess& a : accesses) {
+    int d = layout::bankConflictDegree(a.bytes, a.width);
+    if (d > w.first) w = {d, &a};
+  }
+  return w;
 }
 
 }  // namespace
@@ -26,7 +30,7 @@ void KernelLowering::reportBankConflicts(SourceRange loc, const std::string& ins
   if (!t.layout || t.space != tile::MemSpace::Shared) return;
   std::vector<WarpAccess> now = accesses(*t.layout);
   if (now.empty()) return;
-  int degree = worstDegree(now);
+  const auto [degree, culprit] = worst(now);
   if (degree <= 1) return;
   // Look for a swizzle of the same affine tile that makes every access conflict-free:
   // keep 16-byte chunks whole (M) and try the field widths and distances in turn.
@@ -38,11 +42,12 @@ void KernelLowering::reportBankConflicts(SourceRange loc, const std::string& ins
     for (int s = b; s <= 7 && suggestion.empty(); ++s) {
       layout::Layout candidate = layout::Layout::compose(layout::Swizzle::make(m, b, s), t.layout->tile);
       std::vector<WarpAccess> alt = accesses(candidate);
-      if (!alt.empty() && worstDegree(alt) == 1) suggestion = layout::toString(candidate);
+      if (!alt.empty() && worst(alt).first == 1) suggestion = layout::toString(candidate);
     }
   }
   auto d = diags_.report(kBankConflict, loc,
-                         fmt::format("{} on '{}' has {}-way shared-memory bank conflicts", instr, t.name, degree));
+                         fmt::format("{} on '{}' has {}-way shared-memory bank conflicts{}", instr, t.name, degree,
+                                     culprit->where));
   d.note(t.layoutLoc, fmt::format("the layout of '{}' is {}", t.name, layout::toString(*t.layout)));
   if (!suggestion.empty())
     d.note(t.layoutLoc, fmt::format("this layout is conflict-free for these accesses: {}", suggestion));
@@ -58,24 +63,27 @@ void KernelLowering::checkSharedBanks(SourceRange loc, const char* instr, const 
     probe.layout = l;
     MemoryRuns runs(probe, v);
     std::vector<WarpAccess> out;
-    for (int64_t base = 0; base < vectors; base += threads) {
-      for (int64_t warp = 0; warp * 32 < threads; ++warp) {
-        WarpAccess a;
-        a.width = static_cast<int>(w * eb);
-        for (int lane = 0; lane < 32; ++lane) {
-          int64_t q = base + warp * 32 + lane;
-          if (q >= vectors || warp * 32 + lane >= threads) {
-            a.bytes.push_back(std::nullopt);
-            continue;
+    for (size_t shift = 0; shift < runs.shifts().size(); ++shift) {
+      for (int64_t base = 0; base < vectors; base += threads) {
+        for (int64_t warp = 0; warp * 32 < threads; ++warp) {
+          WarpAccess a;
+          a.width = static_cast<int>(w * eb);
+          a.where = runs.shiftDescription(shift);
+          for (int lane = 0; lane < 32; ++lane) {
+            int64_t q = base + warp * 32 + lane;
+            if (q >= vectors || warp * 32 + lane >= threads) {
+              a.bytes.push_back(std::nullopt);
+              continue;
+            }
+            std::vector<int64_t> units = shape;
+            units.back() /= w;
+            std::vector<int64_t> c = layout::unflatten(q, units);
+            c.back() *= w;
+            std::optional<int64_t> m = runs.offsetAt(c, shift);
+            a.bytes.push_back(m ? std::optional<int64_t>(*m * eb) : std::nullopt);
           }
-          std::vector<int64_t> units = shape;
-          units.back() /= w;
-          std::vector<int64_t> c = layout::unflatten(q, units);
-          c.back() *= w;
-          std::optional<int64_t> m = runs.staticOffset(c);
-          a.bytes.push_back(m ? std::optional<int64_t>(*m * eb) : std::nullopt);
+          out.push_back(std::move(a));
         }
-        out.push_back(std::move(a));
       }
     }
     return out;
@@ -106,22 +114,25 @@ void KernelLowering::checkFragmentBanks(SourceRange loc, const char* instr, cons
     probe.layout = l;
     MemoryRuns runs(probe, v);
     std::vector<WarpAccess> out;
-    for (size_t i = 0; i < fm.slots.size(); i += static_cast<size_t>(w)) {
-      for (size_t warp = 0; warp * 32 < threads.size(); ++warp) {
-        WarpAccess a;
-        a.width = w * eb;
-        for (size_t lane = 0; lane < 32; ++lane) {
-          size_t thread = warp * 32 + lane;
-          if (thread >= threads.size() || !active[thread]) {
-            a.bytes.push_back(std::nullopt);
-            continue;
+    for (size_t shift = 0; shift < runs.shifts().size(); ++shift) {
+      for (size_t i = 0; i < fm.slots.size(); i += static_cast<size_t>(w)) {
+        for (size_t warp = 0; warp * 32 < threads.size(); ++warp) {
+          WarpAccess a;
+          a.width = w * eb;
+          a.where = runs.shiftDescription(shift);
+          for (size_t lane = 0; lane < 32; ++lane) {
+            size_t thread = warp * 32 + lane;
+            if (thread >= threads.size() || !active[thread]) {
+              a.bytes.push_back(std::nullopt);
+              continue;
+            }
+            std::vector<int64_t> c = (*base)[thread];
+            for (size_t d = 0; d < c.size(); ++d) c[d] += fm.slots[i].offset[d];
+            std::optional<int64_t> m = runs.offsetAt(c, shift);
+            a.bytes.push_back(m ? std::optional<int64_t>(*m * eb) : std::nullopt);
           }
-          std::vector<int64_t> c = (*base)[thread];
-          for (size_t d = 0; d < c.size(); ++d) c[d] += fm.slots[i].offset[d];
-          std::optional<int64_t> m = runs.staticOffset(c);
-          a.bytes.push_back(m ? std::optional<int64_t>(*m * eb) : std::nullopt);
+          out.push_back(std::move(a));
         }
-        out.push_back(std::move(a));
       }
     }
     return out;

@@ -30,6 +30,7 @@ struct OwnerTable {
 struct WarpAccess {
   std::vector<std::optional<int64_t>> bytes;
   int width = 4;
+  std::string where;  // the run-time part of the window's origin it is for (MemoryRuns::shiftDescription)
 };
 
 // Why wider vectors were not used, widest first, so the last reason is what the next

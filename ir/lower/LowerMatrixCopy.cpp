@@ -109,21 +109,24 @@ bool KernelLowering::tryLdmatrix(SourceRange loc, const tile::View& mem, uint32_
     probe.layout = l;
     MemoryRuns r(probe, mem);
     std::vector<WarpAccess> out;
-    for (const Instr& in : instrs) {
-      for (int64_t warp = 0; warp < threads / 32; ++warp) {
-        WarpAccess a;
-        a.width = 16;
-        for (int lane = 0; lane < 32; ++lane) {
-          int i = (lane / 8) % in.n;
-          if (lane >= 8 * in.n) {
-            a.bytes.push_back(std::nullopt);
-            continue;
+    for (size_t shift = 0; shift < r.shifts().size(); ++shift) {
+      for (const Instr& in : instrs) {
+        for (int64_t warp = 0; warp < threads / 32; ++warp) {
+          WarpAccess a;
+          a.width = 16;
+          a.where = r.shiftDescription(shift);
+          for (int lane = 0; lane < 32; ++lane) {
+            int i = (lane / 8) % in.n;
+            if (lane >= 8 * in.n) {
+              a.bytes.push_back(std::nullopt);
+              continue;
+            }
+            const Coord2& o = origin[in.first + i][warp];
+            std::optional<int64_t> m = r.offsetAt({o.r + lane % 8, o.c}, shift);
+            a.bytes.push_back(m ? std::optional<int64_t>(*m * eb) : std::nullopt);
           }
-          const Coord2& o = origin[in.first + i][warp];
-          std::optional<int64_t> m = r.staticOffset({o.r + lane % 8, o.c});
-          a.bytes.push_back(m ? std::optional<int64_t>(*m * eb) : std::nullopt);
+          out.push_back(std::move(a));
         }
-        out.push_back(std::move(a));
       }
     }
     return out;

@@ -137,17 +137,21 @@ MemoryRuns::Problem MemoryRuns::check(const std::vector<int64_t>& viewCoord, int
   return {};
 }
 
-// The run at one shift of the origin (see shifts()).
-MemoryRuns::Problem MemoryRuns::checkStatic(const std::vector<int64_t>& viewCoord, int64_t len, size_t shift) const {
-  using K = Problem::Kind;
-  const size_t rank = viewCoord.size();
-  // Where the origin's run-time part is: ", when the origin of dimension 1 is 16 more".
+std::string MemoryRuns::shiftDescription(size_t shift) const {
   std::string where;
   for (size_t d = 0; d < shifts_[shift].size(); ++d) {
     if (shifts_[shift][d] == 0) continue;
     where += where.empty() ? ", when the origin of dimension " : " and that of dimension ";
     where += fmt::format("{} is {} more", d, shifts_[shift][d]);
   }
+  return where;
+}
+
+// The run at one shift of the origin (see shifts()).
+MemoryRuns::Problem MemoryRuns::checkStatic(const std::vector<int64_t>& viewCoord, int64_t len, size_t shift) const {
+  using K = Problem::Kind;
+  const size_t rank = viewCoord.size();
+  const std::string where = shiftDescription(shift);
   std::optional<int64_t> first;
   std::vector<int64_t> c = viewCoord;
   for (int64_t j = 0; j < len; ++j) {

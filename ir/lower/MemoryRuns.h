@@ -41,6 +41,8 @@ class MemoryRuns {
   const std::vector<std::vector<int64_t>>& shifts() const { return shifts_; }
   // The offset of a view coordinate at one of those shifts (nullopt outside the tensor).
   std::optional<int64_t> offsetAt(const std::vector<int64_t>& viewCoord, size_t shift) const;
+  // A shift for messages: ", when the origin of dimension 1 is 16 more" (empty for none).
+  std::string shiftDescription(size_t shift) const;
 
   // Why the run-time parts of the origin cannot be analysed (too many shifts); empty if they can.
   const std::string& originProblem() const { return originProblem_; }
