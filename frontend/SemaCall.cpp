@@ -540,13 +540,14 @@ std::optional<Value> KernelSema::call(const ast::Expr& e, const ast::Call& c) {
         diags_.report(kTypeMismatch, e.range, "cdiv works on integers");
         return std::nullopt;
       }
-      std::optional<ExprRef> sum = arith(tir::BinOp::Add, *a, *b, e.range);
-      if (!sum) return std::nullopt;
-      std::optional<ExprRef> num = arith(tir::BinOp::Sub, *sum, tir::intConst(1, (*sum)->type), e.range);
-      if (!num) return std::nullopt;
-      std::optional<ExprRef> q = arith(tir::BinOp::Div, *num, *b, e.range);
-      if (!q) return std::nullopt;
-      return Value::runtime(*q);
+      // a / b rounded up, as a / b + (a % b > 0): (a + b - 1) / b would overflow for an a
+      // near the type's largest value.
+      std::optional<ExprRef> q = arith(tir::BinOp::Div, *a, *b, e.range);
+      std::optional<ExprRef> r = q ? arith(tir::BinOp::Rem, *a, *b, e.range) : std::nullopt;
+      if (!r) return std::nullopt;
+      ExprRef up = tir::select(tir::binary(tir::BinOp::Gt, *r, tir::intConst(0, (*r)->type)),
+                               tir::intConst(1, (*q)->type), tir::intConst(0, (*q)->type));
+      return Value::runtime(tir::add(*q, up));
     }
     std::optional<ExprRef> r = arith(fn == "min" ? tir::BinOp::Min : tir::BinOp::Max, *a, *b, e.range);
     if (!r) return std::nullopt;

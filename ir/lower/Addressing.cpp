@@ -273,4 +273,94 @@ ExprRef inBounds(const tile::Tensor& t, const std::vector<ExprRef>& coord,
   return pred;
 }
 
+namespace {
+
+// `e` without the integer conversions that keep its value (widening ones).
+ExprRef unwidened(ExprRef e) {
+  while (widening(e)) e = e->args[0];
+  return e;
+}
+
+// E and s when `e` is cdiv(E, s) as Sema builds it: E / s + (E % s > 0 ? 1 : 0).
+std::optional<std::pair<ExprRef, int64_t>> matchCdiv(const ExprRef& e) {
+  if (e->kind != tir::ExprKind::Binary || e->bin != tir::BinOp::Add) return std::nullopt;
+  const ExprRef& q = e->args[0];
+  const ExprRef& up = e->args[1];
+  int64_t s = 0, zero = -1, one = 0, none = -1;
+  if (q->kind != tir::ExprKind::Binary || q->bin != tir::BinOp::Div || !tir::isIntConst(q->args[1], &s) || s <= 0)
+    return std::nullopt;
+  if (up->kind != tir::ExprKind::Select || !tir::isIntConst(up->args[1], &one) || one != 1 ||
+      !tir::isIntConst(up->args[2], &none) || none != 0)
+    return std::nullopt;
+  const ExprRef& gt = up->args[0];
+  if (gt->kind != tir::ExprKind::Binary || gt->bin != tir::BinOp::Gt || !tir::isIntConst(gt->args[1], &zero) ||
+      zero != 0)
+    return std::nullopt;
+  const ExprRef& rem = gt->args[0];
+  int64_t s2 = 0;
+  if (rem->kind != tir::ExprKind::Binary || rem->bin != tir::BinOp::Rem || !tir::isIntConst(rem->args[1], &s2) ||
+      s2 != s || !tir::sameExpr(rem->args[0], q->args[0]))
+    return std::nullopt;
+  return std::make_pair(q->args[0], s);
+}
+
+}  // namespace
+
+bool boundsImply(const ExprRef& test, const ExprRef& cond, const tir::AtomRange& atoms,
+                 const std::function<ExprRef(const tir::Expr&)>& definition) {
+  if (!test || !cond || cond->kind != tir::ExprKind::Binary || cond->bin != tir::BinOp::Lt) return false;
+  const ExprRef& a = cond->args[0];
+  ExprRef b = cond->args[1];
+  if (b->kind == tir::ExprKind::VarRef && definition)
+    if (ExprRef d = definition(*b)) b = d;
+  std::optional<std::pair<ExprRef, int64_t>> cdiv = matchCdiv(b);
+  if (!cdiv || !tir::isInt(a->type) || !tir::exactArithmetic(a, atoms)) return false;
+  const auto& [extent, s] = *cdiv;
+  const AffineForm fa = linearize(a);
+  // The conjuncts of the test.
+  std::vector<ExprRef> tests, todo{test};
+  while (!todo.empty()) {
+    ExprRef t = todo.back();
+    todo.pop_back();
+    if (t->kind == tir::ExprKind::Binary && t->bin == tir::BinOp::LAnd) {
+      todo.push_back(t->args[0]);
+      todo.push_back(t->args[1]);
+    } else {
+      tests.push_back(t);
+    }
+  }
+  for (const ExprRef& t : tests) {
+    if (t->kind != tir::ExprKind::Binary || t->bin != tir::BinOp::Lt) continue;
+    // inBounds tests x < E in 64 bits, or as one unsigned 32-bit comparison where that is
+    // exact (then it also says x >= 0).
+    ExprRef x = t->args[0], e = t->args[1];
+    if (x->type == Type::U32 && x->kind == tir::ExprKind::Cast) x = x->args[0];
+    if (e->kind == tir::ExprKind::Cast && tir::isInt(e->args[0]->type)) e = e->args[0];
+    if (!tir::sameExpr(unwidened(e), unwidened(extent)) || !tir::exactArithmetic(x, atoms)) continue;
+    // r = x - s * a, whose smallest value must not be negative.
+    AffineForm r = linearize(x);
+    bool matched = true;
+    // Coefficients are small: s is a tile size, and a's come from loop steps.
+    if (std::abs(fa.constant) > (int64_t{1} << 30) || s > (int64_t{1} << 30)) continue;
+    r.constant -= s * fa.constant;
+    for (const auto& [atom, coeff] : fa.terms) {
+      auto it = std::find_if(r.terms.begin(), r.terms.end(),
+                             [&](const auto& term) { return tir::sameExpr(term.first, atom); });
+      if (it == r.terms.end() || std::abs(coeff) > (int64_t{1} << 30) || it->second != s * coeff) {
+        matched = false;
+        break;
+      }
+      r.terms.erase(it);
+    }
+    if (!matched) continue;
+    __int128 least = r.constant;
+    for (const auto& [atom, coeff] : r.terms) {
+      tir::Range ar = tir::valueRange(atom, atoms);
+      least += static_cast<__int128>(coeff) * (coeff > 0 ? ar.lo : ar.hi);
+    }
+    if (least >= 0) return true;
+  }
+  return false;
+}
+
 }  // namespace tyl::lower

@@ -27,6 +27,15 @@ tir::ExprRef inBounds(const tile::Tensor& t, const std::vector<tir::ExprRef>& co
                       const std::function<bool(const tir::ExprRef&)>& nonNegative = {},
                       const tir::AtomRange& atoms = {});
 
+// Whether `test`, a conjunction of bounds tests made by inBounds, implies `cond`, of the
+// form a < cdiv(E, s) (s a positive constant; `definition` gives the expression a scalar
+// variable set once holds, to see through `let steps = cdiv(K, BK)`): true when a conjunct
+// tests x < E for x = s * a + r with r >= 0, all computed without wrapping. A pipeline's
+// producer is enabled by k < cdiv(K, BK) and reads column k * BK + r of a tensor K wide;
+// its bounds test then makes the enable redundant.
+bool boundsImply(const tir::ExprRef& test, const tir::ExprRef& cond, const tir::AtomRange& atoms,
+                 const std::function<tir::ExprRef(const tir::Expr&)>& definition);
+
 // Whether moving coordinate `d` by multiples of `step` shifts every offset of the layout
 // by the same amount (the move then needs no swizzle or decomposition).
 bool translationInvariant(const layout::Layout& l, const layout::Shape& shape, int d, int64_t step);

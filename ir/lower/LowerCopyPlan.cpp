@@ -169,10 +169,11 @@ void KernelLowering::copyMemoryMemory(SourceRange loc, const tile::Copy& c) {
     // Source bounds: the other dimensions, and how much of the row remains.
     ExprRef rowsOk;
     ExprRef valid;  // elements of the vector inside the source (I64), null: all
+    ExprRef all;    // the first element is inside the source (null: always); else nothing is read
     if (st.space == tile::MemSpace::Global) {
       int lastDim = sv.dims.back();
       // inBounds over all dims, with the last one tested at its first element.
-      ExprRef all = bounds(st, sCoord);
+      all = bounds(st, sCoord);
       std::vector<ExprRef> lastElem = sCoord;
       lastElem[lastDim] = tir::add(lastElem[lastDim], tir::intConst(w - 1, lastElem[lastDim]->type));
       ExprRef full = bounds(st, lastElem);
@@ -202,7 +203,9 @@ void KernelLowering::copyMemoryMemory(SourceRange loc, const tile::Copy& c) {
         bytes = tir::cast(Type::I32, tir::mul(valid, tir::intConst(eb, Type::I64)));
         if (rowsOk) bytes = tir::select(rowsOk, bytes, tir::intConst(0));
       }
-      if (!tir::isTrue(c.enable))
+      // A copy outside the source reads nothing: an enable that only holds where the copy is
+      // inside (a pipeline's `k < cdiv(K, BK)` for column k * BK + r) adds nothing to that.
+      if (!tir::isTrue(c.enable) && !(valid && boundsImply(all, c.enable, atomRanges(), definitions())))
         bytes = tir::select(c.enable, bytes ? bytes : tir::intConst(w * eb), tir::intConst(0));
       cp.srcBytes = bytes;
       emit(loc, std::move(cp));

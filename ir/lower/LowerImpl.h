@@ -97,6 +97,16 @@ class KernelLowering {
   tir::ExprRef bounds(const tile::Tensor& t, const std::vector<tir::ExprRef>& coord);
   bool nonNegative(const tir::ExprRef& e) const;
   std::optional<tir::Range> atomRange(const tir::Expr& atom) const;
+  tir::AtomRange atomRanges() const {
+    return [this](const tir::Expr& a) { return atomRange(a); };
+  }
+  // The expression each scalar variable set once holds (for boundsImply).
+  std::function<tir::ExprRef(const tir::Expr&)> definitions() const {
+    return [this](const tir::Expr& v) -> tir::ExprRef {
+      auto it = varDefs_.find(static_cast<uint32_t>(v.i));
+      return it == varDefs_.end() ? nullptr : it->second;
+    };
+  }
   int64_t gridLimit(int64_t axis) const;
   // What the launch checks guarantee about a value: it is a multiple of the result.
   int64_t knownDivisor(const tir::ExprRef& e) const;
@@ -176,6 +186,7 @@ class KernelLowering {
   std::map<uint32_t, tir::Range> varRanges_;  // loop variable -> its values in the loop's body
   std::set<int64_t> checkedDims_;           // scalar parameters the launcher checks are >= 0
   std::map<uint32_t, int> scalarSets_;      // scalar variable -> how many statements set it
+  std::map<uint32_t, tir::ExprRef> varDefs_;  // scalar variable set once -> its value
   mutable std::array<std::optional<int64_t>, 3> gridLimits_;  // gridLimit(), once worked out
   std::map<int64_t, int64_t> paramDivisor_;  // scalar parameter -> the launch checks divide it by
   int temps_ = 0;

@@ -229,8 +229,10 @@ void KernelLowering::stmtNode(const tile::Stmt& s) {
         using T = std::decay_t<decltype(n)>;
         if constexpr (std::is_same_v<T, tile::ScalarSet>) {
           // A scalar set once (a `let` never assigned again) holds values of its expression.
-          if (n.dst.isVar && scalarSets_[n.dst.id] == 1)
-            varRanges_[n.dst.id] = tir::valueRange(n.value, [this](const tir::Expr& a) { return atomRange(a); });
+          if (n.dst.isVar && scalarSets_[n.dst.id] == 1) {
+            varRanges_[n.dst.id] = tir::valueRange(n.value, atomRanges());
+            varDefs_[n.dst.id] = n.value;
+          }
           emit(s.loc, tir::Assign{n.dst, n.value});
         } else if constexpr (std::is_same_v<T, tile::ElemLoad>) {
           const tile::Tensor& t = tk_.tensors[n.view.tensor];

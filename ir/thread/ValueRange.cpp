@@ -122,4 +122,33 @@ Range valueRange(const ExprRef& e, const AtomRange& atom) {
   return all;
 }
 
+bool exactArithmetic(const ExprRef& e, const AtomRange& atom) {
+  const Range all = typeRange(e->type);
+  auto fits = [&](Wide lo, Wide hi) { return lo >= all.lo && hi <= all.hi; };
+  int64_t c = 0;
+  switch (e->kind) {
+    case ExprKind::Cast:
+      if (!isInt(e->type) || !isInt(e->args[0]->type)) return true;
+      return exactArithmetic(e->args[0], atom) && valueRange(e->args[0], atom).within(all);
+    case ExprKind::Binary: {
+      const BinOp op = e->bin;
+      if (op != BinOp::Add && op != BinOp::Sub && op != BinOp::Mul && op != BinOp::Shl) return true;
+      if (!isInt(e->type) || !exactArithmetic(e->args[0], atom) || !exactArithmetic(e->args[1], atom)) return false;
+      Range a = valueRange(e->args[0], atom), b = valueRange(e->args[1], atom);
+      switch (op) {
+        case BinOp::Add: return fits(Wide{a.lo} + b.lo, Wide{a.hi} + b.hi);
+        case BinOp::Sub: return fits(Wide{a.lo} - b.hi, Wide{a.hi} - b.lo);
+        case BinOp::Mul: {
+          Wide p[] = {Wide{a.lo} * b.lo, Wide{a.lo} * b.hi, Wide{a.hi} * b.lo, Wide{a.hi} * b.hi};
+          return fits(*std::min_element(p, p + 4), *std::max_element(p, p + 4));
+        }
+        default:
+          return isIntConst(e->args[1], &c) && c >= 0 && c < 62 &&
+                 fits(Wide{a.lo} * (Wide{1} << c), Wide{a.hi} * (Wide{1} << c));
+      }
+    }
+    default: return true;
+  }
+}
+
 }  // namespace tyl::tir

@@ -27,4 +27,9 @@ using AtomRange = std::function<std::optional<Range>(const Expr& atom)>;
 // The values `e` (of an integer or predicate type) can take.
 Range valueRange(const ExprRef& e, const AtomRange& atom);
 
+// Whether every sum, difference, product, shift and integer conversion in `e` yields the
+// exact value (none can wrap), so that `e` equals its affine form (lower/Affine.h) over
+// the integers. Other operations are atoms and are not looked into.
+bool exactArithmetic(const ExprRef& e, const AtomRange& atom);
+
 }  // namespace tyl::tir

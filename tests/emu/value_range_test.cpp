@@ -118,6 +118,18 @@ ExprRef randomExpr(const Params& p, Type t, int depth, std::mt19937_64& rng) {
 
 }  // namespace
 
+namespace {
+
+// cdiv(e, s) as Sema builds it.
+ExprRef cdivOf(const ExprRef& e, int64_t s) {
+  ExprRef sc = tir::intConst(s, e->type);
+  return tir::add(tir::binary(BinOp::Div, e, sc),
+                  tir::select(tir::binary(BinOp::Gt, tir::binary(BinOp::Rem, e, sc), tir::intConst(0, e->type)),
+                              tir::intConst(1, e->type), tir::intConst(0, e->type)));
+}
+
+}  // namespace
+
 TEST_CASE("value ranges hold every value the emulator computes", "[value-range]") {
   std::mt19937_64 rng(20261201);
   int narrow = 0;
@@ -163,6 +175,10 @@ TEST_CASE("value ranges of the expressions lowering builds", "[value-range]") {
   Range t64 = tir::valueRange(tiles64, atoms);
   CHECK(t64.lo == 0);
   CHECK(t64.hi == (int64_t{1} << 26));
+  // cdiv as Sema builds it, K / 32 + (K % 32 > 0), cannot wrap.
+  Range c = tir::valueRange(cdivOf(K, 32), atoms);
+  CHECK(c.lo == 0);
+  CHECK(c.hi == (int64_t{1} << 26));
   // Masks and remainders of a non-negative value.
   CHECK(tir::valueRange(tir::binary(BinOp::And, K, tir::intConst(7)), atoms).hi == 7);
   CHECK(tir::valueRange(tir::binary(BinOp::Rem, K, tir::intConst(3)), atoms).hi == 2);
@@ -234,5 +250,74 @@ TEST_CASE("bounds tests narrow to 32 bits only where that is exact", "[value-ran
     CHECK(*ev.scalar(both) == (rowIn && (c >> 10) < K));
     CHECK(*ev.scalar(mixed) == (rowIn && c < K));
     CHECK(*ev.scalar(none) == (rowIn && (c >> 10) < K));
+  }
+}
+
+
+TEST_CASE("bounds tests imply a pipeline's enable only where they must", "[value-range]") {
+  // K, M: extents checked >= 0; k: a loop variable below cdiv(K, 16) (or any i32); t: a
+  // thread's offset in [0, 7] (or [-3, 7]).
+  const Range extent{0, (int64_t{1} << 31) - 1};
+  struct Case {
+    const char* what;
+    int64_t s;        // the tile of cdiv(K, s) ...
+    int64_t scale;    // ... and the step of x along k
+    int64_t mult;     // x = (k + j) * scale + mult * t
+    bool otherExtent; // x tested against M instead of K
+    Range k, t;
+    bool implied;
+  };
+  const Case cases[] = {
+      {"x = (k + j) s + 8 t", 32, 32, 8, false, {0, 1 << 26}, {0, 7}, true},
+      {"x = (k + j) s + t, s = 48", 48, 48, 1, false, {0, 1 << 26}, {0, 7}, true},
+      {"t may be -3", 32, 32, 8, false, {0, 1 << 26}, {-3, 7}, false},
+      {"t may be -1", 32, 32, 1, false, {0, 1 << 26}, {-1, 7}, false},
+      {"x steps by s / 2", 32, 16, 8, false, {0, 1 << 26}, {0, 7}, false},
+      {"tested against another extent", 32, 32, 8, true, {0, 1 << 26}, {0, 7}, false},
+      {"k + j may wrap (j > 0)", 32, 32, 8, false, {0, (int64_t{1} << 31) - 1}, {0, 7}, false},
+  };
+  std::mt19937_64 rng(99);
+  for (const Case& c : cases) {
+    for (int64_t j = 0; j < 3; ++j) {
+      Params p;
+      p.add(Type::I32, extent);  // K
+      p.add(Type::I32, extent);  // M
+      p.add(Type::I32, c.k);     // k
+      p.add(Type::I32, c.t);     // t
+      tile::Tensor a;
+      a.space = tile::MemSpace::Global;
+      a.dtype = tile::DType::F16;
+      ExprRef K = tir::paramRef(p.k, 0), M = tir::paramRef(p.k, 1), k = tir::paramRef(p.k, 2),
+              t = tir::paramRef(p.k, 3);
+      a.shape = {c.otherExtent ? M : K};
+      a.staticShape = {-1};
+      a.strides = {tir::intConst(1, Type::I64)};
+      ExprRef kj = tir::add(k, tir::intConst(j));
+      ExprRef x = tir::add(tir::mul(tir::add(tir::cast(Type::I64, k), tir::intConst(j, Type::I64)),
+                                    tir::intConst(c.scale, Type::I64)),
+                           tir::cast(Type::I64, tir::mul(t, tir::intConst(c.mult))));
+      ExprRef cond = tir::lt(kj, cdivOf(K, c.s));
+      for (bool narrow : {true, false}) {
+        ExprRef test = narrow ? lower::inBounds(a, {x}, {}, p.atoms()) : lower::inBounds(a, {x});
+        INFO(c.what << ", j = " << j << (narrow ? ", 32-bit test" : ", 64-bit test"));
+        const bool implied = lower::boundsImply(test, cond, p.atoms(), {});
+        // k itself (j = 0) cannot wrap.
+        const bool wraps = c.k.hi == (int64_t{1} << 31) - 1 && j > 0;
+        CHECK(implied == (c.implied || (c.k.hi == (int64_t{1} << 31) - 1 && !wraps)));
+        if (!implied) continue;
+        // Where the test holds, so does the condition.
+        emu::LaunchContext ctx(p.k, p.options, p.buffers);
+        for (int s = 0; s < 5000; ++s) {
+          auto pick = [&](Range r) { return std::uniform_int_distribution<int64_t>(r.lo, r.hi)(rng); };
+          int64_t Kv = s % 4 == 0 ? extent.hi - static_cast<int64_t>(rng() % 100) : pick({0, 100000});
+          int64_t kv = s % 2 ? Kv / c.s + static_cast<int64_t>(rng() % 5) - 3 : pick(c.k);
+          kv = std::clamp(kv, c.k.lo, c.k.hi);
+          ctx.params = {static_cast<uint64_t>(Kv), static_cast<uint64_t>(pick(extent)), static_cast<uint64_t>(kv),
+                        emu::canonical(Type::I32, static_cast<uint64_t>(pick(c.t)))};
+          emu::Evaluator ev(ctx, nullptr, nullptr, nullptr);
+          if (*ev.scalar(test)) REQUIRE(*ev.scalar(cond));
+        }
+      }
+    }
   }
 }
