@@ -14,6 +14,7 @@
 #include "ir/lower/Addressing.h"
 #include "ir/lower/Affine.h"
 #include "ir/lower/Lower.h"
+#include "ir/lower/MemoryRuns.h"
 #include "ir/lower/Ownership.h"
 #include "ir/thread/Builder.h"
 
@@ -68,6 +69,7 @@ class LayoutTables {
       if (e.block == block && e.shape == shape && e.layout == l) return e;
     return entries_.emplace_back(Entry{l, shape, block, nullptr, nullptr});
   }
+  MemoryRuns::Cache memoryRuns;  // offsets of shared-memory views, for every kernel
 
  private:
   std::deque<Entry> entries_;  // stable references

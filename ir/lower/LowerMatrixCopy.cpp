@@ -82,7 +82,7 @@ bool KernelLowering::tryLdmatrix(SourceRange loc, const tile::View& mem, uint32_
     }
   }
   // Every matrix row must be 16 contiguous, aligned bytes of shared memory.
-  MemoryRuns runs(t, mem);
+  MemoryRuns runs(t, mem, &tables_.memoryRuns);
   for (int64_t w = 0; w < words; ++w) {
     for (const Coord2& o : origin[w]) {
       for (int64_t i = 0; i < 8; ++i) {
@@ -107,7 +107,7 @@ bool KernelLowering::tryLdmatrix(SourceRange loc, const tile::View& mem, uint32_
   reportBankConflicts(loc, *trans ? "ldmatrix.trans" : "ldmatrix", t, [&](const layout::Layout& l) {
     tile::Tensor probe = t;
     probe.layout = l;
-    MemoryRuns r(probe, mem);
+    MemoryRuns r(probe, mem, &tables_.memoryRuns);
     std::vector<WarpAccess> out;
     for (size_t shift = 0; shift < r.shifts().size(); ++shift) {
       for (const Instr& in : instrs) {

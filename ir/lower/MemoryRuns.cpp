@@ -16,9 +16,27 @@ namespace {
 // At most this many shifts of the origin are enumerated.
 constexpr size_t kMaxShifts = 256;
 
+// An offset not worked out yet, and one outside the tensor.
+constexpr int64_t kUnknown = INT64_MIN, kOutside = INT64_MIN + 1;
+// Views with more elements are not remembered.
+constexpr int64_t kMaxRemembered = int64_t{1} << 20;
+
 }  // namespace
 
-MemoryRuns::MemoryRuns(const tile::Tensor& t, const tile::View& v) : t_(t), v_(v), viewSize_(v.size()) {
+std::shared_ptr<std::vector<int64_t>> MemoryRuns::Cache::table(const layout::Layout& l,
+                                                               const std::vector<int64_t>& shape,
+                                                               const std::vector<int64_t>& origin, const tile::View& v,
+                                                               int64_t size) {
+  for (const Entry& e : entries_)
+    if (e.origin == origin && e.dims == v.dims && e.viewShape == v.shape && e.shape == shape && e.layout == l)
+      return e.offsets;
+  auto offsets = std::make_shared<std::vector<int64_t>>(static_cast<size_t>(size), kUnknown);
+  entries_.push_back(Entry{l, shape, origin, v.shape, v.dims, offsets});
+  return offsets;
+}
+
+MemoryRuns::MemoryRuns(const tile::Tensor& t, const tile::View& v, Cache* cache)
+    : t_(t), v_(v), viewSize_(v.size()) {
   shifts_.assign(1, std::vector<int64_t>(v.origin.size(), 0));
   for (size_t d = 0; d < v.origin.size(); ++d) {
     AffineForm f = linearize(v.origin[d]);
@@ -58,21 +76,22 @@ MemoryRuns::MemoryRuns(const tile::Tensor& t, const tile::View& v) : t_(t), v_(v
     });
     shifts_ = std::move(product);
   }
+  if (t.layout && viewSize_ <= kMaxRemembered)
+    offsets_ = cache ? cache->table(*t.layout, t.staticShape, originConst_, v, viewSize_)
+                     : std::make_shared<std::vector<int64_t>>(static_cast<size_t>(viewSize_), kUnknown);
 }
 
 std::optional<int64_t> MemoryRuns::staticOffset(const std::vector<int64_t>& viewCoord) const {
   if (!t_.layout) return std::nullopt;
   // Copies ask for every element more than once (alias check, each vector width tried):
   // remember the offsets of the view's elements.
-  constexpr int64_t kUnknown = INT64_MIN, kOutside = INT64_MIN + 1, kMaxRemembered = int64_t{1} << 20;
-  if (viewCoord.size() != v_.shape.size() || viewSize_ > kMaxRemembered) return computeOffset(viewCoord);
+  if (viewCoord.size() != v_.shape.size() || !offsets_) return computeOffset(viewCoord);
   int64_t flat = 0;
   for (size_t i = 0; i < viewCoord.size(); ++i) {
     if (viewCoord[i] < 0 || viewCoord[i] >= v_.shape[i]) return computeOffset(viewCoord);
     flat = flat * v_.shape[i] + viewCoord[i];
   }
-  if (offsets_.empty()) offsets_.assign(static_cast<size_t>(viewSize_), kUnknown);
-  int64_t& known = offsets_[static_cast<size_t>(flat)];
+  int64_t& known = (*offsets_)[static_cast<size_t>(flat)];
   if (known == kUnknown) {
     std::optional<int64_t> m = computeOffset(viewCoord);
     known = m ? *m : kOutside;

@@ -4,6 +4,7 @@
 // rows all need such runs.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,7 +15,27 @@ namespace tyl::lower {
 
 class MemoryRuns {
  public:
-  MemoryRuns(const tile::Tensor& t, const tile::View& v);
+  // The offsets of the elements of views, shared by every MemoryRuns of the same layout,
+  // shape and view (the copies of a pipeline's stages, a kernel's instantiations): each is
+  // worked out once.
+  class Cache {
+   public:
+    std::shared_ptr<std::vector<int64_t>> table(const layout::Layout& l, const std::vector<int64_t>& shape,
+                                                const std::vector<int64_t>& origin, const tile::View& v,
+                                                int64_t size);
+
+   private:
+    struct Entry {
+      layout::Layout layout;
+      std::vector<int64_t> shape, origin, viewShape;
+      std::vector<int> dims;
+      std::shared_ptr<std::vector<int64_t>> offsets;
+    };
+    std::vector<Entry> entries_;
+  };
+
+  // With a cache, static offsets are shared through it.
+  MemoryRuns(const tile::Tensor& t, const tile::View& v, Cache* cache = nullptr);
 
   struct Problem {
     enum class Kind { None, NotContiguous, Misaligned };
@@ -58,7 +79,7 @@ class MemoryRuns {
   std::optional<int64_t> computeOffset(const std::vector<int64_t>& viewCoord, size_t shift = 0) const;
   Problem checkStatic(const std::vector<int64_t>& viewCoord, int64_t len, size_t shift) const;
   mutable std::vector<int64_t> scratch_;  // computeOffset's tensor coordinate
-  mutable std::vector<int64_t> offsets_;  // staticOffset of each view element, once known
+  mutable std::shared_ptr<std::vector<int64_t>> offsets_;  // staticOffset of each view element, once known
 };
 
 }  // namespace tyl::lower
