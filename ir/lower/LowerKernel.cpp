@@ -102,9 +102,7 @@ tir::MemRef KernelLowering::memRef(const tile::Tensor& t, const std::vector<Expr
 }
 
 ExprRef KernelLowering::bounds(const tile::Tensor& t, const std::vector<ExprRef>& coord) {
-  ExprRef pred = inBounds(
-      t, coord, [this](const ExprRef& e) { return nonNegative(e); },
-      [this](const tir::Expr& atom) { return atomRange(atom); });
+  ExprRef pred = inBounds(t, coord, [this](const ExprRef& e) { return nonNegative(e); }, atomRanges());
   return pred && tir::isTrue(pred) ? nullptr : pred;  // null: no test needed
 }
 
@@ -150,8 +148,7 @@ int64_t KernelLowering::gridLimit(int64_t axis) const {
   std::optional<int64_t>& limit = gridLimits_[axis];
   if (limit) return *limit;
   const int64_t cuda = axis == 0 ? (int64_t{1} << 31) - 1 : 65535;
-  int64_t hi = k_.grid[axis] ? tir::valueRange(k_.grid[axis], [this](const tir::Expr& a) { return atomRange(a); }).hi
-                             : cuda;
+  int64_t hi = k_.grid[axis] ? tir::valueRange(k_.grid[axis], atomRanges()).hi : cuda;
   return *(limit = std::max<int64_t>(1, std::min(hi, cuda)));
 }
 
@@ -270,8 +267,7 @@ void KernelLowering::stmtNode(const tile::Stmt& s) {
             nonNegativeVars_.insert(n.var);
           if (tir::isIntConst(n.step, &step) && step > 0) {
             // In the body, begin <= var < end.
-            auto atoms = [this](const tir::Expr& a) { return atomRange(a); };
-            int64_t lo = tir::valueRange(n.begin, atoms).lo, hi = tir::valueRange(n.end, atoms).hi;
+            int64_t lo = tir::valueRange(n.begin, atomRanges()).lo, hi = tir::valueRange(n.end, atomRanges()).hi;
             varRanges_[n.var] = tir::Range{lo, std::max(lo, hi - 1)};
           }
           tir::For loop{n.var, n.begin, n.end, n.step, false, {}};
