@@ -339,24 +339,23 @@ bool boundsImply(const ExprRef& test, const ExprRef& cond, const tir::AtomRange&
     if (!tir::sameExpr(unwidened(e), unwidened(extent)) || !tir::exactArithmetic(x, atoms)) continue;
     // r = x - s * a, whose smallest value must not be negative.
     AffineForm r = linearize(x);
+    // In 128 bits, where no product of 64-bit values overflows.
+    using Wide = __int128;
     bool matched = true;
-    // Coefficients are small: s is a tile size, and a's come from loop steps.
-    if (std::abs(fa.constant) > (int64_t{1} << 30) || s > (int64_t{1} << 30)) continue;
-    r.constant -= s * fa.constant;
     for (const auto& [atom, coeff] : fa.terms) {
       auto it = std::find_if(r.terms.begin(), r.terms.end(),
                              [&](const auto& term) { return tir::sameExpr(term.first, atom); });
-      if (it == r.terms.end() || std::abs(coeff) > (int64_t{1} << 30) || it->second != s * coeff) {
+      if (it == r.terms.end() || Wide{it->second} != Wide{s} * coeff) {
         matched = false;
         break;
       }
       r.terms.erase(it);
     }
     if (!matched) continue;
-    __int128 least = r.constant;
+    Wide least = Wide{r.constant} - Wide{s} * fa.constant;
     for (const auto& [atom, coeff] : r.terms) {
       tir::Range ar = tir::valueRange(atom, atoms);
-      least += static_cast<__int128>(coeff) * (coeff > 0 ? ar.lo : ar.hi);
+      least += Wide{coeff} * (coeff > 0 ? ar.lo : ar.hi);
     }
     if (least >= 0) return true;
   }
