@@ -342,10 +342,10 @@ bool boundsImply(const ExprRef& test, const ExprRef& cond, const tir::AtomRange&
     // In 128 bits, where no product of 64-bit values overflows.
     using Wide = __int128;
     bool matched = true;
-    for (const auto& [atom, coeff] : fa.terms) {
+    for (const auto& term : fa.terms) {
       auto it = std::find_if(r.terms.begin(), r.terms.end(),
-                             [&](const auto& term) { return tir::sameExpr(term.first, atom); });
-      if (it == r.terms.end() || Wide{it->second} != Wide{s} * coeff) {
+                             [&](const auto& t2) { return tir::sameExpr(t2.first, term.first); });
+      if (it == r.terms.end() || Wide{it->second} != Wide{s} * term.second) {
         matched = false;
         break;
       }
