@@ -268,7 +268,7 @@ void KernelLowering::stmtNode(const tile::Stmt& s) {
           if (tir::isIntConst(n.step, &step) && step > 0) {
             // In the body, begin <= var < end.
             int64_t lo = tir::valueRange(n.begin, atomRanges()).lo, hi = tir::valueRange(n.end, atomRanges()).hi;
-            varRanges_[n.var] = tir::Range{lo, std::max(lo, hi - 1)};
+            varRanges_[n.var] = tir::Range{lo, hi > lo ? hi - 1 : lo};
           }
           tir::For loop{n.var, n.begin, n.end, n.step, false, {}};
           out_.push_back(&loop.body);
