@@ -4,7 +4,8 @@
 // with slots nothing was copied into. Behaviour it checks: a
 // disabled copy_async zero-fills; memory operands of fragment arithmetic read the elements
 // of each thread's slots, zero outside the tensor; `x = load_a(...)` loads into x itself;
-// ldmatrix from windows moving at run time in a swizzled tile. Also `tyloc run` as a process.
+// ldmatrix from windows moving at run time in a swizzled tile; cdiv of sizes near the largest
+// i32. Also `tyloc run` as a process.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -235,6 +236,25 @@ TEST_CASE("ldmatrix from windows that move at run time inside a swizzled tile re
   CHECK(ir.find("ld.shared", loop) == std::string::npos);
 
   checkMatmul32x64x32(*c, k, 21);
+}
+
+TEST_CASE("cdiv at run time counts tiles for every size, up to the largest i32") {
+  auto c = compile("cdiv_runtime.tyl");
+  const tir::Kernel& k = c->module->kernels.at(0);
+  const int64_t max = (int64_t{1} << 31) - 1;
+  for (int64_t K : {int64_t{0}, int64_t{1}, int64_t{31}, int64_t{32}, int64_t{33}, int64_t{1000}, max - 32, max - 31,
+                    max - 30, max - 1, max}) {
+    std::vector<emu::Buffer> buffers = {emu::makeBuffer(Type::I32, 32)};
+    emu::RunResult r = emu::run(k, {emu::Arg::integer(K), emu::Arg::pointer(0)}, buffers);
+    INFO("K = " << K);
+    REQUIRE(r.ok());
+    auto ceilDiv = [&](int64_t d) { return (K + d - 1) / d; };  // exact in 64 bits
+    CHECK(static_cast<int64_t>(emu::getElement(buffers[0], Type::I32, 0)) == ceilDiv(32));
+    for (int64_t t = 1; t < 32; ++t) {
+      INFO("divisor " << t + 1);
+      CHECK(static_cast<int64_t>(emu::getElement(buffers[0], Type::I32, t)) == ceilDiv(t + 1));
+    }
+  }
 }
 
 namespace {
