@@ -238,8 +238,7 @@ ExprRef elementOffset(const tile::Tensor& t, const std::vector<ExprRef>& coordIn
   return withPulled(tir::binary(tir::BinOp::Or, tir::binary(tir::BinOp::Shl, y, constOf(s.perElement, type)), low));
 }
 
-ExprRef inBounds(const tile::Tensor& t, const std::vector<ExprRef>& coord,
-                 const std::function<bool(const ExprRef&)>& nonNegative, const tir::AtomRange& atoms) {
+ExprRef inBounds(const tile::Tensor& t, const std::vector<ExprRef>& coord, const tir::AtomRange& atoms) {
   // Only global tensors have edges that windows may run past; a shared or register
   // access outside its tensor is a bug (caught statically by sema where the window is
   // static, and by the emulator otherwise), never silently skipped.
@@ -249,7 +248,8 @@ ExprRef inBounds(const tile::Tensor& t, const std::vector<ExprRef>& coord,
     AffineForm f = linearize(coord[d]);
     bool maybeNegative = f.constant < 0;
     for (const auto& [atom, c] : f.terms) {
-      bool nonNegativeAtom = atom->kind == tir::ExprKind::SpecialReg || (nonNegative && nonNegative(atom));
+      bool nonNegativeAtom =
+          atom->kind == tir::ExprKind::SpecialReg || (atoms && tir::valueRange(atom, atoms).lo >= 0);
       maybeNegative |= c < 0 || !nonNegativeAtom;
     }
     int64_t extent = t.staticShape[d];

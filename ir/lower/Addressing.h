@@ -19,12 +19,10 @@ std::vector<tir::ExprRef> tensorCoord(const tile::View& v, const std::vector<tir
 
 // Whether `coord` lies inside a global tensor (only the bounds that can fail are
 // tested); null when it always does, and for shared and register tensors.
-// `nonNegative` tells which expressions are known to be >= 0 (besides constants and
-// thread and block ids), so that their lower bounds need no test; `atoms` what is known of
-// the values of variables, parameters and special registers, so that a coordinate that
-// fits in 32 bits is tested with one 32-bit comparison.
+// `atoms` tells what is known of the values of variables, parameters and special registers:
+// terms known to be >= 0 need no test of their lower bound (thread and block ids never do),
+// and a coordinate that fits in 32 bits is tested with one 32-bit comparison.
 tir::ExprRef inBounds(const tile::Tensor& t, const std::vector<tir::ExprRef>& coord,
-                      const std::function<bool(const tir::ExprRef&)>& nonNegative = {},
                       const tir::AtomRange& atoms = {});
 
 // Whether `test`, a conjunction of bounds tests made by inBounds, implies `cond`, of the

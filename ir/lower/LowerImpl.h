@@ -95,9 +95,8 @@ class KernelLowering {
     out_.back()->push_back(tir::Stmt{loc, std::move(node)});
   }
   tir::MemRef memRef(const tile::Tensor& t, const std::vector<tir::ExprRef>& coord);
-  // inBounds() knowing which loop variables cannot be negative.
+  // inBounds() knowing what the kernel says of its values (atomRange).
   tir::ExprRef bounds(const tile::Tensor& t, const std::vector<tir::ExprRef>& coord);
-  bool nonNegative(const tir::ExprRef& e) const;
   std::optional<tir::Range> atomRange(const tir::Expr& atom) const;
   tir::AtomRange atomRanges() const {
     return [this](const tir::Expr& a) { return atomRange(a); };
@@ -184,7 +183,6 @@ class KernelLowering {
   std::map<uint32_t, std::shared_ptr<const FragmentMap>> fragments_;
   std::map<uint32_t, std::shared_ptr<const OwnerTable>> owners_;
   LayoutTables& tables_;
-  std::set<uint32_t> nonNegativeVars_;      // loop variables counting up from >= 0
   std::map<uint32_t, tir::Range> varRanges_;  // loop variable -> its values in the loop's body
   std::set<int64_t> checkedDims_;           // scalar parameters the launcher checks are >= 0
   std::map<uint32_t, int> scalarSets_;      // scalar variable -> how many statements set it

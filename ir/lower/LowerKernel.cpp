@@ -102,7 +102,7 @@ tir::MemRef KernelLowering::memRef(const tile::Tensor& t, const std::vector<Expr
 }
 
 ExprRef KernelLowering::bounds(const tile::Tensor& t, const std::vector<ExprRef>& coord) {
-  ExprRef pred = inBounds(t, coord, [this](const ExprRef& e) { return nonNegative(e); }, atomRanges());
+  ExprRef pred = inBounds(t, coord, atomRanges());
   return pred && tir::isTrue(pred) ? nullptr : pred;  // null: no test needed
 }
 
@@ -150,30 +150,6 @@ int64_t KernelLowering::gridLimit(int64_t axis) const {
   const int64_t cuda = axis == 0 ? (int64_t{1} << 31) - 1 : 65535;
   int64_t hi = k_.grid[axis] ? tir::valueRange(k_.grid[axis], atomRanges()).hi : cuda;
   return *(limit = std::max<int64_t>(1, std::min(hi, cuda)));
-}
-
-bool KernelLowering::nonNegative(const ExprRef& e) const {
-  switch (e->kind) {
-    case tir::ExprKind::IntConst: return e->i >= 0;
-    case tir::ExprKind::SpecialReg: return true;
-    case tir::ExprKind::VarRef: return nonNegativeVars_.count(static_cast<uint32_t>(e->i)) > 0;
-    case tir::ExprKind::Cast: return tir::isInt(e->type) && tir::isInt(e->args[0]->type) && nonNegative(e->args[0]);
-    case tir::ExprKind::Binary:
-      switch (e->bin) {
-        case tir::BinOp::Add:
-        case tir::BinOp::Mul:
-        case tir::BinOp::Div:
-        case tir::BinOp::Rem:
-        case tir::BinOp::Shr:
-        case tir::BinOp::Min:
-        case tir::BinOp::Max:
-        case tir::BinOp::Or:
-        case tir::BinOp::Xor: return nonNegative(e->args[0]) && nonNegative(e->args[1]);
-        case tir::BinOp::And: return nonNegative(e->args[0]) || nonNegative(e->args[1]);
-        default: return false;
-      }
-    default: return false;
-  }
 }
 
 int64_t KernelLowering::knownDivisor(const ExprRef& e) const {
@@ -262,9 +238,7 @@ void KernelLowering::stmtNode(const tile::Stmt& s) {
         } else if constexpr (std::is_same_v<T, tile::Barrier>) {
           emit(s.loc, tir::Barrier{});
         } else if constexpr (std::is_same_v<T, tile::For>) {
-          int64_t begin = 0, step = 0;
-          if (tir::isIntConst(n.begin, &begin) && begin >= 0 && tir::isIntConst(n.step, &step) && step > 0)
-            nonNegativeVars_.insert(n.var);
+          int64_t step = 0;
           if (tir::isIntConst(n.step, &step) && step > 0) {
             // In the body, begin <= var < end.
             int64_t lo = tir::valueRange(n.begin, atomRanges()).lo, hi = tir::valueRange(n.end, atomRanges()).hi;

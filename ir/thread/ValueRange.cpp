@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 
 #include "ir/thread/Builder.h"
 
@@ -17,6 +18,28 @@ Range fromWide(Wide lo, Wide hi, Type t) {
   return Range{static_cast<int64_t>(lo), static_cast<int64_t>(hi)};
 }
 
+// The exact values of a sum, difference, product or shift by a constant of operands in a and
+// b, in 128 bits (nullopt for other operations).
+struct WideRange {
+  Wide lo, hi;
+};
+std::optional<WideRange> exactRange(const Expr& e, Range a, Range b) {
+  int64_t c = 0;
+  switch (e.bin) {
+    case BinOp::Add: return WideRange{Wide{a.lo} + b.lo, Wide{a.hi} + b.hi};
+    case BinOp::Sub: return WideRange{Wide{a.lo} - b.hi, Wide{a.hi} - b.lo};
+    case BinOp::Mul: {
+      Wide p[] = {Wide{a.lo} * b.lo, Wide{a.lo} * b.hi, Wide{a.hi} * b.lo, Wide{a.hi} * b.hi};
+      return WideRange{*std::min_element(p, p + 4), *std::max_element(p, p + 4)};
+    }
+    case BinOp::Shl:
+      if (isIntConst(e.args[1], &c) && c >= 0 && c < 63)
+        return WideRange{Wide{a.lo} * (Wide{1} << c), Wide{a.hi} * (Wide{1} << c)};
+      return std::nullopt;
+    default: return std::nullopt;
+  }
+}
+
 // The smallest 2^n - 1 at least v (v >= 0): a bound on v | w and v ^ w for 0 <= w <= v.
 int64_t lowMask(int64_t v) {
   int64_t m = 0;
@@ -30,12 +53,12 @@ Range binaryRange(const Expr& e, const AtomRange& atom) {
   int64_t c = 0;
   const bool constB = isIntConst(e.args[1], &c);
   switch (e.bin) {
-    case BinOp::Add: return fromWide(Wide{a.lo} + b.lo, Wide{a.hi} + b.hi, t);
-    case BinOp::Sub: return fromWide(Wide{a.lo} - b.hi, Wide{a.hi} - b.lo, t);
-    case BinOp::Mul: {
-      Wide p[] = {Wide{a.lo} * b.lo, Wide{a.lo} * b.hi, Wide{a.hi} * b.lo, Wide{a.hi} * b.hi};
-      return fromWide(*std::min_element(p, p + 4), *std::max_element(p, p + 4), t);
-    }
+    case BinOp::Add:
+    case BinOp::Sub:
+    case BinOp::Mul:
+    case BinOp::Shl:
+      if (std::optional<WideRange> w = exactRange(e, a, b)) return fromWide(w->lo, w->hi, t);
+      return typeRange(t);
     case BinOp::Div:
       // Truncating division by a positive constant is monotonic.
       if (constB && c > 0) return Range{a.lo / c, a.hi / c};
@@ -46,9 +69,6 @@ Range binaryRange(const Expr& e, const AtomRange& atom) {
         if (a.lo >= 0 && a.hi < c) return a;
         return Range{a.lo >= 0 ? 0 : std::max(-(c - 1), a.lo), a.hi <= 0 ? 0 : std::min(c - 1, a.hi)};
       }
-      return typeRange(t);
-    case BinOp::Shl:
-      if (constB && c >= 0 && c < 63) return fromWide(Wide{a.lo} * (Wide{1} << c), Wide{a.hi} * (Wide{1} << c), t);
       return typeRange(t);
     case BinOp::Shr:
       // An arithmetic (or, for U32, logical) right shift by a constant is monotonic.
@@ -124,8 +144,6 @@ Range valueRange(const ExprRef& e, const AtomRange& atom) {
 
 bool exactArithmetic(const ExprRef& e, const AtomRange& atom) {
   const Range all = typeRange(e->type);
-  auto fits = [&](Wide lo, Wide hi) { return lo >= all.lo && hi <= all.hi; };
-  int64_t c = 0;
   switch (e->kind) {
     case ExprKind::Cast:
       if (!isInt(e->type) || !isInt(e->args[0]->type)) return true;
@@ -134,18 +152,8 @@ bool exactArithmetic(const ExprRef& e, const AtomRange& atom) {
       const BinOp op = e->bin;
       if (op != BinOp::Add && op != BinOp::Sub && op != BinOp::Mul && op != BinOp::Shl) return true;
       if (!isInt(e->type) || !exactArithmetic(e->args[0], atom) || !exactArithmetic(e->args[1], atom)) return false;
-      Range a = valueRange(e->args[0], atom), b = valueRange(e->args[1], atom);
-      switch (op) {
-        case BinOp::Add: return fits(Wide{a.lo} + b.lo, Wide{a.hi} + b.hi);
-        case BinOp::Sub: return fits(Wide{a.lo} - b.hi, Wide{a.hi} - b.lo);
-        case BinOp::Mul: {
-          Wide p[] = {Wide{a.lo} * b.lo, Wide{a.lo} * b.hi, Wide{a.hi} * b.lo, Wide{a.hi} * b.hi};
-          return fits(*std::min_element(p, p + 4), *std::max_element(p, p + 4));
-        }
-        default:
-          return isIntConst(e->args[1], &c) && c >= 0 && c < 62 &&
-                 fits(Wide{a.lo} * (Wide{1} << c), Wide{a.hi} * (Wide{1} << c));
-      }
+      std::optional<WideRange> w = exactRange(*e, valueRange(e->args[0], atom), valueRange(e->args[1], atom));
+      return w && w->lo >= all.lo && w->hi <= all.hi;
     }
     default: return true;
   }

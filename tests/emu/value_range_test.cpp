@@ -222,8 +222,8 @@ TEST_CASE("bounds tests narrow to 32 bits only where that is exact", "[value-ran
   ExprRef wide = f.param(3);
   ExprRef narrowCol = tir::binary(BinOp::Shr, f.param(3), tir::intConst(10, Type::I64));
 
-  ExprRef both = lower::inBounds(f.a, {row, narrowCol}, {}, atoms);
-  ExprRef mixed = lower::inBounds(f.a, {row, wide}, {}, atoms);
+  ExprRef both = lower::inBounds(f.a, {row, narrowCol}, atoms);
+  ExprRef mixed = lower::inBounds(f.a, {row, wide}, atoms);
   ExprRef none = lower::inBounds(f.a, {row, narrowCol});  // nothing known: 64-bit tests
   CHECK(hasU32Compare(both));
   CHECK(hasU32Compare(mixed));
@@ -298,7 +298,7 @@ TEST_CASE("bounds tests imply a pipeline's enable only where they must", "[value
                            tir::cast(Type::I64, tir::mul(t, tir::intConst(c.mult))));
       ExprRef cond = tir::lt(kj, cdivOf(K, c.s));
       for (bool narrow : {true, false}) {
-        ExprRef test = narrow ? lower::inBounds(a, {x}, {}, p.atoms()) : lower::inBounds(a, {x});
+        ExprRef test = narrow ? lower::inBounds(a, {x}, p.atoms()) : lower::inBounds(a, {x});
         INFO(c.what << ", j = " << j << (narrow ? ", 32-bit test" : ", 64-bit test"));
         const bool implied = lower::boundsImply(test, cond, p.atoms(), {});
         // k itself (j = 0) cannot wrap.
