@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "ir/thread/Builder.h"
+#include "ir/thread/Walk.h"
 
 namespace tyl::tir {
 namespace {
@@ -42,49 +43,6 @@ bool speculatable(const Expr& e) {
   // Float to integer conversions of out-of-range values are undefined in C++.
   if (e.kind == ExprKind::Cast) return !(isInt(e.type) && isFloat(e.args[0]->type));
   return true;
-}
-
-// Every expression slot of every statement in `b` and the blocks nested in it, in program
-// order: fn(expr, block, index of the statement in the block).
-template <typename Fn>
-void forEachExpr(Block& b, Fn&& fn) {
-  for (size_t i = 0; i < b.size(); ++i) {
-    auto slot = [&](ExprRef& e) {
-      if (e) fn(e, b, i);
-    };
-    auto nested = [&](Block& inner) { forEachExpr(inner, fn); };
-    std::visit(
-        [&](auto& n) {
-          using T = std::decay_t<decltype(n)>;
-          if constexpr (std::is_same_v<T, Assign>) slot(n.value);
-          if constexpr (std::is_same_v<T, Load>) {
-            slot(n.src.offset);
-            slot(n.pred);
-          }
-          if constexpr (std::is_same_v<T, Store>) {
-            slot(n.dst.offset);
-            slot(n.pred);
-          }
-          if constexpr (std::is_same_v<T, If>) {
-            slot(n.cond);
-            nested(n.then);
-            nested(n.otherwise);
-          }
-          if constexpr (std::is_same_v<T, For>) {
-            slot(n.begin);
-            slot(n.end);
-            slot(n.step);
-            nested(n.body);
-          }
-          if constexpr (std::is_same_v<T, CpAsync>) {
-            slot(n.dst.offset);
-            slot(n.src.offset);
-            slot(n.srcBytes);
-          }
-          if constexpr (std::is_same_v<T, Ldmatrix> || std::is_same_v<T, Stmatrix>) slot(n.addr.offset);
-        },
-        b[i].node);
-  }
 }
 
 // A program point: before statement `index` of block `scope`.

@@ -16,7 +16,7 @@
 #include "frontend/Sema.h"
 #include "ir/layout/Error.h"
 #include "ir/lower/Lower.h"
-#include "ir/thread/HoistInvariants.h"
+#include "ir/thread/Passes.h"
 #include "ir/thread/Print.h"
 #include "ir/tile/Print.h"
 #include "tools/tyloc/LayoutCommand.h"
@@ -165,7 +165,7 @@ Result compileSource(std::string_view text, const CompileKnobs& knobs) {
 
   std::optional<tir::Module> threadIR = lower::lower(*tileIR, diags);
   if (!threadIR) return finish(true, "lower");
-  tir::hoistInvariants(*threadIR);
+  tir::optimize(*threadIR);
   if (knobs.dumpStages) (void)tir::print(*threadIR);
 
   cuda::EmitOptions eo;

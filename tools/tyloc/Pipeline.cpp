@@ -18,7 +18,7 @@
 #include "frontend/Parse.h"
 #include "frontend/Sema.h"
 #include "ir/lower/Lower.h"
-#include "ir/thread/HoistInvariants.h"
+#include "ir/thread/Passes.h"
 #include "ir/thread/Print.h"
 #include "ir/tile/Print.h"
 
@@ -60,7 +60,7 @@ std::optional<tir::Module> compileToThreadIR(SourceManager& sources, FileId file
   std::optional<tile::Module> tileIR = analyze(*ast, diags);
   if (!tileIR) return std::nullopt;
   std::optional<tir::Module> threadIR = lower::lower(*tileIR, diags);
-  if (threadIR) tir::hoistInvariants(*threadIR);
+  if (threadIR) tir::optimize(*threadIR);
   return threadIR;
 }
 
@@ -119,7 +119,7 @@ int compile(const CompileOptions& o) {
 
   std::optional<tir::Module> threadIR = lower::lower(*tileIR, diags);
   if (!threadIR) return finish(kExitUserError);
-  tir::hoistInvariants(*threadIR);
+  tir::optimize(*threadIR);
   if (o.emit == Stage::ThreadIR) return finish(deliver(o, tir::print(*threadIR)));
   if (o.checkOnly) return finish(diags.hasErrors() ? kExitUserError : kExitOk);
 

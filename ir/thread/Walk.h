@@ -1,0 +1,54 @@
+// Walks over the statements of thread IR blocks, for the passes that rewrite them.
+#pragma once
+
+#include <type_traits>
+#include <variant>
+
+#include "ir/thread/ThreadIR.h"
+
+namespace tyl::tir {
+
+// Every expression slot of every statement in `b` and the blocks nested in it, in program
+// order: fn(expr, block, index of the statement in the block).
+template <typename Fn>
+void forEachExpr(Block& b, Fn&& fn) {
+  for (size_t i = 0; i < b.size(); ++i) {
+    auto slot = [&](ExprRef& e) {
+      if (e) fn(e, b, i);
+    };
+    auto nested = [&](Block& inner) { forEachExpr(inner, fn); };
+    std::visit(
+        [&](auto& n) {
+          using T = std::decay_t<decltype(n)>;
+          if constexpr (std::is_same_v<T, Assign>) slot(n.value);
+          if constexpr (std::is_same_v<T, Load>) {
+            slot(n.src.offset);
+            slot(n.pred);
+          }
+          if constexpr (std::is_same_v<T, Store>) {
+            slot(n.dst.offset);
+            slot(n.pred);
+          }
+          if constexpr (std::is_same_v<T, If>) {
+            slot(n.cond);
+            nested(n.then);
+            nested(n.otherwise);
+          }
+          if constexpr (std::is_same_v<T, For>) {
+            slot(n.begin);
+            slot(n.end);
+            slot(n.step);
+            nested(n.body);
+          }
+          if constexpr (std::is_same_v<T, CpAsync>) {
+            slot(n.dst.offset);
+            slot(n.src.offset);
+            slot(n.srcBytes);
+          }
+          if constexpr (std::is_same_v<T, Ldmatrix> || std::is_same_v<T, Stmatrix>) slot(n.addr.offset);
+        },
+        b[i].node);
+  }
+}
+
+}  // namespace tyl::tir
