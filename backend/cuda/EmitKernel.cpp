@@ -85,6 +85,10 @@ class KernelPrinter {
   // The same address as `pointer`, computed without pointer arithmetic.
   std::string elementAddress(const tir::MemRef& m) {
     const tir::Buffer& b = k_.buffers.at(m.buffer);
+    auto [fixed, moving] = splitOffset(m.offset);
+    if (fixed && moving)
+      return fmt::format("tylo::element_address({}, {}, {})", expr_.paramName(b.param), expr_.print(fixed),
+                         expr_.print(moving));
     return fmt::format("tylo::element_address({}, {})", expr_.paramName(b.param), expr_.print(m.offset));
   }
 
@@ -191,8 +195,57 @@ class KernelPrinter {
     return fmt::format("{}[{}]", expr_.arrayName(r.id), r.index);
   }
 
+  // The 32-bit shared address of an ldmatrix, stmatrix or cp.async. Its offset's terms that
+  // hold no variable a loop changes (constants, parameters, thread and block ids, named
+  // invariants) are printed apart, as the address `base + fixed`, from the rest, added in
+  // bytes: `fixed` is then one value for the whole loop, and each access in a loop costs one
+  // add of the moving part (a pipeline stage's offset) to it.
   std::string sharedAddress(const tir::MemRef& m) {
-    return fmt::format("tylo::smem_addr({})", pointer(m));
+    auto [fixed, moving] = splitOffset(m.offset);
+    if (!fixed || !moving) return fmt::format("tylo::smem_addr({})", pointer(m));
+    const tir::Buffer& b = k_.buffers.at(m.buffer);
+    return fmt::format("(tylo::smem_addr({} + {}) + static_cast<uint32_t>({}))", expr_.bufferName(m.buffer),
+                       expr_.print(fixed),
+                       expr_.print(inBytes(moving, tir::typeBytes(b.elem))));
+  }
+
+  // offset * elemBytes, folding a constant factor of the offset: `stage * 8192`, not
+  // `(stage * 4096) * 2`.
+  static tir::ExprRef inBytes(const tir::ExprRef& offset, int64_t elemBytes) {
+    int64_t c = 0;
+    if (offset->kind == tir::ExprKind::Binary && offset->bin == tir::BinOp::Mul && tir::isIntConst(offset->args[1], &c))
+      return tir::mul(offset->args[0], tir::intConst(c * elemBytes, offset->type));
+    return tir::mul(offset, tir::intConst(elemBytes, offset->type));
+  }
+
+  // The terms of an offset that no loop changes, and the others (either may be null).
+  std::pair<tir::ExprRef, tir::ExprRef> splitOffset(const tir::ExprRef& offset) const {
+    std::vector<tir::ExprRef> terms;
+    addTerms(offset, terms);
+    tir::ExprRef fixed, moving;
+    for (const tir::ExprRef& t : terms) {
+      tir::ExprRef& part = loopInvariant(*t) ? fixed : moving;
+      part = part ? tir::add(part, t) : t;
+    }
+    return {fixed, moving};
+  }
+
+  static void addTerms(const tir::ExprRef& e, std::vector<tir::ExprRef>& out) {
+    if (e->kind == tir::ExprKind::Binary && e->bin == tir::BinOp::Add) {
+      addTerms(e->args[0], out);
+      addTerms(e->args[1], out);
+      return;
+    }
+    out.push_back(e);
+  }
+
+  // Whether `e` reads no variable but named invariants (no loop changes it).
+  bool loopInvariant(const tir::Expr& e) const {
+    if (e.kind == tir::ExprKind::Elem) return false;
+    if (e.kind == tir::ExprKind::VarRef && !k_.vars.at(e.i).single) return false;
+    for (const tir::ExprRef& a : e.args)
+      if (a && !loopInvariant(*a)) return false;
+    return true;
   }
 
   void stmt(const tir::Stmt& s, int depth) {

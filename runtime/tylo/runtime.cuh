@@ -75,6 +75,14 @@ __device__ __forceinline__ const void* element_address(const T* base, int64_t of
                                        static_cast<uintptr_t>(offset) * sizeof(T));
 }
 
+// The same address with the offset in two parts: `fixed`, which a loop does not change,
+// and `moving`, which it does. The address of the fixed part is one value for the loop.
+template <class T>
+__device__ __forceinline__ const void* element_address(const T* base, int64_t fixed, int64_t moving) {
+  const uintptr_t start = reinterpret_cast<uintptr_t>(base) + static_cast<uintptr_t>(fixed) * sizeof(T);
+  return reinterpret_cast<const void*>(start + static_cast<uintptr_t>(moving) * sizeof(T));
+}
+
 // cp.async of 16 bytes, reading only `src_bytes` of them (the rest is zero-filled).
 __device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src, uint32_t src_bytes) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");

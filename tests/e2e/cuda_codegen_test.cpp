@@ -261,6 +261,38 @@ TEST_CASE("a cp.async with a source size takes its address without pointer arith
   CHECK(copies >= 8);
 }
 
+TEST_CASE("a pipelined loop counts its stages and adds them to addresses the loop does not change") {
+  const fs::path cu = compileGemmExample(scratch("pipelined_addresses"), "gemm", {"--instantiate", "gemm:f16"});
+  const std::string kernel = functionAt(readFile(cu.string()), "__global__ void __launch_bounds__(128) tylo_kernel_gemm_f16(");
+  const size_t begin = kernel.find("  for (k = 0;");
+  REQUIRE(begin != std::string::npos);
+  const std::string loop = kernel.substr(begin, kernel.find("\n  }\n", begin) - begin);
+  INFO(loop);
+  // The stages k % 3 (read) and (k + 2) % 3 (filled) are counters, set before the loop.
+  CHECK(loop.find(" % ") == std::string::npos);
+  CHECK(kernel.find("k_mod3 = 0;") < begin);
+  CHECK(kernel.find("k_plus2_mod3 = 2;") < begin);
+  // Every shared address: the address of the part no loop changes, plus the stage's bytes;
+  // every global one: the same split, for a copy advancing along K.
+  std::regex op(R"(tylo::(ldmatrix_x4(_trans)?|cp_async_16)\([^;]*\);)");
+  std::regex shared(R"(\(tylo::smem_addr\((As|Bs) \+ [^;]*\) \+ static_cast<uint32_t>\(\(k_(plus2_)?mod3 \* 8192\)\)\))");
+  std::regex global(R"(tylo::element_address\((A|B), [^;]*, [^;]*\), static_cast)");
+  size_t loads = 0, copies = 0;
+  for (auto it = std::sregex_iterator(loop.begin(), loop.end(), op); it != std::sregex_iterator(); ++it) {
+    const std::string s = it->str();
+    INFO(s);
+    CHECK(std::regex_search(s, shared));
+    if ((*it)[1] == "cp_async_16") {
+      ++copies;
+      CHECK(std::regex_search(s, global));
+    } else {
+      ++loads;
+    }
+  }
+  CHECK(loads == 16);   // 2 sub-steps x (4 of A + 4 of B)
+  CHECK(copies == 8);   // 4 vectors of A and 4 of B per thread
+}
+
 #ifdef TYLO_NVCC
 namespace {
 
