@@ -8,16 +8,17 @@
 #   4. dumps the SASS of the generated add_one kernels (16-byte LDG.E.128 / STG.E.128) and of the
 #      GEMM kernels (HMMA, LDSM, LDGSTS counted per kernel), with nvcc -Xptxas -v's registers
 #      and spills for the GEMM.
-# Writes 8 files under $OUT (or bench/out): run-gpu.log (everything), summary.txt, examples.txt,
+#   5. profiles a few GEMM kernels with Nsight Compute (ncu), when it is installed.
+# Writes up to 9 files under $OUT (or bench/out): run-gpu.log (everything), summary.txt, examples.txt,
 # ctest-gpu.txt, add_one_bench.json, gemm_bench.json, add_one.sass, gemm.sass (ptxas -v, the
-# instruction counts, then the SASS); intermediate files go to a temporary folder.
+# instruction counts, then the SASS), ncu.txt; intermediate files go to a temporary folder.
 #
 # tyloc: the GPU machine usually lacks the compiler's build dependencies (ANTLR, CLI11, fmt,
 # nlohmann-json, Catch2) and cannot install them. So this script uses, in this order:
 #   $TYLOC if set; build-gpu-kit/tyloc (made by bench/make-gpu-kit.sh and carried along);
 #   build/tools/tyloc/tyloc if it runs there; otherwise it builds the whole project.
 # Environment: OUT, TYLOC, BUILD_DIR (default build-gpu), JOBS (default: all cores),
-#   CUDA_ARCHS (default 90-real).
+#   CUDA_ARCHS (default 90-real), PROFILE_KERNELS (gemm_bench kernels for ncu), PROFILE_SECONDS (150).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -274,6 +275,37 @@ if command -v cuobjdump >/dev/null && [ -n "$GEMM_OBJS" ]; then
   fi
 else
   note "SASS GEMM" "not dumped (cuobjdump: $(command -v cuobjdump || echo missing), objects: ${GEMM_OBJS:-missing})"
+fi
+
+step "profile of a few GEMM kernels (Nsight Compute, when installed)"
+# What limits each kernel, for the next round of changes: tensor-pipe and memory throughput,
+# occupancy, warp stall reasons. One ncu run per kernel, each profiling one launch at 4096^3 (after
+# two), last because it is the least needed, and capped at PROFILE_SECONDS in all.
+NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null | head -n 1 || true)
+PROFILE_KERNELS=${PROFILE_KERNELS:-gemm_bf16 gemm_bn256_bf16 gemm_prefetch_bn256_bf16 gemm_bn256_bk64_bf16}
+if [ -n "$NCU" ] && [ -x "$BUILD_DIR/bench/gemm_bench" ]; then
+  : >"$OUT_DIR/ncu.txt"
+  deadline=$((SECONDS + ${PROFILE_SECONDS:-150}))
+  profiled=()
+  for k in $PROFILE_KERNELS; do
+    left=$((deadline - SECONDS))
+    if [ "$left" -le 10 ]; then
+      echo "profile: no time left for $k" | tee -a "$OUT_DIR/ncu.txt"
+      break
+    fi
+    echo "==== ncu: $k" >>"$OUT_DIR/ncu.txt"
+    if timeout "$left" "$NCU" -k "regex:^tylo_kernel_${k}\$" -s 2 -c 1 --section SpeedOfLight \
+        --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --section Occupancy \
+        --section SchedulerStats --section WarpStateStats "$BUILD_DIR/bench/gemm_bench" --sizes 4096 \
+        --stages-size 0 --variants-size 4096 --reps 1 >>"$OUT_DIR/ncu.txt" 2>&1; then
+      profiled+=("$k")
+    fi
+  done
+  grep -E '^==PROF==|ERR_|SM Busy|Compute \(SM\) Throughput|Memory Throughput|L2 Cache Throughput|Achieved Occupancy' \
+    "$OUT_DIR/ncu.txt" | head -n 40
+  note "ncu" "profiled: ${profiled[*]:-none} (ncu.txt)"
+else
+  note "ncu" "not run (ncu: ${NCU:-missing})"
 fi
 
 step "summary"
