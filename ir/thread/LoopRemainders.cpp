@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -44,8 +45,12 @@ bool writes(const Block& b, uint32_t var) {
         [&](const auto& n) {
           using T = std::decay_t<decltype(n)>;
           if constexpr (std::is_same_v<T, Assign>) return isVar(n.dst);
-          if constexpr (std::is_same_v<T, Load>) {
+          if constexpr (std::is_same_v<T, Load> || std::is_same_v<T, Ldmatrix>) {
             for (const Reg& r : n.dst)
+              if (isVar(r)) return true;
+          }
+          if constexpr (std::is_same_v<T, Mma>) {
+            for (const Reg& r : n.d)
               if (isVar(r)) return true;
           }
           if constexpr (std::is_same_v<T, If>) return writes(n.then, var) || writes(n.otherwise, var);
@@ -127,13 +132,15 @@ class Counter {
   }
 
   // Whether `var + offset` stays within [0, the type's maximum] for every value the
-  // variable takes in the loop, [begin, end - 1]: then the remainder the counter keeps is
-  // the one the expression computes.
+  // variable takes in the loop, [begin, end - 1], and for begin itself (the counter's first
+  // value is computed before the loop, whether it runs or not): then the remainder the
+  // counter keeps is the one the expression computes.
   bool exact(const For& f, Remainder r, Type t) {
     if (k_.vars.at(f.var).type != t) return false;
     const Range all = typeRange(t);
     const Range begin = valueRange(f.begin, nullptr), end = valueRange(f.end, nullptr);
-    const __int128 lo = __int128{begin.lo} + r.offset, hi = __int128{end.hi} - 1 + r.offset;
+    const __int128 lo = __int128{begin.lo} + r.offset;
+    const __int128 hi = std::max(__int128{end.hi} - 1, __int128{begin.hi}) + r.offset;
     return lo >= 0 && hi <= all.hi;
   }
 
