@@ -4,6 +4,7 @@
 #include "backend/cuda/EmitImpl.h"
 #include "frontend/Source.h"
 #include "ir/thread/Builder.h"
+#include "ir/thread/Walk.h"
 
 namespace tyl::cuda {
 
@@ -239,10 +240,12 @@ class KernelPrinter {
     out.push_back(e);
   }
 
-  // Whether `e` reads no variable but named invariants (no loop changes it).
+  // Whether no loop around the statement being printed changes `e`: it reads no register
+  // array, and no variable that an enclosing loop assigns (named invariants, although some
+  // are defined inside a loop, have the same value in every iteration).
   bool loopInvariant(const tir::Expr& e) const {
     if (e.kind == tir::ExprKind::Elem) return false;
-    if (e.kind == tir::ExprKind::VarRef && !k_.vars.at(e.i).single) return false;
+    if (e.kind == tir::ExprKind::VarRef && !k_.vars.at(e.i).single && loopWritten_.at(e.i)) return false;
     for (const tir::ExprRef& a : e.args)
       if (a && !loopInvariant(*a)) return false;
     return true;
@@ -272,7 +275,11 @@ class KernelPrinter {
             const std::string& v = expr_.varName(n.var);
             line(depth, fmt::format("for ({} = {}; {} < {}; {} += {}) {{", v, expr_.print(n.begin), v,
                                     expr_.print(n.end), v, expr_.print(n.step)));
+            const std::vector<bool> outer = loopWritten_;
+            tir::markWrittenVars(n.body, loopWritten_);
+            loopWritten_[n.var] = true;
             block(n.body, depth + 1);
+            loopWritten_ = outer;
             line(depth, "}");
           } else if constexpr (std::is_same_v<T, tir::Barrier>) {
             line(depth, "__syncthreads();");
@@ -319,6 +326,8 @@ class KernelPrinter {
   const EmitOptions& o_;
   ExprPrinter expr_;
   std::string out_;
+  // The variables that the loops around the statement being printed assign.
+  std::vector<bool> loopWritten_ = std::vector<bool>(k_.vars.size());
   uint32_t lastLine_ = 0;
 };
 

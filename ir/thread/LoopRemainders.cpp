@@ -37,32 +37,6 @@ std::optional<Remainder> remainderOf(const Expr& e, uint32_t var) {
   return std::nullopt;
 }
 
-// Whether any statement in `b` (or nested in it) writes variable `var`.
-bool writes(const Block& b, uint32_t var) {
-  auto isVar = [&](const Reg& r) { return r.isVar && r.id == var; };
-  for (const Stmt& s : b) {
-    bool hit = std::visit(
-        [&](const auto& n) {
-          using T = std::decay_t<decltype(n)>;
-          if constexpr (std::is_same_v<T, Assign>) return isVar(n.dst);
-          if constexpr (std::is_same_v<T, Load> || std::is_same_v<T, Ldmatrix>) {
-            for (const Reg& r : n.dst)
-              if (isVar(r)) return true;
-          }
-          if constexpr (std::is_same_v<T, Mma>) {
-            for (const Reg& r : n.d)
-              if (isVar(r)) return true;
-          }
-          if constexpr (std::is_same_v<T, If>) return writes(n.then, var) || writes(n.otherwise, var);
-          if constexpr (std::is_same_v<T, For>) return n.var == var || writes(n.body, var);
-          return false;
-        },
-        s.node);
-    if (hit) return true;
-  }
-  return false;
-}
-
 // Rewritten nodes by address; each entry keeps its original alive, so no address is reused.
 using Rewritten = std::unordered_map<const Expr*, std::pair<ExprRef, ExprRef>>;
 
@@ -91,7 +65,10 @@ class Counter {
   // assignments, to go before the loop.
   std::vector<Stmt> loop(For& f, SourceRange loc) {
     int64_t step = 0;
-    if (f.unroll || !isIntConst(f.step, &step) || step <= 0 || writes(f.body, f.var)) return {};
+    if (f.unroll || !isIntConst(f.step, &step) || step <= 0) return {};
+    std::vector<bool> written(k_.vars.size());
+    markWrittenVars(f.body, written);
+    if (written[f.var]) return {};
     std::map<Remainder, uint32_t> counters;
     forEachExpr(f.body, [&](ExprRef& e, Block&, size_t) { find(e, f, counters); });
     if (counters.empty()) return {};

@@ -3,6 +3,7 @@
 
 #include <type_traits>
 #include <variant>
+#include <vector>
 
 #include "ir/thread/ThreadIR.h"
 
@@ -48,6 +49,34 @@ void forEachExpr(Block& b, Fn&& fn) {
           if constexpr (std::is_same_v<T, Ldmatrix> || std::is_same_v<T, Stmatrix>) slot(n.addr.offset);
         },
         b[i].node);
+  }
+}
+
+// Marks in `written` (indexed by variable id, sized to the kernel's variables) every variable
+// that a statement in `b`, or nested in it, assigns or loads into, loop variables included.
+inline void markWrittenVars(const Block& b, std::vector<bool>& written) {
+  auto mark = [&](const Reg& r) {
+    if (r.isVar) written.at(r.id) = true;
+  };
+  for (const Stmt& s : b) {
+    std::visit(
+        [&](const auto& n) {
+          using T = std::decay_t<decltype(n)>;
+          if constexpr (std::is_same_v<T, Assign>) mark(n.dst);
+          if constexpr (std::is_same_v<T, Load> || std::is_same_v<T, Ldmatrix>)
+            for (const Reg& r : n.dst) mark(r);
+          if constexpr (std::is_same_v<T, Mma>)
+            for (const Reg& r : n.d) mark(r);
+          if constexpr (std::is_same_v<T, If>) {
+            markWrittenVars(n.then, written);
+            markWrittenVars(n.otherwise, written);
+          }
+          if constexpr (std::is_same_v<T, For>) {
+            written.at(n.var) = true;
+            markWrittenVars(n.body, written);
+          }
+        },
+        s.node);
   }
 }
 

@@ -293,6 +293,41 @@ TEST_CASE("a pipelined loop counts its stages and adds them to addresses the loo
   CHECK(copies == 8);   // 4 vectors of A and 4 of B per thread
 }
 
+TEST_CASE("a let set before a loop is part of the addresses the loop does not change") {
+  const fs::path dir = scratch("let_before_loop");
+  const fs::path tyl = dir / "stream.tyl", cu = dir / "stream.cu";
+  std::ofstream(tyl) << R"(kernel stream(n: i32, A: global f16[64, n] : S[(64, n) : (n, 1)] align 16,
+              B: global f16[64, 64] align 16) launch(grid = 1, block = 128) {
+    let s = alloc_shared(f16[2, 64, 64]);
+    let first = n / 16;
+    for k in range(0, 4) {
+        copy_async(s[k % 2], A.window((0, first * 8 + k * 64), (64, 64)));
+        commit_copies();
+        wait_copies(0);
+        barrier();
+        copy(B, s[k % 2]);
+        barrier();
+    }
+}
+)";
+  auto r = run({TYLOC_PATH, tyl.string(), "-o", cu.string(), "--no-line"});
+  INFO(r.err);
+  REQUIRE(r.exitCode == 0);
+  const std::string text = readFile(cu.string());
+  std::regex copy(R"(tylo::cp_async_16\([^;]*\);)");
+  // element_address(A, fixed, moving): `first` in the first part, `k` alone in the second.
+  std::regex split(R"(tylo::element_address\(A, [^;]*first[^;]*, \(static_cast<int64_t>\(k\) \* int64_t\{64\}\)\))");
+  std::regex stage(R"(\(tylo::smem_addr\(s \+ [^;]*\) \+ static_cast<uint32_t>\(\(k_mod2 \* 8192\)\)\))");
+  size_t copies = 0;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), copy); it != std::sregex_iterator(); ++it) {
+    ++copies;
+    INFO(it->str());
+    CHECK(std::regex_search(it->str(), split));
+    CHECK(std::regex_search(it->str(), stage));
+  }
+  CHECK(copies == 4);  // 512 vectors over 128 threads
+}
+
 #ifdef TYLO_NVCC
 namespace {
 
