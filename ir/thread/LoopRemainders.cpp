@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <map>
 #include <optional>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 
@@ -16,25 +18,54 @@
 namespace tyl::tir {
 namespace {
 
-// `(var + offset) % modulus`, as matched in an expression.
+// `((var + offset) / divisor) % modulus`, as matched in an expression (divisor 1: no
+// division). `low` and `high` bound the partial sums of the constants added on the way to
+// `offset` ((k + 4) - 1 passes through k + 4), which must not overflow either.
 struct Remainder {
-  int64_t offset = 0;
-  int64_t modulus = 0;
-  bool operator<(const Remainder& o) const { return std::pair(offset, modulus) < std::pair(o.offset, o.modulus); }
+  int64_t offset = 0, divisor = 1, modulus = 0;
+  int64_t low = 0, high = 0;
+  bool operator<(const Remainder& o) const {
+    return std::tuple(offset, divisor, modulus, low, high) < std::tuple(o.offset, o.divisor, o.modulus, o.low, o.high);
+  }
 };
 
-// Whether `e` is `(var + c) % S`, `(c + var) % S`, `(var - c) % S` or `var % S` with S > 1.
+// Constants beyond this are not followed (their sums could overflow the analysis).
+constexpr int64_t kMaxOffset = int64_t{1} << 40;
+
+// Whether `x` is `var` plus or minus constants, in any grouping the builder leaves: sets
+// r.offset to their sum and r.low, r.high to the extremes of the partial sums.
+bool affineInVar(const Expr& x, uint32_t var, Remainder& r) {
+  if (x.kind == ExprKind::VarRef && x.i == var) {
+    r.offset = r.low = r.high = 0;
+    return true;
+  }
+  int64_t c = 0;
+  if (x.kind != ExprKind::Binary || (x.bin != BinOp::Add && x.bin != BinOp::Sub)) return false;
+  const ExprRef* inner = nullptr;
+  if (isIntConst(x.args[1], &c))
+    inner = &x.args[0];
+  else if (x.bin == BinOp::Add && isIntConst(x.args[0], &c))
+    inner = &x.args[1];
+  if (!inner || c > kMaxOffset || c < -kMaxOffset || !affineInVar(**inner, var, r)) return false;
+  r.offset += x.bin == BinOp::Sub ? -c : c;
+  if (r.offset > kMaxOffset || r.offset < -kMaxOffset) return false;
+  r.low = std::min(r.low, r.offset);
+  r.high = std::max(r.high, r.offset);
+  return true;
+}
+
+// Whether `e` is `(var + c) % S` or `((var + c) / d) % S` with S > 1 and d > 0 constants.
 std::optional<Remainder> remainderOf(const Expr& e, uint32_t var) {
-  int64_t s = 0, c = 0;
-  if (e.kind != ExprKind::Binary || e.bin != BinOp::Rem || !isIntConst(e.args[1], &s) || s < 2) return std::nullopt;
-  const Expr& x = *e.args[0];
-  auto isVar = [&](const ExprRef& a) { return a->kind == ExprKind::VarRef && a->i == var; };
-  if (isVar(e.args[0])) return Remainder{0, s};
-  if (x.kind != ExprKind::Binary) return std::nullopt;
-  if (x.bin == BinOp::Add && isVar(x.args[0]) && isIntConst(x.args[1], &c)) return Remainder{c, s};
-  if (x.bin == BinOp::Add && isVar(x.args[1]) && isIntConst(x.args[0], &c)) return Remainder{c, s};
-  if (x.bin == BinOp::Sub && isVar(x.args[0]) && isIntConst(x.args[1], &c) && c != INT64_MIN) return Remainder{-c, s};
-  return std::nullopt;
+  Remainder r;
+  if (e.kind != ExprKind::Binary || e.bin != BinOp::Rem || !isIntConst(e.args[1], &r.modulus) || r.modulus < 2)
+    return std::nullopt;
+  const Expr* x = e.args[0].get();
+  if (x->kind == ExprKind::Binary && x->bin == BinOp::Div) {
+    if (!isIntConst(x->args[1], &r.divisor) || r.divisor < 1) return std::nullopt;
+    x = x->args[0].get();
+  }
+  if (!affineInVar(*x, var, r)) return std::nullopt;
+  return r;
 }
 
 // Rewritten nodes by address; each entry keeps its original alive, so no address is reused.
@@ -70,16 +101,17 @@ class Counter {
     markWrittenVars(f.body, written);
     if (written[f.var]) return {};
     std::map<Remainder, uint32_t> counters;
-    forEachExpr(f.body, [&](ExprRef& e, Block&, size_t) { find(e, f, counters); });
+    forEachExpr(f.body, [&](ExprRef& e, Block&, size_t) { find(e, f, step, counters); });
     if (counters.empty()) return {};
 
     std::vector<Stmt> init;
     const Type t = k_.vars.at(f.var).type;
     for (const auto& [r, var] : counters) {
       const ExprRef c = varRef(k_, var);
-      init.push_back(Stmt{loc, Assign{Reg::var(var), binary(BinOp::Rem, add(f.begin, intConst(r.offset, t)),
-                                                             intConst(r.modulus, t))}});
-      const int64_t d = step % r.modulus;
+      ExprRef first = binary(BinOp::Div, add(f.begin, intConst(r.offset, t)), intConst(r.divisor, t));
+      init.push_back(Stmt{loc, Assign{Reg::var(var), binary(BinOp::Rem, first, intConst(r.modulus, t))}});
+      // Each iteration adds step to var + offset, so step / divisor to the quotient.
+      const int64_t d = step / r.divisor % r.modulus;
       if (d == 0) continue;
       // c + d, less the modulus when that reaches it (c < S, d < S: once at most).
       ExprRef advance =
@@ -93,32 +125,32 @@ class Counter {
   }
 
   // Records in `counters` every remainder of f's variable in `e` that can be counted.
-  void find(const ExprRef& e, const For& f, std::map<Remainder, uint32_t>& counters) {
+  void find(const ExprRef& e, const For& f, int64_t step, std::map<Remainder, uint32_t>& counters) {
     if (std::optional<Remainder> r = remainderOf(*e, f.var)) {
-      if (!counters.count(*r) && exact(f, *r, e->type)) {
-        const std::string& name = k_.vars.at(f.var).name;
-        std::string base = r->offset == 0 ? fmt::format("{}_mod{}", name, r->modulus)
-                                          : fmt::format("{}_{}{}_mod{}", name, r->offset > 0 ? "plus" : "minus",
-                                                        r->offset > 0 ? r->offset : -r->offset, r->modulus);
-        counters.emplace(*r, addVar(k_, std::move(base), e->type));
+      if (!counters.count(*r) && step % r->divisor == 0 && exact(f, *r, e->type)) {
+        std::string base = k_.vars.at(f.var).name;
+        if (r->offset != 0) base += fmt::format("_{}{}", r->offset > 0 ? "plus" : "minus", std::abs(r->offset));
+        if (r->divisor != 1) base += fmt::format("_div{}", r->divisor);
+        counters.emplace(*r, addVar(k_, base + fmt::format("_mod{}", r->modulus), e->type));
       }
       return;
     }
     for (const ExprRef& a : e->args)
-      if (a) find(a, f, counters);
+      if (a) find(a, f, step, counters);
   }
 
-  // Whether `var + offset` stays within [0, the type's maximum] for every value the
-  // variable takes in the loop, [begin, end - 1], and for begin itself (the counter's first
-  // value is computed before the loop, whether it runs or not): then the remainder the
-  // counter keeps is the one the expression computes.
-  bool exact(const For& f, Remainder r, Type t) {
+  // Whether `var + offset` is never negative, and neither it nor a partial sum on the way
+  // to it overflows, for every value the variable takes in the loop, [begin, end - 1], and
+  // for begin itself (the counter's first value is computed before the loop, whether it runs
+  // or not). Then the counter keeps what the expression computes: with var = begin + i·step,
+  // (var + offset) / d = (begin + offset) / d + i·step / d for non-negative values when d
+  // divides step.
+  bool exact(const For& f, const Remainder& r, Type t) {
     if (k_.vars.at(f.var).type != t) return false;
     const Range all = typeRange(t);
     const Range begin = valueRange(f.begin, nullptr), end = valueRange(f.end, nullptr);
-    const __int128 lo = __int128{begin.lo} + r.offset;
-    const __int128 hi = std::max(__int128{end.hi} - 1, __int128{begin.hi}) + r.offset;
-    return lo >= 0 && hi <= all.hi;
+    const __int128 lo = __int128{begin.lo}, hi = std::max(__int128{end.hi} - 1, __int128{begin.hi});
+    return lo + r.offset >= 0 && lo + r.low >= all.lo && hi + r.high <= all.hi;
   }
 
   ExprRef rewrite(const ExprRef& e, uint32_t var, const std::map<Remainder, uint32_t>& counters,

@@ -2,9 +2,10 @@
 // `for (k = a; k < b; k += s)`, every `(k + c) % S` (c and S > 1 constants) becomes a variable
 // set to `(a + c) % S` before the loop and advanced by `s % S`, wrapping at S, at the end of
 // each iteration: a compare and a select per iteration where the remainder cost a
-// multiply-high, a shift and a multiply-subtract at every use. A pipeline's stage index is
-// such a remainder, and once it is a plain variable every shared address of a stage is an
-// address the loop does not change plus the stage's offset.
+// multiply-high, a shift and a multiply-subtract at every use. `((k + c) / d) % S` with d
+// dividing s is counted the same way, advanced by s / d. A pipeline's stage index is such a
+// remainder, and once it is a plain variable every shared address of a stage is an address
+// the loop does not change plus the stage's offset.
 #pragma once
 
 #include "ir/thread/ThreadIR.h"

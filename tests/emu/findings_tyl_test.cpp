@@ -5,12 +5,14 @@
 // disabled copy_async zero-fills; memory operands of fragment arithmetic read the elements
 // of each thread's slots, zero outside the tensor; `x = load_a(...)` loads into x itself;
 // ldmatrix from windows moving at run time in a swizzled tile; cdiv of sizes near the largest
-// i32. Also `tyloc run` as a process.
+// i32; pipelines over loops that start past 0 and step by more than 1. Also `tyloc run` as a
+// process.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <sstream>
 
 #include "backend/emu/Emulator.h"
@@ -253,6 +255,63 @@ TEST_CASE("cdiv at run time counts tiles for every size, up to the largest i32")
     for (int64_t t = 1; t < 32; ++t) {
       INFO("divisor " << t + 1);
       CHECK(static_cast<int64_t>(emu::getElement(buffers[0], Type::I32, t)) == ceilDiv(t + 1));
+    }
+  }
+}
+
+namespace {
+
+// Remainders by a constant in `b` and the blocks nested in it.
+int remainders(const tir::Block& b) {
+  std::function<int(const tir::ExprRef&)> in = [&](const tir::ExprRef& e) {
+    if (!e) return 0;
+    int n = e->kind == tir::ExprKind::Binary && e->bin == tir::BinOp::Rem;
+    for (const tir::ExprRef& a : e->args) n += in(a);
+    return n;
+  };
+  int n = 0;
+  for (const tir::Stmt& s : b)
+    std::visit(
+        [&](const auto& node) {
+          using T = std::decay_t<decltype(node)>;
+          if constexpr (std::is_same_v<T, tir::Assign>) n += in(node.value);
+          if constexpr (std::is_same_v<T, tir::Load>) n += in(node.src.offset);
+          if constexpr (std::is_same_v<T, tir::Store>) n += in(node.dst.offset);
+          if constexpr (std::is_same_v<T, tir::CpAsync>) n += in(node.dst.offset) + in(node.src.offset);
+          if constexpr (std::is_same_v<T, tir::If>) n += remainders(node.then) + remainders(node.otherwise);
+          if constexpr (std::is_same_v<T, tir::For>) n += remainders(node.body);
+        },
+        s.node);
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("pipelines over loops that start past 0 and step by more than 1 count their stages") {
+  auto c = compile("pipeline_strided.tyl");
+  struct Loop {
+    int64_t begin, step;
+  };
+  const Loop loops[] = {{1, 2}, {2, 3}};  // the kernels' range(begin, cdiv(n, 32), step)
+  for (size_t i = 0; i < 2; ++i) {
+    const tir::Kernel& k = c->module->kernels.at(i);
+    INFO(k.name);
+    for (const tir::Stmt& s : k.body)
+      if (const auto* f = std::get_if<tir::For>(&s.node)) CHECK(remainders(f->body) == 0);
+    for (int64_t n : {0, 4, 32, 64, 100, 224, 300, 644}) {  // rows of 16-byte vectors
+      INFO("n = " << n);
+      std::vector<emu::Buffer> buffers = {emu::makeBuffer(Type::F32, 64 * std::max<int64_t>(n, 1)),
+                                          emu::makeBuffer(Type::F32, 64 * 32, false)};
+      emu::fillRandom(buffers[0], Type::F32, 7);
+      emu::RunResult r = emu::run(k, {emu::Arg::integer(n), emu::Arg::pointer(0), emu::Arg::pointer(1)}, buffers);
+      REQUIRE(r.ok());
+      for (int64_t row = 0; row < 64; ++row)
+        for (int64_t col = 0; col < 32; ++col) {
+          float sum = 0;  // in the kernel's order
+          for (int64_t kk = loops[i].begin; kk < (n + 31) / 32; kk += loops[i].step)
+            if (32 * kk + col < n) sum += static_cast<float>(emu::getElement(buffers[0], Type::F32, row * n + 32 * kk + col));
+          CHECK(emu::getElement(buffers[1], Type::F32, row * 32 + col) == sum);
+        }
     }
   }
 }

@@ -56,11 +56,14 @@ std::vector<double> runOn(const tir::Kernel& k, int64_t n, int64_t s) {
 
 constexpr int64_t kSlots = 64;
 
-// for (i = begin; i < end; i += step) { out[j] = (i + offset) % modulus * 100 + j; j += 1 }
-// (j counts the iterations), with `s` the kernel's one scalar parameter.
+// for (i = begin; i < end; i += step) { out[j] = ((i + offset) / divisor) % modulus * 100 + j; j += 1 }
+// (j counts the iterations; divisor 1: no division), with `s` the kernel's one scalar parameter.
+// `twoSteps` writes i + offset as (i + (offset + 3)) - 3.
 struct Shape {
   tir::ExprRef begin, end;
   int64_t step, offset, modulus;
+  int64_t divisor = 1;
+  bool twoSteps = false;
 };
 
 tir::Kernel sequence(const Shape& sh, const std::function<tir::ExprRef(const TestKernel&, int)>& bound = {}) {
@@ -69,6 +72,8 @@ tir::Kernel sequence(const Shape& sh, const std::function<tir::ExprRef(const Tes
   int s = t.scalar("s", Type::I32);
   uint32_t i = t.var("i", Type::I32), j = t.var("j", Type::I32), x = t.var("x", Type::I32);
   tir::ExprRef shifted = sh.offset == 0 ? t.v(i) : tir::add(t.v(i), i32(sh.offset));
+  if (sh.twoSteps) shifted = tir::sub(tir::add(t.v(i), i32(sh.offset + 3)), i32(3));
+  if (sh.divisor != 1) shifted = bin(BinOp::Div, shifted, i32(sh.divisor));
   tir::ExprRef rem = bin(BinOp::Rem, shifted, i32(sh.modulus));
   tir::Block body = {
       at(3, tir::Assign{Reg::var(x), tir::add(tir::mul(rem, i32(100)), t.v(j))}),
@@ -101,6 +106,26 @@ TEST_CASE("every remainder of a loop variable becomes a counter that takes the s
             CHECK(remainders(onlyLoop(k).body) == 0);
             CHECK(runOn(k, kSlots, 0) == runOn(before, kSlots, 0));
           }
+}
+
+TEST_CASE("a remainder of a quotient by a divisor of the step is counted too", "[remainders]") {
+  // A pipeline over range(a, b, step) computes its stage as ((k - a) / step) % S; and
+  // ((k + c) / d) % S advances by step / d when d divides the step. The partial sums of
+  // (k + (c + 3)) - 3 are followed as well.
+  for (int64_t begin : {0, 1, 4})
+    for (int64_t step : {1, 2, 3, 4, 6})
+      for (int64_t divisor : {2, 3, 4})
+        for (int64_t offset : {-1, 0, 2, 5})
+          for (int64_t modulus : {2, 3})
+            for (bool twoSteps : {false, true}) {
+              if (begin + offset < 0) continue;
+              CAPTURE(begin, step, divisor, offset, modulus, twoSteps);
+              tir::Kernel k = sequence(Shape{i32(begin), i32(23), step, offset, modulus, divisor, twoSteps});
+              tir::Kernel before = k;
+              tir::countLoopRemainders(k);
+              CHECK(remainders(onlyLoop(k).body) == (step % divisor == 0 ? 0 : 1));
+              CHECK(runOn(k, kSlots, 0) == runOn(before, kSlots, 0));
+            }
 }
 
 TEST_CASE("a loop bounded by a run-time value counts remainders when its range is known", "[remainders]") {
