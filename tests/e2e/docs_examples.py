@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Every ```tyl block of the given Markdown files is a complete .tyl file that `tyloc check`
-accepts, unless it carries a comment `error [ID]`: then tyloc must reject it (exit 1) with a
-diagnostic of that ID. Usage: docs_examples.py TYLOC FILE.md..."""
+accepts without warnings, unless it carries a comment `error [ID]`: then tyloc must reject it
+(exit 1) with a diagnostic of that ID; or `warning [ID]`: then it must warn with that ID.
+Usage: docs_examples.py TYLOC FILE.md..."""
 import re
 import subprocess
 import sys
@@ -23,7 +24,10 @@ with tempfile.TemporaryDirectory() as tmp:
             result = subprocess.run([tyloc, "check", str(path)], capture_output=True, text=True)
             expected = set(re.findall(r"error \[([a-z-]+)\]", source))
             got = set(re.findall(r"error: .* \[([a-z-]+)\]$", result.stderr, re.M))
+            warned = set(re.findall(r"warning: .* \[([a-z-]+)\]$", result.stderr, re.M))
+            allowed = set(re.findall(r"warning \[([a-z-]+)\]", source))
             ok = result.returncode == 0 and not got if not expected else result.returncode == 1 and expected <= got
+            ok = ok and (warned == allowed if not expected else True)
             if not ok:
                 failures += 1
                 print(f"{doc}:{line}: expected {sorted(expected) or 'success'}, tyloc exited "
