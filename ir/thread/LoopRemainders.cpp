@@ -24,10 +24,11 @@ namespace {
 struct Remainder {
   int64_t offset = 0, divisor = 1, modulus = 0;
   int64_t low = 0, high = 0;
-  bool operator<(const Remainder& o) const {
-    return std::tuple(offset, divisor, modulus, low, high) < std::tuple(o.offset, o.divisor, o.modulus, o.low, o.high);
-  }
 };
+
+// Remainders with the same value share a counter, however their constants were grouped.
+using Key = std::tuple<int64_t, int64_t, int64_t>;  // offset, divisor, modulus
+Key keyOf(const Remainder& r) { return {r.offset, r.divisor, r.modulus}; }
 
 // Constants beyond this are not followed (their sums could overflow the analysis).
 constexpr int64_t kMaxOffset = int64_t{1} << 40;
@@ -100,23 +101,34 @@ class Counter {
     std::vector<bool> written(k_.vars.size());
     markWrittenVars(f.body, written);
     if (written[f.var]) return {};
-    std::map<Remainder, uint32_t> counters;
-    forEachExpr(f.body, [&](ExprRef& e, Block&, size_t) { find(e, f, step, counters); });
+    // Every remainder of the variable, and whether each of its occurrences can be counted.
+    std::map<Key, bool> seen;
+    forEachExpr(f.body, [&](ExprRef& e, Block&, size_t) { find(e, f, step, seen); });
+    const Type t = k_.vars.at(f.var).type;
+    std::map<Key, uint32_t> counters;
+    for (const auto& [key, ok] : seen) {
+      if (!ok) continue;
+      const auto [offset, divisor, modulus] = key;
+      std::string name = k_.vars.at(f.var).name;
+      if (offset != 0) name += fmt::format("_{}{}", offset > 0 ? "plus" : "minus", std::abs(offset));
+      if (divisor != 1) name += fmt::format("_div{}", divisor);
+      counters.emplace(key, addVar(k_, name + fmt::format("_mod{}", modulus), t));
+    }
     if (counters.empty()) return {};
 
     std::vector<Stmt> init;
-    const Type t = k_.vars.at(f.var).type;
-    for (const auto& [r, var] : counters) {
+    for (const auto& [key, var] : counters) {
+      const auto [offset, divisor, modulus] = key;
       const ExprRef c = varRef(k_, var);
-      ExprRef first = binary(BinOp::Div, add(f.begin, intConst(r.offset, t)), intConst(r.divisor, t));
-      init.push_back(Stmt{loc, Assign{Reg::var(var), binary(BinOp::Rem, first, intConst(r.modulus, t))}});
+      ExprRef first = binary(BinOp::Div, add(f.begin, intConst(offset, t)), intConst(divisor, t));
+      init.push_back(Stmt{loc, Assign{Reg::var(var), binary(BinOp::Rem, first, intConst(modulus, t))}});
       // Each iteration adds step to var + offset, so step / divisor to the quotient.
-      const int64_t d = step / r.divisor % r.modulus;
+      const int64_t d = step / divisor % modulus;
       if (d == 0) continue;
       // c + d, less the modulus when that reaches it (c < S, d < S: once at most).
       ExprRef advance =
-          d == 1 ? select(binary(BinOp::Eq, c, intConst(r.modulus - 1, t)), intConst(0, t), add(c, intConst(1, t)))
-                 : select(lt(c, intConst(r.modulus - d, t)), add(c, intConst(d, t)), sub(c, intConst(r.modulus - d, t)));
+          d == 1 ? select(binary(BinOp::Eq, c, intConst(modulus - 1, t)), intConst(0, t), add(c, intConst(1, t)))
+                 : select(lt(c, intConst(modulus - d, t)), add(c, intConst(d, t)), sub(c, intConst(modulus - d, t)));
       f.body.push_back(Stmt{loc, Assign{Reg::var(var), advance}});
     }
     Rewritten done;
@@ -124,19 +136,15 @@ class Counter {
     return init;
   }
 
-  // Records in `counters` every remainder of f's variable in `e` that can be counted.
-  void find(const ExprRef& e, const For& f, int64_t step, std::map<Remainder, uint32_t>& counters) {
+  // Records in `seen` every remainder of f's variable in `e`, and whether it can be counted.
+  void find(const ExprRef& e, const For& f, int64_t step, std::map<Key, bool>& seen) {
     if (std::optional<Remainder> r = remainderOf(*e, f.var)) {
-      if (!counters.count(*r) && step % r->divisor == 0 && exact(f, *r, e->type)) {
-        std::string base = k_.vars.at(f.var).name;
-        if (r->offset != 0) base += fmt::format("_{}{}", r->offset > 0 ? "plus" : "minus", std::abs(r->offset));
-        if (r->divisor != 1) base += fmt::format("_div{}", r->divisor);
-        counters.emplace(*r, addVar(k_, base + fmt::format("_mod{}", r->modulus), e->type));
-      }
+      bool& ok = seen.try_emplace(keyOf(*r), true).first->second;
+      ok = ok && step % r->divisor == 0 && exact(f, *r, e->type);
       return;
     }
     for (const ExprRef& a : e->args)
-      if (a) find(a, f, step, counters);
+      if (a) find(a, f, step, seen);
   }
 
   // Whether `var + offset` is never negative, and neither it nor a partial sum on the way
@@ -153,12 +161,11 @@ class Counter {
     return lo + r.offset >= 0 && lo + r.low >= all.lo && hi + r.high <= all.hi;
   }
 
-  ExprRef rewrite(const ExprRef& e, uint32_t var, const std::map<Remainder, uint32_t>& counters,
-                  Rewritten& done) {
+  ExprRef rewrite(const ExprRef& e, uint32_t var, const std::map<Key, uint32_t>& counters, Rewritten& done) {
     if (auto it = done.find(e.get()); it != done.end()) return it->second.second;
     ExprRef out = e;
     std::optional<Remainder> r = remainderOf(*e, var);
-    auto c = r ? counters.find(*r) : counters.end();
+    auto c = r ? counters.find(keyOf(*r)) : counters.end();
     if (c != counters.end()) {
       out = varRef(k_, c->second);
     } else {

@@ -221,3 +221,22 @@ TEST_CASE("remainders of an outer loop's variable are counted across an inner lo
   CHECK(std::get<tir::For>(t.k.body.back().node).body.size() == 3);  // set, inner loop, advance
   CHECK(runOn(t.k, kSlots, 0) == runOn(before, kSlots, 0));
 }
+
+TEST_CASE("equal remainders share one counter, however their constants are grouped", "[remainders]") {
+  // (i + 3) % 4 and ((i + 4) - 1) % 4 hold the same value: one counter serves both.
+  TestKernel t("k", 1);
+  uint32_t out = t.globalBuffer("out", Type::I32);
+  t.scalar("s", Type::I32);
+  uint32_t i = t.var("i", Type::I32), x = t.var("x", Type::I32);
+  tir::ExprRef a = bin(BinOp::Rem, tir::add(t.v(i), i32(3)), i32(4));
+  tir::ExprRef b = bin(BinOp::Rem, tir::sub(tir::add(t.v(i), i32(4)), i32(1)), i32(4));
+  tir::Block body = {at(2, tir::Assign{Reg::var(x), tir::add(tir::mul(a, i32(10)), b)}),
+                     at(3, store(Type::I32, mem(out, t.v(i)), {Reg::var(x)}))};
+  t.k.body = {at(1, loop(i, i32(0), i32(13), i32(1), body))};
+  tir::Kernel before = t.k;
+  const size_t vars = t.k.vars.size();
+  tir::countLoopRemainders(t.k);
+  CHECK(remainders(t.k.body) == 0);
+  CHECK(t.k.vars.size() == vars + 1);
+  CHECK(runOn(t.k, kSlots, 0) == runOn(before, kSlots, 0));
+}
