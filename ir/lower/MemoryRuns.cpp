@@ -43,19 +43,22 @@ MemoryRuns::MemoryRuns(const tile::Tensor& t, const tile::View& v, Cache* cache)
     originConst_.push_back(f.constant);
     const int64_t div = f.runtimeDivisor();
     originDivisor_.push_back(div);
-    if (!t.layout || !originProblem_.empty() ||
-        translationInvariant(*t.layout, t.staticShape, static_cast<int>(d), div))
-      continue;
+    if (!t.layout || !originProblem_.empty() || div == 0) continue;
     // The run-time part r (a multiple of div) keeps the view inside the tensor when
     // 0 <= constant + r and constant + r + extent <= the tensor's extent.
     int64_t extent = 1;
     for (size_t i = 0; i < v.dims.size(); ++i)
       if (v.dims[i] == static_cast<int>(d)) extent = v.shape[i];
     const int64_t lo = -f.constant, hi = t.staticShape[d] - extent - f.constant;
+    const int64_t first = (lo >= 0 ? (lo + div - 1) / div : -(-lo / div)) * div;  // the least r >= lo
+    if (translationInvariant(*t.layout, t.staticShape, static_cast<int>(d), div)) {
+      // Every place the view fits has the same pattern: check it at r = 0, or where the view
+      // first fits when it does not at 0 (an origin (k - 1) * 64 in a loop from k = 1).
+      if ((lo > 0 || hi < 0) && first <= hi) originConst_[d] += first;
+      continue;
+    }
     std::vector<int64_t> values;
-    for (int64_t r = (lo >= 0 ? (lo + div - 1) / div : -(-lo / div)) * div; r <= hi && values.size() <= kMaxShifts;
-         r += div)
-      values.push_back(r);
+    for (int64_t r = first; r <= hi && values.size() <= kMaxShifts; r += div) values.push_back(r);
     if (values.empty()) continue;  // no run-time value fits; the window checks say so
     if (values.size() * shifts_.size() > kMaxShifts) {
       originProblem_ = fmt::format("the origin of dimension {} moves by multiples of {}, which does not keep the "
@@ -76,9 +79,13 @@ MemoryRuns::MemoryRuns(const tile::Tensor& t, const tile::View& v, Cache* cache)
     });
     shifts_ = std::move(product);
   }
-  if (t.layout && viewSize_ <= kMaxRemembered)
-    offsets_ = cache ? cache->table(*t.layout, t.staticShape, originConst_, v, viewSize_)
+  if (t.layout && viewSize_ <= kMaxRemembered) {
+    // Static offsets are those at the first shift (no shift, when that is one of them).
+    std::vector<int64_t> at = originConst_;
+    for (size_t d = 0; d < at.size(); ++d) at[d] += shifts_[0][d];
+    offsets_ = cache ? cache->table(*t.layout, t.staticShape, at, v, viewSize_)
                      : std::make_shared<std::vector<int64_t>>(static_cast<size_t>(viewSize_), kUnknown);
+  }
 }
 
 std::optional<int64_t> MemoryRuns::staticOffset(const std::vector<int64_t>& viewCoord) const {

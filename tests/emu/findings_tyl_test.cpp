@@ -5,8 +5,8 @@
 // disabled copy_async zero-fills; memory operands of fragment arithmetic read the elements
 // of each thread's slots, zero outside the tensor; `x = load_a(...)` loads into x itself;
 // ldmatrix from windows moving at run time in a swizzled tile; cdiv of sizes near the largest
-// i32; pipelines over loops that start past 0 and step by more than 1. Also `tyloc run` as a
-// process.
+// i32; pipelines over loops that start past 0 and step by more than 1; shared windows whose
+// run-time origin is never 0. Also `tyloc run` as a process.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -286,6 +286,20 @@ int remainders(const tir::Block& b) {
 }
 
 }  // namespace
+
+TEST_CASE("a shared window whose run-time origin is never 0 is checked where it fits") {
+  // Before, the vectors were checked with the run-time part at 0, where the window starts
+  // outside the tile, and the copies were refused.
+  auto c = compile("window_origin_past_zero.tyl");
+  for (const tir::Kernel& k : c->module->kernels) {
+    INFO(k.name);
+    std::vector<emu::Buffer> buffers = {emu::makeBuffer(Type::F16, 256 * 64), emu::makeBuffer(Type::F16, 256 * 64, false)};
+    emu::fillRandom(buffers[0], Type::F16, 3);
+    emu::RunResult r = emu::run(k, {emu::Arg::pointer(0), emu::Arg::pointer(1)}, buffers);
+    REQUIRE(r.ok());
+    CHECK(buffers[1].bytes == buffers[0].bytes);
+  }
+}
 
 TEST_CASE("pipelines over loops that start past 0 and step by more than 1 count their stages") {
   auto c = compile("pipeline_strided.tyl");
