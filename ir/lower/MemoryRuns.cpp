@@ -51,6 +51,10 @@ MemoryRuns::MemoryRuns(const tile::Tensor& t, const tile::View& v, Cache* cache)
       if (v.dims[i] == static_cast<int>(d)) extent = v.shape[i];
     const int64_t lo = -f.constant, hi = t.staticShape[d] - extent - f.constant;
     const int64_t first = (lo >= 0 ? (lo + div - 1) / div : -(-lo / div)) * div;  // the least r >= lo
+    if (first > hi && outside_.empty())
+      outside_ = fmt::format("the window never lies inside '{}': along dimension {} its origin is {} plus a "
+                             "multiple of {}, and its {} elements there do not fit in {} at any of them",
+                             t.name, d, f.constant, div, extent, t.staticShape[d]);
     if (translationInvariant(*t.layout, t.staticShape, static_cast<int>(d), div)) {
       // Every place the view fits has the same pattern: check it at r = 0, or where the view
       // first fits when it does not at 0 (an origin (k - 1) * 64 in a loop from k = 1).
@@ -130,6 +134,7 @@ MemoryRuns::Problem MemoryRuns::check(const std::vector<int64_t>& viewCoord, int
   if (t_.alignBytes < bytes)
     return {K::Misaligned, fmt::format("'{}' is only declared {}-byte aligned", t_.name, t_.alignBytes)};
   if (t_.layout) {
+    if (!outside_.empty()) return {K::NotContiguous, outside_};
     if (!originProblem_.empty()) return {K::Misaligned, originProblem_};
     for (size_t shift = 0; shift < shifts_.size(); ++shift) {
       Problem p = checkStatic(viewCoord, len, shift);

@@ -75,6 +75,7 @@ class MemoryRuns {
   std::vector<int64_t> originConst_;   // constant part of the origin, per tensor dim
   std::vector<int64_t> originDivisor_; // run-time part is a multiple of this (0: none)
   std::string originProblem_;          // static layouts: why run-time origins break the analysis
+  std::string outside_;                // static layouts: why no run-time origin keeps the view inside
   std::vector<std::vector<int64_t>> shifts_;  // see shifts()
   std::optional<int64_t> computeOffset(const std::vector<int64_t>& viewCoord, size_t shift = 0) const;
   Problem checkStatic(const std::vector<int64_t>& viewCoord, int64_t len, size_t shift) const;
