@@ -63,7 +63,7 @@ MemoryRuns::MemoryRuns(const tile::Tensor& t, const tile::View& v, Cache* cache)
     }
     std::vector<int64_t> values;
     for (int64_t r = first; r <= hi && values.size() <= kMaxShifts; r += div) values.push_back(r);
-    if (values.empty()) continue;  // no run-time value fits; the window checks say so
+    if (values.empty()) continue;  // no run-time value fits: outside_ says so
     if (values.size() * shifts_.size() > kMaxShifts) {
       originProblem_ = fmt::format("the origin of dimension {} moves by multiples of {}, which does not keep the "
                                    "layout's pattern in place, in more places than are checked ({})",

@@ -10,14 +10,15 @@
 namespace tyl::tir {
 
 // Every expression slot of every statement in `b` and the blocks nested in it, in program
-// order: fn(expr, block, index of the statement in the block).
-template <typename Fn>
-void forEachExpr(Block& b, Fn&& fn) {
+// order: fn(expr, block, index of the statement in the block). `B` is Block, to rewrite the
+// slots, or const Block, to read them.
+template <typename B, typename Fn>
+void forEachExpr(B& b, Fn&& fn) {
   for (size_t i = 0; i < b.size(); ++i) {
-    auto slot = [&](ExprRef& e) {
+    auto slot = [&](auto& e) {
       if (e) fn(e, b, i);
     };
-    auto nested = [&](Block& inner) { forEachExpr(inner, fn); };
+    auto nested = [&](auto& inner) { forEachExpr(inner, fn); };
     std::visit(
         [&](auto& n) {
           using T = std::decay_t<decltype(n)>;

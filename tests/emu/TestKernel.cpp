@@ -1,5 +1,7 @@
 #include "TestKernel.h"
 
+#include <catch2/catch.hpp>
+
 #include <fmt/format.h>
 
 namespace tyl::emu::test {
@@ -82,6 +84,17 @@ std::vector<tir::Reg> elems(uint32_t array, int64_t first, int64_t n) {
   std::vector<tir::Reg> regs;
   for (int64_t i = 0; i < n; ++i) regs.push_back(tir::Reg::elem(array, first + i));
   return regs;
+}
+
+std::vector<double> runIntOutput(const tir::Kernel& k, int64_t n, int64_t s) {
+  std::vector<Buffer> buffers = {makeBuffer(tir::Type::I32, n, false)};
+  for (int64_t i = 0; i < n; ++i) setElement(buffers[0], tir::Type::I32, i, -1);
+  RunResult r = run(k, {Arg::pointer(0), Arg::integer(s)}, buffers);
+  INFO(describe(r));
+  REQUIRE(r.ok());
+  std::vector<double> out;
+  for (int64_t i = 0; i < n; ++i) out.push_back(getElement(buffers[0], tir::Type::I32, i));
+  return out;
 }
 
 std::vector<Finding> findingsOf(const RunResult& r, FindingKind kind) {

@@ -73,6 +73,10 @@ inline tir::If when(tir::ExprRef cond, tir::Block then, tir::Block otherwise = {
 // Registers elem(array, first) .. elem(array, first + n - 1).
 std::vector<tir::Reg> elems(uint32_t array, int64_t first, int64_t n);
 
+// out[0 .. n) after running `k`, whose parameters are (out: i32 pointer, s: scalar), with scalar
+// `s`; slots the kernel does not write hold -1. Requires a run without findings.
+std::vector<double> runIntOutput(const tir::Kernel& k, int64_t n, int64_t s);
+
 // Findings of `kind` in `r`.
 std::vector<Finding> findingsOf(const RunResult& r, FindingKind kind);
 // All findings rendered, for failure messages.

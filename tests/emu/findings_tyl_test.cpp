@@ -12,9 +12,9 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <functional>
 #include <sstream>
 
+#include "CountOps.h"
 #include "backend/emu/Emulator.h"
 #include "ir/thread/Print.h"
 #include "tests/support/Process.h"
@@ -261,29 +261,8 @@ TEST_CASE("cdiv at run time counts tiles for every size, up to the largest i32")
 
 namespace {
 
-// Remainders by a constant in `b` and the blocks nested in it.
-int remainders(const tir::Block& b) {
-  std::function<int(const tir::ExprRef&)> in = [&](const tir::ExprRef& e) {
-    if (!e) return 0;
-    int n = e->kind == tir::ExprKind::Binary && e->bin == tir::BinOp::Rem;
-    for (const tir::ExprRef& a : e->args) n += in(a);
-    return n;
-  };
-  int n = 0;
-  for (const tir::Stmt& s : b)
-    std::visit(
-        [&](const auto& node) {
-          using T = std::decay_t<decltype(node)>;
-          if constexpr (std::is_same_v<T, tir::Assign>) n += in(node.value);
-          if constexpr (std::is_same_v<T, tir::Load>) n += in(node.src.offset);
-          if constexpr (std::is_same_v<T, tir::Store>) n += in(node.dst.offset);
-          if constexpr (std::is_same_v<T, tir::CpAsync>) n += in(node.dst.offset) + in(node.src.offset);
-          if constexpr (std::is_same_v<T, tir::If>) n += remainders(node.then) + remainders(node.otherwise);
-          if constexpr (std::is_same_v<T, tir::For>) n += remainders(node.body);
-        },
-        s.node);
-  return n;
-}
+// Remainders in the expressions of `b` and the blocks nested in it.
+int remainders(const tir::Block& b) { return emu::test::countBinary(b, tir::BinOp::Rem); }
 
 }  // namespace
 

@@ -40,17 +40,6 @@ bool mentions(const tir::ExprRef& e, const std::function<bool(const tir::Expr&)>
   return false;
 }
 
-// out[i] for every element, after running `k` over `n` outputs with scalar `s`.
-std::vector<double> runOn(const tir::Kernel& k, int64_t n, int64_t s) {
-  std::vector<Buffer> buffers = {makeBuffer(Type::I32, n, false)};
-  RunResult r = run(k, {Arg::pointer(0), Arg::integer(s)}, buffers);
-  INFO(describe(r));
-  REQUIRE(r.ok());
-  std::vector<double> out;
-  for (int64_t i = 0; i < n; ++i) out.push_back(getElement(buffers[0], Type::I32, i));
-  return out;
-}
-
 }  // namespace
 
 TEST_CASE("a value repeated in a branch is defined once, in that branch, before its first use", "[hoist]") {
@@ -82,7 +71,7 @@ TEST_CASE("a value repeated in a branch is defined once, in that branch, before 
     rows += mentions(a.value, [](const tir::Expr& e) { return e.kind == tir::ExprKind::SpecialReg; });
   }
   CHECK(rows == 1);
-  CHECK(runOn(t.k, 64, 5) == runOn(before, 64, 5));
+  CHECK(runIntOutput(t.k, 64, 5) == runIntOutput(before, 64, 5));
 }
 
 TEST_CASE("a value used before and inside a loop is defined once, before the first use", "[hoist]") {
@@ -107,7 +96,7 @@ TEST_CASE("a value used before and inside a loop is defined once, before the fir
   CHECK(definitionsIn(t.k, t.k.body) == std::vector<size_t>{0, 2});
   const auto& loopBody = std::get<tir::For>(t.k.body.back().node).body;
   CHECK(definitionsIn(t.k, loopBody).empty());
-  CHECK(runOn(t.k, 32 * 8, 3) == runOn(before, 32 * 8, 3));
+  CHECK(runIntOutput(t.k, 32 * 8, 3) == runIntOutput(before, 32 * 8, 3));
 }
 
 TEST_CASE("a value used only inside a loop stays inside it", "[hoist]") {
@@ -127,7 +116,7 @@ TEST_CASE("a value used only inside a loop stays inside it", "[hoist]") {
   CHECK(definitionsIn(t.k, t.k.body).empty());
   const auto& loopBody = std::get<tir::For>(t.k.body.back().node).body;
   CHECK(definitionsIn(t.k, loopBody).size() == 2);  // (tid ^ 5) * 3 and tid * 4
-  CHECK(runOn(t.k, 128, 0) == runOn(before, 128, 0));
+  CHECK(runIntOutput(t.k, 128, 0) == runIntOutput(before, 128, 0));
 }
 
 TEST_CASE("a division by a run-time value is never evaluated ahead of its guard", "[hoist]") {
@@ -160,7 +149,7 @@ TEST_CASE("a division by a run-time value is never evaluated ahead of its guard"
       }
   };
   check(t.k.body);
-  CHECK(runOn(t.k, 32, 3) == runOn(before, 32, 3));
+  CHECK(runIntOutput(t.k, 32, 3) == runIntOutput(before, 32, 3));
   // With s = 0 the division runs on no path, before or after.
   for (const tir::Kernel* k : {&before, &t.k}) {
     std::vector<Buffer> buffers = {makeBuffer(Type::I32, 32, false)};
@@ -184,5 +173,5 @@ TEST_CASE("uses far apart get their own definitions", "[hoist]") {
   tir::hoistInvariants(t.k);
   CHECK(countSingles(t.k) == 2);
   CHECK(definitionsIn(t.k, t.k.body).size() == 2);
-  CHECK(runOn(t.k, 32, 0) == runOn(before, 32, 0));
+  CHECK(runIntOutput(t.k, 32, 0) == runIntOutput(before, 32, 0));
 }

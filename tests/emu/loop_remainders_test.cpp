@@ -5,6 +5,7 @@
 
 #include <functional>
 
+#include "CountOps.h"
 #include "TestKernel.h"
 #include "ir/thread/LoopRemainders.h"
 
@@ -17,23 +18,8 @@ using tir::Type;
 
 namespace {
 
-// Remainders by a constant anywhere in the expressions of `b` (nested blocks included).
-int remainders(const tir::Block& b) {
-  std::function<int(const tir::ExprRef&)> in = [&](const tir::ExprRef& e) {
-    if (!e) return 0;
-    int n = e->kind == tir::ExprKind::Binary && e->bin == BinOp::Rem;
-    for (const tir::ExprRef& a : e->args) n += in(a);
-    return n;
-  };
-  int n = 0;
-  for (const tir::Stmt& s : b) {
-    if (const auto* a = std::get_if<tir::Assign>(&s.node)) n += in(a->value);
-    if (const auto* st = std::get_if<tir::Store>(&s.node)) n += in(st->dst.offset);
-    if (const auto* f = std::get_if<tir::For>(&s.node)) n += remainders(f->body);
-    if (const auto* w = std::get_if<tir::If>(&s.node)) n += remainders(w->then) + remainders(w->otherwise);
-  }
-  return n;
-}
+// Remainders anywhere in the expressions of `b` (nested blocks included).
+int remainders(const tir::Block& b) { return countBinary(b, BinOp::Rem); }
 
 const tir::For& onlyLoop(const tir::Kernel& k) {
   for (const tir::Stmt& s : k.body)
@@ -42,18 +28,7 @@ const tir::For& onlyLoop(const tir::Kernel& k) {
   throw;
 }
 
-// out[0 .. n) after one thread runs `k` with scalar parameter `s`; unwritten slots hold -1.
-std::vector<double> runOn(const tir::Kernel& k, int64_t n, int64_t s) {
-  std::vector<Buffer> buffers = {makeBuffer(Type::I32, n, false)};
-  for (int64_t i = 0; i < n; ++i) setElement(buffers[0], Type::I32, i, -1);
-  RunResult r = run(k, {Arg::pointer(0), Arg::integer(s)}, buffers);
-  INFO(describe(r));
-  REQUIRE(r.ok());
-  std::vector<double> out;
-  for (int64_t i = 0; i < n; ++i) out.push_back(getElement(buffers[0], Type::I32, i));
-  return out;
-}
-
+// Output slots of the runs compared.
 constexpr int64_t kSlots = 64;
 
 // for (i = begin; i < end; i += step) { out[j] = ((i + offset) / divisor) % modulus * 100 + j; j += 1 }
@@ -104,7 +79,7 @@ TEST_CASE("every remainder of a loop variable becomes a counter that takes the s
             tir::Kernel before = k;
             tir::countLoopRemainders(k);
             CHECK(remainders(onlyLoop(k).body) == 0);
-            CHECK(runOn(k, kSlots, 0) == runOn(before, kSlots, 0));
+            CHECK(runIntOutput(k, kSlots, 0) == runIntOutput(before, kSlots, 0));
           }
 }
 
@@ -124,7 +99,7 @@ TEST_CASE("a remainder of a quotient by a divisor of the step is counted too", "
               tir::Kernel before = k;
               tir::countLoopRemainders(k);
               CHECK(remainders(onlyLoop(k).body) == (step % divisor == 0 ? 0 : 1));
-              CHECK(runOn(k, kSlots, 0) == runOn(before, kSlots, 0));
+              CHECK(runIntOutput(k, kSlots, 0) == runIntOutput(before, kSlots, 0));
             }
 }
 
@@ -135,7 +110,7 @@ TEST_CASE("a loop bounded by a run-time value counts remainders when its range i
   tir::Kernel before = k;
   tir::countLoopRemainders(k);
   CHECK(remainders(onlyLoop(k).body) == 0);
-  for (int64_t s : {-12, 0, 1, 37, 200}) CHECK(runOn(k, kSlots, s) == runOn(before, kSlots, s));
+  for (int64_t s : {-12, 0, 1, 37, 200}) CHECK(runIntOutput(k, kSlots, s) == runIntOutput(before, kSlots, s));
 
   // end = s itself may be 2^31 - 1: i + 1 cannot wrap, i + 2 can, and is left alone.
   auto whole = [](const TestKernel& t, int s) { return t.param(s); };
@@ -145,7 +120,7 @@ TEST_CASE("a loop bounded by a run-time value counts remainders when its range i
     tir::Kernel original = w;
     tir::countLoopRemainders(w);
     CHECK(remainders(onlyLoop(w).body) == (offset >= 2 ? 1 : 0));
-    CHECK(runOn(w, kSlots, 40) == runOn(original, kSlots, 40));
+    CHECK(runIntOutput(w, kSlots, 40) == runIntOutput(original, kSlots, 40));
   }
 }
 
@@ -219,7 +194,7 @@ TEST_CASE("remainders of an outer loop's variable are counted across an inner lo
   // one at the top of the outer loop's body.
   CHECK(t.k.body.size() == 2);
   CHECK(std::get<tir::For>(t.k.body.back().node).body.size() == 3);  // set, inner loop, advance
-  CHECK(runOn(t.k, kSlots, 0) == runOn(before, kSlots, 0));
+  CHECK(runIntOutput(t.k, kSlots, 0) == runIntOutput(before, kSlots, 0));
 }
 
 TEST_CASE("equal remainders share one counter, however their constants are grouped", "[remainders]") {
@@ -238,5 +213,5 @@ TEST_CASE("equal remainders share one counter, however their constants are group
   tir::countLoopRemainders(t.k);
   CHECK(remainders(t.k.body) == 0);
   CHECK(t.k.vars.size() == vars + 1);
-  CHECK(runOn(t.k, kSlots, 0) == runOn(before, kSlots, 0));
+  CHECK(runIntOutput(t.k, kSlots, 0) == runIntOutput(before, kSlots, 0));
 }

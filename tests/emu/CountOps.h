@@ -1,0 +1,27 @@
+// Queries of thread IR for the tests of its rewrites.
+#pragma once
+
+#include <cstddef>
+
+#include "ir/thread/ThreadIR.h"
+#include "ir/thread/Walk.h"
+
+namespace tyl::emu::test {
+
+// How many `op` nodes the expressions of `b` and of the blocks nested in it hold.
+inline int countBinary(const tir::Block& b, tir::BinOp op) {
+  struct Count {
+    tir::BinOp op;
+    int operator()(const tir::ExprRef& e) const {
+      if (!e) return 0;
+      int n = e->kind == tir::ExprKind::Binary && e->bin == op;
+      for (const tir::ExprRef& a : e->args) n += (*this)(a);
+      return n;
+    }
+  };
+  int n = 0;
+  tir::forEachExpr(b, [&](const tir::ExprRef& e, const tir::Block&, size_t) { n += Count{op}(e); });
+  return n;
+}
+
+}  // namespace tyl::emu::test
