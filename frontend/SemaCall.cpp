@@ -275,7 +275,37 @@ std::optional<Value> KernelSema::window(const ast::Expr& e, const ast::Call& c, 
       }
     }
   }
+  if (t.space != tile::MemSpace::Global && !windowInsideAtLoopValues(w, t)) return std::nullopt;
   return Value::ofView(std::move(w));
+}
+
+// A window of a shared or register tensor whose origin moves with loop variables must lie
+// inside it at the values they surely take (see escapeAtLoopValues).
+bool KernelSema::windowInsideAtLoopValues(const tile::View& w, const tile::Tensor& t) {
+  std::vector<ExprRef> origin;
+  std::vector<int64_t> most;
+  for (size_t i = 0; i < w.rank(); ++i) {
+    const int d = w.dims[i];
+    if (t.staticShape[d] < 0) return true;
+    origin.push_back(w.origin[d]);
+    most.push_back(t.staticShape[d] - w.shape[i]);
+  }
+  std::optional<Escape> esc = escapeAtLoopValues(origin, most);
+  if (!esc) return true;
+  const int64_t extent = w.shape[esc->dim];
+  int64_t end = 0;
+  DiagBuilder diag = diags_.report(
+      kWindowBounds, w.loc,
+      fmt::format("the window covers [{}, {}) of dimension {} {}, but '{}' has extent {} there", esc->value,
+                  __builtin_add_overflow(esc->value, extent, &end) ? "?" : fmt::format("{}", end), esc->dim,
+                  esc->when, t.name, t.staticShape[w.dims[esc->dim]]));
+  diag.note(t.loc, fmt::format("'{}' is declared here", t.name))
+      .note(esc->loop->loc, fmt::format("'{}' takes that value in this loop", esc->loop->name));
+  if (copyEnable_)
+    diag.note(w.loc,
+              "a pipeline's copies run ahead of its loop: an iteration issues those of a later one, and past the "
+              "end of the loop they still fill their shared destination with zeros");
+  return false;
 }
 
 std::optional<Value> KernelSema::slotView(const ast::Expr& e, const ast::Call& c, const tile::View& base) {

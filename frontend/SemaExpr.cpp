@@ -468,7 +468,7 @@ static std::optional<int64_t> upperBound(const ExprRef& e) {
 
 // Static indices must be inside the view, and so must the largest value of a run-time index
 // into shared or register memory whose bound is known (`As[stage]` of a pipeline with more
-// stages than buffers).
+// stages than buffers), and its values at the values the loops around it surely take.
 bool KernelSema::indicesInside(const tile::View& view, const std::vector<ExprRef>& idx,
                                const std::vector<ast::ExprPtr>& exprs) {
   const tile::Tensor& t = k_.tensors[view.tensor];
@@ -485,6 +485,19 @@ bool KernelSema::indicesInside(const tile::View& view, const std::vector<ExprRef
                     fmt::format("this index may reach {}, outside dimension {} of extent {}", *most, i, view.shape[i]));
       return false;
     }
+  }
+  if (t.space == tile::MemSpace::Global) return true;
+  std::vector<int64_t> most;
+  for (size_t i = 0; i < idx.size(); ++i) {
+    if (view.shape[i] < 0) return true;
+    most.push_back(view.shape[i] - 1);
+  }
+  if (std::optional<Escape> esc = escapeAtLoopValues(idx, most)) {
+    diags_.report(kBadIndex, exprs[esc->dim]->range,
+                  fmt::format("this index is {} {}, outside dimension {} of extent {}", esc->value, esc->when,
+                              esc->dim, view.shape[esc->dim]))
+        .note(esc->loop->loc, fmt::format("'{}' takes that value in this loop", esc->loop->name));
+    return false;
   }
   return true;
 }

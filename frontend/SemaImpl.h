@@ -3,6 +3,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -113,6 +114,34 @@ class KernelSema {
                        const std::function<void()>& prelude = {});
   // Runs `body` with every copy_async enabled by `cond` only.
   void guardedCopies(tir::ExprRef cond, const std::function<void()>& body);
+
+  // Loop values (SemaLoops.cpp). A range loop around the statement being analysed, with the
+  // values its variable is sure to take whenever the loop runs: its first, and its last when
+  // both bounds are constants.
+  struct LoopValues {
+    uint32_t var = 0;
+    std::string name;
+    SourceRange loc;               // the loop variable, as declared
+    std::optional<int64_t> first;  // begin, when it is a constant
+    int64_t step = 1;
+    std::optional<int64_t> count;  // iterations, when both bounds are constants
+    int conditions = 0;            // conditions_ where the loop is
+  };
+  void enterLoop(uint32_t var, const std::string& name, SourceRange loc, const tir::ExprRef& begin,
+                 const tir::ExprRef& end, int64_t step);
+  void leaveLoop() { loops_.pop_back(); }
+  // A value that a run-time coordinate surely takes, outside [0, most[i]] along dimension i.
+  struct Escape {
+    size_t dim = 0;
+    int64_t value = 0;
+    std::string when;       // "when k = 4"
+    const LoopValues* loop;  // the innermost loop named in `when`
+  };
+  // Coordinates that depend only on loop variables of loops_ (no condition between the loop
+  // and here) are evaluated at their variables' sure values: every combination of them, or of
+  // the first and last values when there are too many.
+  std::optional<Escape> escapeAtLoopValues(const std::vector<tir::ExprRef>& coord, const std::vector<int64_t>& most);
+  bool windowInsideAtLoopValues(const tile::View& w, const tile::Tensor& t);
   void ifStmt(const ast::Stmt& s, const ast::If& i);
   void exprStmt(const ast::Stmt& s, const ast::ExprStmt& e);
   bool storeElement(const ast::Stmt& s, const ast::Index& target, tir::ExprRef value, SourceRange valueRange);
@@ -200,6 +229,9 @@ class KernelSema {
   std::vector<tile::Block*> out_;
   // Set while a pipeline expands its producer: the condition every copy_async is enabled by.
   tir::ExprRef copyEnable_;
+  std::vector<LoopValues> loops_;
+  // Run-time `if` statements around the statement being analysed.
+  int conditions_ = 0;
   // Set while `x = load_a(...)` (or load_b) is evaluated: the fragment x, which the load fills
   // directly when its layout is the operand's.
   std::optional<uint32_t> loadInto_;

@@ -347,6 +347,7 @@ void KernelSema::forLoop(const ast::Stmt& s, const ast::For& f) {
   uint32_t var = newVar(f.var, t);
   tile::For loop{var, tir::cast(t, bounds[0]), tir::cast(t, bounds[1]), tir::cast(t, bounds[2]), {}};
   out_.push_back(&loop.body);
+  enterLoop(var, f.var, f.varRange, loop.begin, loop.end, step);
   pushScope();
   Binding b;
   b.value = Value::runtime(tir::varRef(k_.skeleton, var));
@@ -354,6 +355,7 @@ void KernelSema::forLoop(const ast::Stmt& s, const ast::For& f) {
   bind(f.var, std::move(b));
   block(f.body);
   popScope();
+  leaveLoop();
   out_.pop_back();
   emit(s.range, std::move(loop));
 }
@@ -461,6 +463,7 @@ void KernelSema::pipelineLoop(const ast::Stmt& s, const ast::For& f, const ast::
   ExprRef k = tir::varRef(k_.skeleton, var);
   tile::For loop{var, p.begin, p.end, tir::intConst(p.step, p.type), {}};
   out_.push_back(&loop.body);
+  enterLoop(var, f.var, f.varRange, p.begin, p.end, p.step);
   if (stages == 1) {
     runPipelinePart(f, p.producer, Value::runtime(k), Value::constant(ConstValue{int64_t{0}}));
     emit(f.pipelineRange, tile::CommitCopies{});
@@ -477,6 +480,7 @@ void KernelSema::pipelineLoop(const ast::Stmt& s, const ast::For& f, const ast::
     emit(f.pipelineRange, tile::CommitCopies{});
     runPipelinePart(f, p.consumer, Value::runtime(k), Value::runtime(p.stageOf(k)));
   }
+  leaveLoop();
   out_.pop_back();
   emit(s.range, std::move(loop));
   if (stages > 1) {
@@ -667,6 +671,7 @@ void KernelSema::prefetchedLoop(const ast::Stmt& s, const ast::For& f, const Pip
   ExprRef k = tir::varRef(k_.skeleton, var);
   tile::For loop{var, p.begin, p.end, tir::intConst(p.step, p.type), {}};
   out_.push_back(&loop.body);
+  enterLoop(var, f.var, f.varRange, p.begin, p.end, p.step);
   ExprRef next = tir::add(k, tir::intConst(p.step, p.type));
   for (int64_t i = 0; i < n && !failed && !tooLarge_; ++i) {
     if (i + 1 < n) {
@@ -690,6 +695,7 @@ void KernelSema::prefetchedLoop(const ast::Stmt& s, const ast::For& f, const Pip
                                                      loads[i]->range))
         emit(loads[i]->range, tile::FragAssign{*set[0][i], *from});
   }
+  leaveLoop();
   out_.pop_back();
   if (failed) return;
   emit(s.range, std::move(loop));
@@ -719,6 +725,7 @@ void KernelSema::ifStmt(const ast::Stmt& s, const ast::If& i) {
   std::optional<ExprRef> p = toScalar(*cond, i.cond->range, Type::Pred);
   if (!p) return;
   tile::If node{*p, {}, {}};
+  ++conditions_;
   out_.push_back(&node.then);
   pushScope();
   block(i.then);
@@ -731,6 +738,7 @@ void KernelSema::ifStmt(const ast::Stmt& s, const ast::If& i) {
     popScope();
     out_.pop_back();
   }
+  --conditions_;
   emit(s.range, std::move(node));
 }
 

@@ -277,6 +277,20 @@ ExprRef cast(Type type, ExprRef a) {
   return make(e);
 }
 
+ExprRef substituteVars(const ExprRef& e, const std::function<ExprRef(uint32_t var)>& value) {
+  auto arg = [&](int i) { return substituteVars(e->args[i], value); };
+  switch (e->kind) {
+    case ExprKind::VarRef:
+      if (ExprRef v = value(static_cast<uint32_t>(e->i))) return v;
+      return e;
+    case ExprKind::Binary: return binary(e->bin, arg(0), arg(1));
+    case ExprKind::Unary: return unary(e->un, arg(0));
+    case ExprKind::Select: return select(arg(0), arg(1), arg(2));
+    case ExprKind::Cast: return cast(e->type, arg(0));
+    default: return e;
+  }
+}
+
 uint32_t addVar(Kernel& k, std::string name, Type type) {
   k.vars.push_back(Var{std::move(name), type});
   return static_cast<uint32_t>(k.vars.size() - 1);

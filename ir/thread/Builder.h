@@ -2,6 +2,8 @@
 // the generated code stays readable (x * 1, x + 0, constant arithmetic).
 #pragma once
 
+#include <functional>
+
 #include "ir/thread/ThreadIR.h"
 
 namespace tyl::tir {
@@ -31,6 +33,11 @@ bool isIntConst(const ExprRef& e, int64_t* value = nullptr);
 // Whether two expressions are the same tree (null only equals null).
 bool sameExpr(const ExprRef& a, const ExprRef& b);
 bool isTrue(const ExprRef& e);
+
+// `e` rebuilt through the constructors above with each variable reference replaced by
+// value(var), where that is not null: with constants for the variables, an expression that
+// needs nothing else folds to a constant, computed as the hardware would.
+ExprRef substituteVars(const ExprRef& e, const std::function<ExprRef(uint32_t var)>& value);
 
 // Adds entities to a kernel and returns their ids.
 uint32_t addVar(Kernel& k, std::string name, Type type);
