@@ -299,8 +299,8 @@ bool KernelSema::windowInsideAtLoopValues(const tile::View& w, const tile::Tenso
       fmt::format("the window covers [{}, {}) of dimension {} {}, but '{}' has extent {} there", esc->value,
                   __builtin_add_overflow(esc->value, extent, &end) ? "?" : fmt::format("{}", end), esc->dim,
                   esc->when, t.name, t.staticShape[w.dims[esc->dim]]));
-  diag.note(t.loc, fmt::format("'{}' is declared here", t.name))
-      .note(esc->loop->loc, fmt::format("'{}' takes that value in this loop", esc->loop->name));
+  diag.note(t.loc, fmt::format("'{}' is declared here", t.name));
+  if (esc->loop) diag.note(esc->loop->loc, fmt::format("'{}' takes that value in this loop", esc->loop->name));
   if (copyEnable_)
     diag.note(w.loc,
               "a pipeline's copies run ahead of its loop: an iteration issues those of a later one, and past the "

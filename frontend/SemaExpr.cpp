@@ -493,10 +493,10 @@ bool KernelSema::indicesInside(const tile::View& view, const std::vector<ExprRef
     most.push_back(view.shape[i] - 1);
   }
   if (std::optional<Escape> esc = escapeAtLoopValues(idx, most)) {
-    diags_.report(kBadIndex, exprs[esc->dim]->range,
-                  fmt::format("this index is {} {}, outside dimension {} of extent {}", esc->value, esc->when,
-                              esc->dim, view.shape[esc->dim]))
-        .note(esc->loop->loc, fmt::format("'{}' takes that value in this loop", esc->loop->name));
+    DiagBuilder diag = diags_.report(kBadIndex, exprs[esc->dim]->range,
+                                     fmt::format("this index is {} {}, outside dimension {} of extent {}",
+                                                 esc->value, esc->when, esc->dim, view.shape[esc->dim]));
+    if (esc->loop) diag.note(esc->loop->loc, fmt::format("'{}' takes that value in this loop", esc->loop->name));
     return false;
   }
   return true;

@@ -134,12 +134,13 @@ class KernelSema {
   struct Escape {
     size_t dim = 0;
     int64_t value = 0;
-    std::string when;       // "when k = 4"
-    const LoopValues* loop;  // the innermost loop named in `when`
+    std::string when;        // "for k = 4 and thread 3"
+    const LoopValues* loop;  // the innermost loop named in `when` (null: none)
   };
   // Coordinates that depend only on loop variables of loops_ (no condition between the loop
-  // and here) are evaluated at their variables' sure values: every combination of them, or of
-  // the first and last values when there are too many.
+  // and here) and, with no condition around the statement, on thread and block ids (with a
+  // constant grid) are evaluated at the values those surely take: every combination of them,
+  // or of the first and last values when there are too many.
   std::optional<Escape> escapeAtLoopValues(const std::vector<tir::ExprRef>& coord, const std::vector<int64_t>& most);
   bool windowInsideAtLoopValues(const tile::View& w, const tile::Tensor& t);
   void ifStmt(const ast::Stmt& s, const ast::If& i);

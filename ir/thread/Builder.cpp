@@ -277,11 +277,14 @@ ExprRef cast(Type type, ExprRef a) {
   return make(e);
 }
 
-ExprRef substituteVars(const ExprRef& e, const std::function<ExprRef(uint32_t var)>& value) {
-  auto arg = [&](int i) { return substituteVars(e->args[i], value); };
+ExprRef substitute(const ExprRef& e, const std::function<ExprRef(const Expr& atom)>& value) {
+  auto arg = [&](int i) { return substitute(e->args[i], value); };
   switch (e->kind) {
     case ExprKind::VarRef:
-      if (ExprRef v = value(static_cast<uint32_t>(e->i))) return v;
+    case ExprKind::ParamRef:
+    case ExprKind::SpecialReg:
+    case ExprKind::Elem:
+      if (ExprRef v = value(*e)) return v;
       return e;
     case ExprKind::Binary: return binary(e->bin, arg(0), arg(1));
     case ExprKind::Unary: return unary(e->un, arg(0));

@@ -34,10 +34,10 @@ bool isIntConst(const ExprRef& e, int64_t* value = nullptr);
 bool sameExpr(const ExprRef& a, const ExprRef& b);
 bool isTrue(const ExprRef& e);
 
-// `e` rebuilt through the constructors above with each variable reference replaced by
-// value(var), where that is not null: with constants for the variables, an expression that
-// needs nothing else folds to a constant, computed as the hardware would.
-ExprRef substituteVars(const ExprRef& e, const std::function<ExprRef(uint32_t var)>& value);
+// `e` rebuilt through the constructors above with each atom (a variable, parameter, special
+// register or array element) replaced by value(atom), where that is not null: with constants
+// for its atoms, an expression folds to a constant, computed as the hardware would.
+ExprRef substitute(const ExprRef& e, const std::function<ExprRef(const Expr& atom)>& value);
 
 // Adds entities to a kernel and returns their ids.
 uint32_t addVar(Kernel& k, std::string name, Type type);

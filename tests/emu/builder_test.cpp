@@ -85,7 +85,7 @@ TEST_CASE("substituting constants for variables folds to the value the hardware 
                             tir::select(tir::lt(v(i), v(j)), c(1), c(2)));
   for (int64_t x = -5; x <= 5; ++x)
     for (int64_t y = -5; y <= 5; ++y) {
-      tir::ExprRef r = tir::substituteVars(e, [&](uint32_t var) { return c(var == i ? x : y); });
+      tir::ExprRef r = tir::substitute(e, [&](const tir::Expr& a) { return c(a.i == i ? x : y); });
       int64_t got = 0;
       REQUIRE(tir::isIntConst(r, &got));
       const int64_t want = static_cast<int32_t>(static_cast<uint32_t>(((x * 3 + y) % 4) * (int64_t{1} << 30)) +
@@ -93,10 +93,15 @@ TEST_CASE("substituting constants for variables folds to the value the hardware 
       CHECK(got == want);
     }
   // Only i given: j stays, and so does what depends on it.
-  tir::ExprRef partial = tir::substituteVars(e, [&](uint32_t var) { return var == i ? c(1) : nullptr; });
+  tir::ExprRef partial = tir::substitute(e, [&](const tir::Expr& a) { return a.i == i ? c(1) : nullptr; });
   CHECK_FALSE(tir::isIntConst(partial));
-  CHECK(tir::sameExpr(tir::substituteVars(partial, [&](uint32_t) { return nullptr; }), partial));
+  CHECK(tir::sameExpr(tir::substitute(partial, [&](const tir::Expr&) { return nullptr; }), partial));
+  // Special registers are atoms too.
+  CHECK(tir::sameExpr(tir::substitute(tir::add(tid(), c(3)), [&](const tir::Expr& a) {
+          return a.kind == ExprKind::SpecialReg ? c(4) : nullptr;
+        }),
+        c(7)));
   // A division by zero does not fold: nothing is claimed for it.
   CHECK_FALSE(tir::isIntConst(
-      tir::substituteVars(tir::binary(BinOp::Div, c(7), v(i)), [&](uint32_t) { return c(0); })));
+      tir::substitute(tir::binary(BinOp::Div, c(7), v(i)), [&](const tir::Expr&) { return c(0); })));
 }

@@ -1,7 +1,8 @@
-// The loop-value check of indices into shared memory (frontend/SemaLoops.cpp) against a
-// brute-force reference, on random loops and index forms: tyloc refuses a kernel exactly
-// when an index surely taken lies outside the tensor, and the emulator, running what it
-// accepts, finds an access outside exactly when some iteration makes one.
+// The sure-value check of indices into shared memory (frontend/SemaLoops.cpp) against a
+// brute-force reference, on random loops, block sizes and index forms of the loop variable and
+// the thread id: tyloc refuses a kernel exactly when an index surely taken lies outside the
+// tensor, and the emulator, running what it accepts, finds an access outside exactly when
+// some iteration of some thread makes one.
 #include <catch2/catch.hpp>
 
 #include <fmt/format.h>
@@ -16,31 +17,41 @@ using namespace tyl;
 
 namespace {
 
-// An index form f(k), in .tyl and in C++ (with the IR's truncating division and remainder).
+// An index form f(k, t) of the loop variable k and the thread t (thread_id.x), in .tyl and in
+// C++ (with the IR's truncating division and remainder).
 struct Form {
   std::string text;
-  std::function<int64_t(int64_t)> eval;
-  bool monotone = false;
+  std::function<int64_t(int64_t, int64_t)> eval;
 };
 
 std::string lit(int64_t v) { return v < 0 ? fmt::format("(-{})", -v) : fmt::format("{}", v); }
 
-Form randomForm(std::mt19937& rng) {
+Form randomForm(std::mt19937& rng, bool threads) {
   auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
-  int64_t a = pick(1, 3) * (pick(0, 1) ? 1 : -1), c = pick(-20, 40), m = pick(2, 9), q = pick(2, 4);
+  const int64_t a = pick(1, 3) * (pick(0, 1) ? 1 : -1), c = pick(-20, 40), m = pick(2, 9), q = pick(2, 4);
+  // The thread's part: none, b * t, or the first thread of its warp (t - lane).
+  const int64_t b = threads ? pick(0, 2) : 0;
+  const bool warpBase = threads && pick(0, 3) == 0;
+  std::string tt = warpBase ? " + (thread_id.x - lane_id())" : b ? fmt::format(" + thread_id.x * {}", b) : "";
+  auto tv = [=](int64_t t) { return warpBase ? t - t % 32 : b * t; };
   switch (pick(0, 3)) {
-    case 0: return {fmt::format("k * {} + {}", lit(a), lit(c)), [=](int64_t k) { return k * a + c; }, true};
-    case 1:
-      return {fmt::format("((k + {}) % {}) * {} + {}", lit(c), m, lit(a), lit(c / 2)),
-              [=](int64_t k) { return ((k + c) % m) * a + c / 2; }};
-    case 2: return {fmt::format("k * k + {}", lit(c)), [=](int64_t k) { return k * k + c; }};
+    case 0:
+      return {fmt::format("k * {} + {}{}", lit(a), lit(c), tt), [=](int64_t k, int64_t t) { return k * a + c + tv(t); }};
+    case 1: {
+      // Not * 1, which folds away and leaves a bound the form shows (the other bad-index check).
+      const int64_t a2 = a == 1 ? 2 : a;
+      return {fmt::format("((k + {}{}) % {}) * {} + {}", lit(c), tt, m, lit(a2), lit(c / 2)),
+              [=](int64_t k, int64_t t) { return ((k + c + tv(t)) % m) * a2 + c / 2; }};
+    }
+    case 2: return {fmt::format("k * k + {}{}", lit(c), tt), [=](int64_t k, int64_t t) { return k * k + c + tv(t); }};
     default:
-      return {fmt::format("(k * {} + {}) / {}", lit(a), lit(c), q), [=](int64_t k) { return (k * a + c) / q; }};
+      return {fmt::format("(k * {} + {}{}) / {}", lit(a), lit(c), tt, q),
+              [=](int64_t k, int64_t t) { return (k * a + c + tv(t)) / q; }};
   }
 }
 
 struct Case {
-  int64_t begin = 0, end = 0, step = 1, size = 0;
+  int64_t begin = 0, end = 0, step = 1, size = 0, threads = 1;
   bool runtimeEnd = false, guarded = false;
   Form f;
 
@@ -48,38 +59,50 @@ struct Case {
     std::string store = fmt::format("s[{}] = k;", f.text);
     if (guarded) store = "if n > 0 { " + store + " }";
     return fmt::format(
-        "kernel t(out: global i32[1], n: i32) launch(grid = 1, block = 1) {{\n"
+        "kernel t(out: global i32[1], n: i32) launch(grid = 1, block = {}) {{\n"
         "    let s = alloc_shared(i32[{}]);\n"
         "    for k in range({}, {}, {}) {{\n"
         "        {}\n"
         "    }}\n"
         "    out[0] = n;\n"
         "}}\n",
-        size, lit(begin), runtimeEnd ? "n" : lit(end), step, store);
+        threads, size, lit(begin), runtimeEnd ? "n" : lit(end), step, store);
   }
   std::vector<int64_t> values() const {
     std::vector<int64_t> v;
     for (int64_t k = begin; k < end; k += step) v.push_back(k);
     return v;
   }
-  bool outside(int64_t k) const {
-    const int64_t i = f.eval(k);
+  bool outside(int64_t k, int64_t t) const {
+    const int64_t i = f.eval(k, t);
     return i < 0 || i >= size;
   }
-  // What tyloc must refuse: the values surely taken (see docs/language.md, "Loop values").
+  bool anyOutside(const std::vector<int64_t>& ks, const std::vector<int64_t>& ts) const {
+    for (int64_t k : ks)
+      for (int64_t t : ts)
+        if (outside(k, t)) return true;
+    return false;
+  }
+  // What tyloc must refuse: the values surely taken (see docs/language.md, "Sure values").
   bool refused() const {
     if (guarded) return false;
-    if (runtimeEnd) return outside(begin);
-    std::vector<int64_t> v = values();
-    if (v.empty()) return false;
-    if (v.size() <= 256) return std::any_of(v.begin(), v.end(), [&](int64_t k) { return outside(k); });
-    return outside(v.front()) || outside(v.back());
+    std::vector<int64_t> ks = values(), ts;
+    for (int64_t t = 0; t < threads; ++t) ts.push_back(t);
+    if (runtimeEnd) ks = {begin};
+    if (ks.empty()) return false;
+    // Every combination up to 1024 of them, else the first and last of each.
+    if (ks.size() * ts.size() > 1024) {
+      ks = {ks.front(), ks.back()};
+      ts = {ts.front(), ts.back()};
+    }
+    return anyOutside(ks, ts);
   }
   // What the emulator must find, run with n = end.
   bool escapes() const {
     if (guarded && end <= 0) return false;
-    std::vector<int64_t> v = values();
-    return std::any_of(v.begin(), v.end(), [&](int64_t k) { return outside(k); });
+    std::vector<int64_t> ts;
+    for (int64_t t = 0; t < threads; ++t) ts.push_back(t);
+    return anyOutside(values(), ts);
   }
 };
 
@@ -90,7 +113,7 @@ TEST_CASE("indices into shared memory are refused exactly when a loop value sure
   std::mt19937 rng(20261201);
   auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
   int refusals = 0, escapes = 0, accepted = 0;
-  for (int n = 0; n < 400; ++n) {
+  for (int n = 0; n < 2000; ++n) {
     Case c;
     c.begin = pick(-6, 20);
     c.step = pick(1, 3);
@@ -98,7 +121,8 @@ TEST_CASE("indices into shared memory are refused exactly when a loop value sure
     c.size = pick(4, 64);
     c.runtimeEnd = pick(0, 3) == 0;
     c.guarded = pick(0, 4) == 0;
-    c.f = randomForm(rng);
+    c.threads = pick(0, 2) == 0 ? pick(2, 100) : 1;
+    c.f = randomForm(rng, c.threads > 1);
     const std::string text = c.source();
     INFO(text);
 
@@ -119,17 +143,21 @@ TEST_CASE("indices into shared memory are refused exactly when a loop value sure
     REQUIRE(module);
     REQUIRE(module->kernels.size() == 1);
     std::vector<emu::Buffer> buffers = {emu::makeBuffer(tir::Type::I32, 1, false)};
-    emu::RunResult r = emu::run(module->kernels[0], {emu::Arg::pointer(0), emu::Arg::integer(c.end)}, buffers);
+    emu::Options options;
+    options.maxFindings = 1000;  // threads writing the same element race; an escape is still found
+    emu::RunResult r =
+        emu::run(module->kernels[0], {emu::Arg::pointer(0), emu::Arg::integer(c.end)}, buffers, options);
     INFO(emu::renderFindings(r.findings, sources));
     const bool escaped = std::any_of(r.findings.begin(), r.findings.end(),
                                      [](const emu::Finding& f) { return f.kind == emu::FindingKind::OutOfBounds; });
     REQUIRE(escaped == c.escapes());
-    REQUIRE((escaped || r.ok()));
+    for (const emu::Finding& f : r.findings)
+      REQUIRE((f.kind == emu::FindingKind::OutOfBounds || f.kind == emu::FindingKind::SharedRace));
     escapes += escaped;
     ++accepted;
   }
   // The cases cover every outcome.
-  CHECK(refusals > 40);
-  CHECK(escapes > 20);
-  CHECK(accepted - escapes > 40);
+  CHECK(refusals > 200);
+  CHECK(escapes > 100);
+  CHECK(accepted - escapes > 200);
 }
