@@ -125,6 +125,7 @@ class KernelSema {
     std::optional<int64_t> first;  // begin, when it is a constant
     int64_t step = 1;
     std::optional<int64_t> count;  // iterations, when both bounds are constants
+    int64_t last = 0;              // the last value, when count is known and not 0
     int conditions = 0;            // conditions_ where the loop is
   };
   void enterLoop(uint32_t var, const std::string& name, SourceRange loc, const tir::ExprRef& begin,

@@ -1,10 +1,11 @@
-// What the range loops around a statement say about its run-time values: a window or an
-// index into shared memory that lies outside the tensor at a value a loop variable surely
-// takes is an error, although no single constant shows it.
+// The values a statement surely sees: those of the range loops around it, of the threads and
+// of the blocks. A window or an index into shared memory that lies outside the tensor at such
+// values is an error, although no single constant shows it.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <array>
+#include <climits>
 
 #include "frontend/SemaImpl.h"
 
@@ -30,9 +31,17 @@ void KernelSema::enterLoop(uint32_t var, const std::string& name, SourceRange lo
   l.conditions = conditions_;
   int64_t b = 0, e = 0;
   if (tir::isIntConst(begin, &b)) {
-    l.first = b;
-    // The step is positive; (e - b + step - 1) / step without overflow.
-    if (tir::isIntConst(end, &e)) l.count = e <= b ? 0 : (e - b - 1) / step + 1;
+    l.first = l.last = b;
+    if (tir::isIntConst(end, &e)) {
+      l.count = 0;
+      if (e > b) {
+        // In unsigned arithmetic, e - b cannot overflow and the last value wraps back to its
+        // signed value; the step is positive.
+        const uint64_t steps = (static_cast<uint64_t>(e) - static_cast<uint64_t>(b) - 1) / static_cast<uint64_t>(step);
+        l.count = static_cast<int64_t>(std::min<uint64_t>(steps, INT64_MAX - 1) + 1);
+        l.last = static_cast<int64_t>(static_cast<uint64_t>(b) + steps * static_cast<uint64_t>(step));
+      }
+    }
   }
   loops_.push_back(std::move(l));
 }
@@ -117,7 +126,10 @@ std::optional<KernelSema::Escape> KernelSema::escapeAtLoopValues(const std::vect
 
   std::vector<size_t> at(sources.size(), 0);
   auto pick = [&](size_t i) { return picks[i][at[i]]; };
-  auto loopValue = [&](size_t i) { return *sources[i].loop->first + pick(i) * sources[i].loop->step; };
+  auto loopValue = [&](size_t i) {
+    const LoopValues& l = *sources[i].loop;
+    return pick(i) + 1 == sources[i].count ? l.last : *l.first + pick(i) * l.step;
+  };
   // Thread or block ids of a linear index, over dims (x, y, z).
   auto ids = [](int64_t linear, const auto& dims) {
     return std::array<int64_t, 3>{linear % dims[0], linear / dims[0] % dims[1], linear / (dims[0] * dims[1])};
