@@ -18,6 +18,8 @@ std::multimap<std::string_view, const DiagKind*>& registry() {
 }
 
 constexpr size_t kNoIndex = ~size_t{0};
+// Diagnostics of one kind at one place shown before the rest are only counted.
+constexpr size_t kShownPerPlace = 3;
 
 }  // namespace
 
@@ -58,9 +60,8 @@ DiagBuilder& DiagBuilder::note(SourceRange range, std::string message) {
 DiagBuilder DiagnosticEngine::report(const DiagKind& kind, SourceRange range, std::string message) {
   // The same diagnostic at the same place (from an unrolled loop, a pipeline stage or
   // another instantiation) is reported once.
-  std::string key = fmt::format("{}|{}|{}|{}|{}", kind.id, range.begin.file, range.begin.offset, range.end.offset,
-                                message);
-  if (!seen_.insert(std::move(key)).second) return DiagBuilder(this, kNoIndex);
+  std::string place = fmt::format("{}|{}|{}|{}", kind.id, range.begin.file, range.begin.offset, range.end.offset);
+  if (!seen_.insert(place + "|" + message).second) return DiagBuilder(this, kNoIndex);
   Severity severity = kind.severity;
   if (severity == Severity::Warning) {
     if (options_.disabledWarnings.count(kind.id)) return DiagBuilder(this, kNoIndex);
@@ -69,7 +70,14 @@ DiagBuilder DiagnosticEngine::report(const DiagKind& kind, SourceRange range, st
   if (severity == Severity::Remark && !options_.remarks) return DiagBuilder(this, kNoIndex);
   if (severity == Severity::Error) ++errorCount_;
   if (severity == Severity::Warning) ++warningCount_;
-  if (severity == Severity::Error && errorCount_ > options_.errorLimit) {
+  // Past a few different messages of one kind at one place, the rest are counted on the
+  // last one shown.
+  Place& at = places_[std::move(place)];
+  if (++at.count > kShownPerPlace) {
+    if (at.last != kNoIndex) ++diags_[at.last].repeats;
+    return DiagBuilder(this, kNoIndex);
+  }
+  if (severity == Severity::Error && ++shownErrors_ > options_.errorLimit) {
     ++dropped_;
     return DiagBuilder(this, kNoIndex);
   }
@@ -77,9 +85,22 @@ DiagBuilder DiagnosticEngine::report(const DiagKind& kind, SourceRange range, st
     ++droppedOther_;
     return DiagBuilder(this, kNoIndex);
   }
-  diags_.push_back(Diagnostic{&kind, severity, range, std::move(message), {}});
+  diags_.push_back(Diagnostic{&kind, severity, range, std::move(message), {}, 0});
+  at.last = diags_.size() - 1;
   return DiagBuilder(this, diags_.size() - 1);
 }
+
+namespace {
+
+// The note that tells of a diagnostic's repeats (empty for none).
+std::string repeatsNote(const Diagnostic& d) {
+  if (d.repeats == 0) return {};
+  return fmt::format("{} more like this here, not shown (from unrolled iterations, pipeline stages or "
+                     "instantiations)",
+                     d.repeats);
+}
+
+}  // namespace
 
 namespace {
 
@@ -133,6 +154,7 @@ void DiagnosticEngine::renderText(std::ostream& os) const {
       os << locationPrefix(sources_, n.range) << "note: " << n.message << "\n";
       renderSnippet(os, sources_, n.range);
     }
+    if (d.repeats > 0) os << locationPrefix(sources_, d.range) << "note: " << repeatsNote(d) << "\n";
   }
   if (dropped_ > 0) os << fmt::format("tyloc: note: {} more errors not shown\n", dropped_);
   if (droppedOther_ > 0) os << fmt::format("tyloc: note: {} more warnings and remarks not shown\n", droppedOther_);
@@ -167,6 +189,12 @@ void DiagnosticEngine::renderJson(std::ostream& os) const {
       nlohmann::ordered_json nj;
       nj["message"] = n.message;
       nj["location"] = locationJson(sources_, n.range);
+      notes.push_back(nj);
+    }
+    if (d.repeats > 0) {
+      nlohmann::ordered_json nj;
+      nj["message"] = repeatsNote(d);
+      nj["location"] = locationJson(sources_, d.range);
       notes.push_back(nj);
     }
     j["notes"] = notes;

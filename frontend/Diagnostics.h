@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <map>
 #include <set>
 #include <string>
 #include <string_view>
@@ -54,6 +55,9 @@ struct Diagnostic {
   SourceRange range;
   std::string message;
   std::vector<DiagNote> notes;
+  // Later diagnostics of the same kind at the same place, past the few shown (the same check
+  // in other unrolled iterations, pipeline stages or instantiations): counted, not kept.
+  size_t repeats = 0;
 };
 
 struct DiagnosticOptions {
@@ -103,10 +107,18 @@ class DiagnosticEngine {
   std::vector<Diagnostic> diags_;
   size_t errorCount_ = 0;
   size_t warningCount_ = 0;
+  size_t shownErrors_ = 0;  // errors not counted on another at the same place
   size_t dropped_ = 0;
   size_t droppedOther_ = 0;
   size_t others_ = 0;
   std::set<std::string> seen_;
+  // Per kind and place: how many different diagnostics were reported there, and the index in
+  // diags_ of the last one kept (~0 for none).
+  struct Place {
+    size_t count = 0;
+    size_t last = ~size_t{0};
+  };
+  std::map<std::string, Place> places_;
 };
 
 }  // namespace tyl

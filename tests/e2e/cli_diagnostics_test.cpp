@@ -394,6 +394,36 @@ TEST_CASE("json diagnostics are one document with the documented keys") {
   }
 }
 
+TEST_CASE("the same check failing at one place many times is shown three times and counted") {
+  // An unrolled loop whose iterations 4 .. 99 index outside the tensor: 96 errors, 3 shown.
+  TempDir dir;
+  const std::string file = dir.write("unrolled.tyl",
+                                     "kernel k(A: global f32[4]) launch(grid = 1, block = 32) {\n"
+                                     "    let s = alloc_shared(f32[4, 32]);\n"
+                                     "    for j in unroll(100) {\n"
+                                     "        s[j, lane_id()] = 1.0;\n"
+                                     "    }\n"
+                                     "    let t = alloc_shared(f32[4]);\n"
+                                     "    t[7] = 1.0;\n"
+                                     "}\n");
+  auto r = tyloc({"check", file, "--diagnostics-format", "json"});
+  CHECK(r.exitCode == 1);
+  json doc = json::parse(r.err);
+  CHECK(doc["errors"] == 97);
+  REQUIRE(doc["diagnostics"].size() == 4);  // the error after them is not lost to the limit
+  for (const json& d : doc["diagnostics"]) checkDiagnostic(d, file);
+  CHECK(doc["diagnostics"][0]["message"] == "index 4 is outside dimension 0 of extent 4");
+  CHECK(doc["diagnostics"][1]["notes"].empty());
+  REQUIRE(doc["diagnostics"][2]["notes"].size() == 1);
+  CHECK(doc["diagnostics"][2]["notes"][0]["message"] ==
+        "93 more like this here, not shown (from unrolled iterations, pipeline stages or instantiations)");
+  CHECK(doc["diagnostics"][2]["notes"][0]["location"]["line"] == 4);
+  CHECK(doc["diagnostics"][3]["message"] == "index 7 is outside dimension 0 of extent 4");
+
+  r = tyloc({"check", file});
+  CHECK(r.err.find("unrolled.tyl:4:11: note: 93 more like this here, not shown") != std::string::npos);
+}
+
 TEST_CASE("json diagnostics count warnings and remarks and print an empty list when clean") {
   TempDir dir;
   const std::string warned = dir.write("warned.tyl", kWarning);

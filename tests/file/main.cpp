@@ -152,7 +152,15 @@ std::vector<std::string> jsonLines(const std::string& err, const std::string& pa
         problem = "a JSON note lacks its message or location: " + n.dump();
         return out;
       }
-      out.push_back(*nat + "note: " + relativeTo(n["message"].get<std::string>(), folderOf(path)));
+      const std::string message = n["message"];
+      out.push_back(*nat + "note: " + relativeTo(message, folderOf(path)));
+      // "93 more like this here, not shown (...)": the counts include those.
+      const size_t more = message.find(" more like this here, not shown");
+      if (more != std::string::npos && more > 0 && message.find_first_not_of("0123456789") == more) {
+        const int repeats = std::stoi(message.substr(0, more));
+        errors += severity == "error" ? repeats : 0;
+        warnings += severity == "warning" ? repeats : 0;
+      }
     }
   }
   if (doc["errors"] != errors + dropped || doc["warnings"] != warnings)
