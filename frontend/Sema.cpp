@@ -426,6 +426,7 @@ std::optional<tile::Kernel> KernelSema::run(std::string name) {
   if (!declareParams() || !declareLaunch()) return std::nullopt;
   out_.push_back(&k_.body);
   pushScope();
+  collectAssignedNames(decl_.body);
   block(decl_.body);
   popScope();
   if (diags_.hasErrors()) return std::nullopt;

@@ -140,10 +140,13 @@ class KernelSema {
   };
   // Coordinates that depend only on loop variables of loops_ (no condition between the loop
   // and here) and, with no condition around the statement, on thread and block ids (with a
-  // constant grid) are evaluated at the values those surely take: every combination of them,
-  // or of the first and last values when there are too many.
+  // constant grid), directly or through lets that no assignment changes, are evaluated at the
+  // values those surely take: every combination of them, or of the first and last values
+  // when there are too many.
   std::optional<Escape> escapeAtLoopValues(const std::vector<tir::ExprRef>& coord, const std::vector<int64_t>& most);
   bool windowInsideAtLoopValues(const tile::View& w, const tile::Tensor& t);
+  // Names that some assignment in `b` sets (`x = ...`, `x += ...`).
+  void collectAssignedNames(const ast::Block& b);
   void ifStmt(const ast::Stmt& s, const ast::If& i);
   void exprStmt(const ast::Stmt& s, const ast::ExprStmt& e);
   bool storeElement(const ast::Stmt& s, const ast::Index& target, tir::ExprRef value, SourceRange valueRange);
@@ -232,6 +235,10 @@ class KernelSema {
   // Set while a pipeline expands its producer: the condition every copy_async is enabled by.
   tir::ExprRef copyEnable_;
   std::vector<LoopValues> loops_;
+  // The kernel's names that an assignment sets, and the value of each `let` variable whose
+  // name none sets (it holds that value wherever it is seen).
+  std::set<std::string> assignedNames_;
+  std::map<uint32_t, tir::ExprRef> letValues_;
   // Run-time `if` statements around the statement being analysed.
   int conditions_ = 0;
   // Set while `x = load_a(...)` (or load_b) is evaluated: the fragment x, which the load fills

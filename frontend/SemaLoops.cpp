@@ -6,7 +6,10 @@
 #include <algorithm>
 #include <array>
 #include <climits>
+#include <map>
+#include <set>
 
+#include "frontend/Ast.h"
 #include "frontend/SemaImpl.h"
 
 namespace tyl::sema {
@@ -20,6 +23,26 @@ namespace {
 constexpr int64_t kMaxCombinations = 1024;
 
 }  // namespace
+
+void KernelSema::collectAssignedNames(const ast::Block& b) {
+  for (const ast::StmtPtr& st : b.stmts) {
+    std::visit(
+        [&](const auto& n) {
+          using T = std::decay_t<decltype(n)>;
+          if constexpr (std::is_same_v<T, ast::Assign>) {
+            if (const auto* name = n.target->template as<ast::Name>()) assignedNames_.insert(name->name);
+          } else if constexpr (std::is_same_v<T, ast::For>) {
+            collectAssignedNames(n.body);
+          } else if constexpr (std::is_same_v<T, ast::If>) {
+            collectAssignedNames(n.then);
+            if (n.otherwise) collectAssignedNames(*n.otherwise);
+          } else if constexpr (std::is_same_v<T, ast::Block>) {
+            collectAssignedNames(n);
+          }
+        },
+        st->node);
+  }
+}
 
 void KernelSema::enterLoop(uint32_t var, const std::string& name, SourceRange loc, const ExprRef& begin,
                            const ExprRef& end, int64_t step) {
@@ -61,10 +84,15 @@ std::optional<KernelSema::Escape> KernelSema::escapeAtLoopValues(const std::vect
   // anything else (parameters, other variables, values under a condition) is not sure.
   std::vector<size_t> used;
   bool thread = false, block = false, other = false;
+  std::set<uint32_t> lets;  // each let's value is looked into once
   auto visit = [&](auto&& self, const ExprRef& e) -> void {
     if (!e || other) return;
     switch (e->kind) {
       case tir::ExprKind::VarRef: {
+        if (auto let = letValues_.find(static_cast<uint32_t>(e->i)); let != letValues_.end()) {
+          if (lets.insert(let->first).second) self(self, let->second);
+          return;
+        }
         size_t i = loops_.size();
         while (i > 0 && loops_[i - 1].var != static_cast<uint32_t>(e->i)) --i;
         if (i == 0 || !loops_[i - 1].first || loops_[i - 1].conditions != conditions_) {
@@ -150,8 +178,14 @@ std::optional<KernelSema::Escape> KernelSema::escapeAtLoopValues(const std::vect
         cta = ids(pick(i), grid);
       }
     }
-    auto value = [&](const tir::Expr& atom) -> ExprRef {
+    std::map<uint32_t, ExprRef> letAt;  // each let's value at this combination, once worked out
+    std::function<ExprRef(const tir::Expr&)> value = [&](const tir::Expr& atom) -> ExprRef {
       if (atom.kind == tir::ExprKind::VarRef) {
+        if (auto let = letValues_.find(static_cast<uint32_t>(atom.i)); let != letValues_.end()) {
+          ExprRef& known = letAt[let->first];
+          if (!known) known = tir::substitute(let->second, value);
+          return known;
+        }
         for (size_t i = 0; i < sources.size(); ++i)
           if (sources[i].loop && sources[i].loop->var == static_cast<uint32_t>(atom.i))
             return tir::intConst(loopValue(i), atom.type);

@@ -77,6 +77,7 @@ void KernelSema::let(const ast::Stmt& s, const ast::Let& l) {
     // A run-time scalar gets its own register, so it can be assigned later.
     uint32_t var = newVar(l.name, v->scalar->type);
     emit(s.range, tile::ScalarSet{tir::Reg::var(var), v->scalar});
+    if (!assignedNames_.count(l.name)) letValues_[var] = v->scalar;
     b.value = Value::runtime(tir::varRef(k_.skeleton, var));
     b.mutableScalar = true;
     b.reg = tir::Reg::var(var);

@@ -1,8 +1,8 @@
 // The sure-value check of indices into shared memory (frontend/SemaLoops.cpp) against a
-// brute-force reference, on random loops, block sizes and index forms of the loop variable and
-// the thread id: tyloc refuses a kernel exactly when an index surely taken lies outside the
-// tensor, and the emulator, running what it accepts, finds an access outside exactly when
-// some iteration of some thread makes one.
+// brute-force reference, on random loops, block sizes and index forms of the loop variable
+// and the thread id, written inline or through a let: tyloc refuses a kernel exactly when an
+// index surely taken lies outside the tensor, and the emulator, running what it accepts,
+// finds an access outside exactly when some iteration of some thread makes one.
 #include <catch2/catch.hpp>
 
 #include <fmt/format.h>
@@ -52,11 +52,11 @@ Form randomForm(std::mt19937& rng, bool threads) {
 
 struct Case {
   int64_t begin = 0, end = 0, step = 1, size = 0, threads = 1;
-  bool runtimeEnd = false, guarded = false;
+  bool runtimeEnd = false, guarded = false, viaLet = false;
   Form f;
 
   std::string source() const {
-    std::string store = fmt::format("s[{}] = k;", f.text);
+    std::string store = viaLet ? fmt::format("let i = {}; s[i] = k;", f.text) : fmt::format("s[{}] = k;", f.text);
     if (guarded) store = "if n > 0 { " + store + " }";
     return fmt::format(
         "kernel t(out: global i32[1], n: i32) launch(grid = 1, block = {}) {{\n"
@@ -121,6 +121,7 @@ TEST_CASE("indices into shared memory are refused exactly when a loop value sure
     c.size = pick(4, 64);
     c.runtimeEnd = pick(0, 3) == 0;
     c.guarded = pick(0, 4) == 0;
+    c.viaLet = pick(0, 3) == 0;
     c.threads = pick(0, 2) == 0 ? pick(2, 100) : 1;
     c.f = randomForm(rng, c.threads > 1);
     const std::string text = c.source();
