@@ -100,10 +100,6 @@ std::string repeatsNote(const Diagnostic& d) {
                      d.repeats);
 }
 
-}  // namespace
-
-namespace {
-
 // `file:line:col: ` for a location, or the bare name when the range is unknown.
 std::string locationPrefix(const SourceManager& sm, SourceRange range) {
   if (!range.valid()) return "tyloc: ";

@@ -275,13 +275,13 @@ std::optional<Value> KernelSema::window(const ast::Expr& e, const ast::Call& c, 
       }
     }
   }
-  if (t.space != tile::MemSpace::Global && !windowInsideAtLoopValues(w, t)) return std::nullopt;
+  if (t.space != tile::MemSpace::Global && !windowInsideAtSureValues(w, t)) return std::nullopt;
   return Value::ofView(std::move(w));
 }
 
-// A window of a shared or register tensor whose origin moves with loop variables must lie
-// inside it at the values they surely take (see escapeAtLoopValues).
-bool KernelSema::windowInsideAtLoopValues(const tile::View& w, const tile::Tensor& t) {
+// A window of a shared or register tensor whose origin moves with loop variables or ids must
+// lie inside it at the values they surely take (see escapeAtSureValues).
+bool KernelSema::windowInsideAtSureValues(const tile::View& w, const tile::Tensor& t) {
   std::vector<ExprRef> origin;
   std::vector<int64_t> most;
   for (size_t i = 0; i < w.rank(); ++i) {
@@ -290,7 +290,7 @@ bool KernelSema::windowInsideAtLoopValues(const tile::View& w, const tile::Tenso
     origin.push_back(w.origin[d]);
     most.push_back(t.staticShape[d] - w.shape[i]);
   }
-  std::optional<Escape> esc = escapeAtLoopValues(origin, most);
+  std::optional<Escape> esc = escapeAtSureValues(origin, most);
   if (!esc) return true;
   const int64_t extent = w.shape[esc->dim];
   int64_t end = 0;

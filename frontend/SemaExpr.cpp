@@ -468,7 +468,7 @@ static std::optional<int64_t> upperBound(const ExprRef& e) {
 
 // Static indices must be inside the view, and so must the largest value of a run-time index
 // into shared or register memory whose bound is known (`As[stage]` of a pipeline with more
-// stages than buffers), and its values at the values the loops around it surely take.
+// stages than buffers), and so must its values at the values it surely takes.
 bool KernelSema::indicesInside(const tile::View& view, const std::vector<ExprRef>& idx,
                                const std::vector<ast::ExprPtr>& exprs) {
   const tile::Tensor& t = k_.tensors[view.tensor];
@@ -492,7 +492,7 @@ bool KernelSema::indicesInside(const tile::View& view, const std::vector<ExprRef
     if (view.shape[i] < 0) return true;
     most.push_back(view.shape[i] - 1);
   }
-  if (std::optional<Escape> esc = escapeAtLoopValues(idx, most)) {
+  if (std::optional<Escape> esc = escapeAtSureValues(idx, most)) {
     DiagBuilder diag = diags_.report(kBadIndex, exprs[esc->dim]->range,
                                      fmt::format("this index is {} {}, outside dimension {} of extent {}",
                                                  esc->value, esc->when, esc->dim, view.shape[esc->dim]));

@@ -115,7 +115,7 @@ class KernelSema {
   // Runs `body` with every copy_async enabled by `cond` only.
   void guardedCopies(tir::ExprRef cond, const std::function<void()>& body);
 
-  // Loop values (SemaLoops.cpp). A range loop around the statement being analysed, with the
+  // Sure values (SemaLoops.cpp). A range loop around the statement being analysed, with the
   // values its variable is sure to take whenever the loop runs: its first, and its last when
   // both bounds are constants.
   struct LoopValues {
@@ -136,15 +136,15 @@ class KernelSema {
     size_t dim = 0;
     int64_t value = 0;
     std::string when;        // "for k = 4 and thread 3"
-    const LoopValues* loop;  // the innermost loop named in `when` (null: none)
+    const LoopValues* loop = nullptr;  // the innermost loop named in `when` (null: none)
   };
   // Coordinates that depend only on loop variables of loops_ (no condition between the loop
   // and here) and, with no condition around the statement, on thread and block ids (with a
   // constant grid), directly or through lets that no assignment changes, are evaluated at the
   // values those surely take: every combination of them, or of the first and last values
   // when there are too many.
-  std::optional<Escape> escapeAtLoopValues(const std::vector<tir::ExprRef>& coord, const std::vector<int64_t>& most);
-  bool windowInsideAtLoopValues(const tile::View& w, const tile::Tensor& t);
+  std::optional<Escape> escapeAtSureValues(const std::vector<tir::ExprRef>& coord, const std::vector<int64_t>& most);
+  bool windowInsideAtSureValues(const tile::View& w, const tile::Tensor& t);
   // Names that some assignment in `b` sets (`x = ...`, `x += ...`).
   void collectAssignedNames(const ast::Block& b);
   void ifStmt(const ast::Stmt& s, const ast::If& i);

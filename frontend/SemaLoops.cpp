@@ -69,7 +69,7 @@ void KernelSema::enterLoop(uint32_t var, const std::string& name, SourceRange lo
   loops_.push_back(std::move(l));
 }
 
-std::optional<KernelSema::Escape> KernelSema::escapeAtLoopValues(const std::vector<ExprRef>& coord,
+std::optional<KernelSema::Escape> KernelSema::escapeAtSureValues(const std::vector<ExprRef>& coord,
                                                                  const std::vector<int64_t>& most) {
   const tir::Kernel& kernel = k_.skeleton;
   const auto& bd = kernel.block;
