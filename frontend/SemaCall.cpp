@@ -291,7 +291,16 @@ bool KernelSema::windowInsideAtSureValues(const tile::View& w, const tile::Tenso
     most.push_back(t.staticShape[d] - w.shape[i]);
   }
   std::optional<Escape> esc = escapeAtSureValues(origin, most);
-  if (!esc) return true;
+  if (!esc) {
+    launchChecksAtSureValues(
+        origin, most,
+        [&](size_t d) {
+          return fmt::format("the window of '{}' leaves dimension {} of extent {}", t.name, d,
+                             t.staticShape[w.dims[d]]);
+        },
+        w.loc);
+    return true;
+  }
   const int64_t extent = w.shape[esc->dim];
   int64_t end = 0;
   DiagBuilder diag = diags_.report(

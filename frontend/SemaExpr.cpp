@@ -499,6 +499,10 @@ bool KernelSema::indicesInside(const tile::View& view, const std::vector<ExprRef
     if (esc->loop) diag.note(esc->loop->loc, fmt::format("'{}' takes that value in this loop", esc->loop->name));
     return false;
   }
+  launchChecksAtSureValues(
+      idx, most,
+      [&](size_t d) { return fmt::format("index {} into '{}' leaves [0, {})", d, t.name, view.shape[d]); },
+      SourceRange::cover(exprs.front()->range, exprs.back()->range));
   return true;
 }
 

@@ -1,6 +1,7 @@
 // Internals of semantic analysis, shared by Sema*.cpp. Not part of the frontend's API.
 #pragma once
 
+#include <array>
 #include <functional>
 #include <map>
 #include <optional>
@@ -127,6 +128,7 @@ class KernelSema {
     std::optional<int64_t> count;  // iterations, when both bounds are constants
     int64_t last = 0;              // the last value, when count is known and not 0
     int conditions = 0;            // conditions_ where the loop is
+    tir::ExprRef begin, end;       // the bounds, in the variable's type
   };
   void enterLoop(uint32_t var, const std::string& name, SourceRange loc, const tir::ExprRef& begin,
                  const tir::ExprRef& end, int64_t step);
@@ -144,6 +146,27 @@ class KernelSema {
   // values those surely take: every combination of them, or of the first and last values
   // when there are too many.
   std::optional<Escape> escapeAtSureValues(const std::vector<tir::ExprRef>& coord, const std::vector<int64_t>& most);
+  // The same coordinates when they also depend on scalar parameters, directly or through the
+  // last value of a loop whose end is one: unless their ranges show that they stay inside, the
+  // launcher checks them at the corners of the sure values (every loop's first and last value,
+  // the first and last thread and block), for launches in which the statement runs. `what(d)`
+  // says what leaving dimension d means ("index 0 into 's' leaves [0, 64)").
+  void launchChecksAtSureValues(const std::vector<tir::ExprRef>& coord, const std::vector<int64_t>& most,
+                                const std::function<std::string(size_t)>& what, SourceRange where);
+  // What coordinates depend on: loops_ (indices), thread ids, block ids, scalar parameters, or
+  // something else (a variable that changes, a register element, a value under a condition).
+  struct SureDeps {
+    std::vector<size_t> loops;  // in order, outermost first
+    bool thread = false, block = false, params = false, other = false;
+  };
+  SureDeps sureDependencies(const std::vector<tir::ExprRef>& coord, bool gridKnown) const;
+  // One choice of the sure values: each loop variable's value, the thread's and block's ids.
+  struct SurePoint {
+    std::map<uint32_t, tir::ExprRef> loops;
+    int64_t thread = 0, block = 0;  // linear indices
+  };
+  // `e` at `p`, through lets (with `grid` the constant grid, or zeros).
+  tir::ExprRef atSurePoint(const tir::ExprRef& e, const SurePoint& p, const std::array<int64_t, 3>& grid) const;
   bool windowInsideAtSureValues(const tile::View& w, const tile::Tensor& t);
   // Names that some assignment in `b` sets (`x = ...`, `x += ...`).
   void collectAssignedNames(const ast::Block& b);

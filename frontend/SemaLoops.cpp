@@ -11,16 +11,22 @@
 
 #include "frontend/Ast.h"
 #include "frontend/SemaImpl.h"
+#include "ir/thread/ValueRange.h"
 
 namespace tyl::sema {
 
 using tir::ExprRef;
+using tir::Type;
 
 namespace {
 
 // All combinations of the sure values are tried up to this many; past it, those of the
 // first and last values.
 constexpr int64_t kMaxCombinations = 1024;
+// Launch checks of accesses with up to this many sources of sure values (2^n corners each),
+// and up to this many conditions in a kernel's launcher.
+constexpr size_t kMaxCornerSources = 6;
+constexpr size_t kMaxLaunchChecks = 256;
 
 }  // namespace
 
@@ -52,6 +58,8 @@ void KernelSema::enterLoop(uint32_t var, const std::string& name, SourceRange lo
   l.loc = loc;
   l.step = step;
   l.conditions = conditions_;
+  l.begin = begin;
+  l.end = end;
   int64_t b = 0, e = 0;
   if (tir::isIntConst(begin, &b)) {
     l.first = l.last = b;
@@ -69,24 +77,11 @@ void KernelSema::enterLoop(uint32_t var, const std::string& name, SourceRange lo
   loops_.push_back(std::move(l));
 }
 
-std::optional<KernelSema::Escape> KernelSema::escapeAtSureValues(const std::vector<ExprRef>& coord,
-                                                                 const std::vector<int64_t>& most) {
-  const tir::Kernel& kernel = k_.skeleton;
-  const auto& bd = kernel.block;
-  std::array<int64_t, 3> grid{0, 0, 0};
-  int64_t blocks = 1;
-  bool gridKnown = true;
-  for (size_t d = 0; d < 3; ++d)
-    gridKnown = gridKnown && tir::isIntConst(kernel.grid[d], &grid[d]) && grid[d] > 0 &&
-                !__builtin_mul_overflow(blocks, grid[d], &blocks);
-
-  // What the coordinates depend on: loops (outermost first), the thread and the block;
-  // anything else (parameters, other variables, values under a condition) is not sure.
-  std::vector<size_t> used;
-  bool thread = false, block = false, other = false;
+KernelSema::SureDeps KernelSema::sureDependencies(const std::vector<ExprRef>& coord, bool gridKnown) const {
+  SureDeps deps;
   std::set<uint32_t> lets;  // each let's value is looked into once
   auto visit = [&](auto&& self, const ExprRef& e) -> void {
-    if (!e || other) return;
+    if (!e || deps.other) return;
     switch (e->kind) {
       case tir::ExprKind::VarRef: {
         if (auto let = letValues_.find(static_cast<uint32_t>(e->i)); let != letValues_.end()) {
@@ -96,37 +91,121 @@ std::optional<KernelSema::Escape> KernelSema::escapeAtSureValues(const std::vect
         size_t i = loops_.size();
         while (i > 0 && loops_[i - 1].var != static_cast<uint32_t>(e->i)) --i;
         if (i == 0 || !loops_[i - 1].first || loops_[i - 1].conditions != conditions_) {
-          other = true;
+          deps.other = true;
           return;
         }
-        if (std::find(used.begin(), used.end(), i - 1) == used.end()) used.push_back(i - 1);
+        if (std::find(deps.loops.begin(), deps.loops.end(), i - 1) == deps.loops.end()) deps.loops.push_back(i - 1);
         return;
       }
-      case tir::ExprKind::SpecialReg:
+      case tir::ExprKind::SpecialReg: {
+        bool block = false;
         switch (static_cast<tir::Special>(e->i)) {
           case tir::Special::CtaidX:
           case tir::Special::CtaidY:
           case tir::Special::CtaidZ:
           case tir::Special::NctaidX:
           case tir::Special::NctaidY:
-          case tir::Special::NctaidZ: block = true; break;
-          default: thread = true;
+          case tir::Special::NctaidZ: block = deps.block = true; break;
+          default: deps.thread = true;
         }
         // Every thread of every block runs a statement that no condition guards.
-        if (conditions_ != 0 || (block && !gridKnown)) other = true;
+        if (conditions_ != 0 || (block && !gridKnown)) deps.other = true;
         return;
-      case tir::ExprKind::ParamRef:
-      case tir::ExprKind::Elem: other = true; return;
+      }
+      case tir::ExprKind::ParamRef: deps.params = true; return;
+      case tir::ExprKind::Elem: deps.other = true; return;
       default:
         for (const ExprRef& a : e->args) self(self, a);
     }
   };
   for (const ExprRef& c : coord) visit(visit, c);
-  if (other || (used.empty() && !thread && !block)) return std::nullopt;
+  std::sort(deps.loops.begin(), deps.loops.end());
+  return deps;
+}
+
+namespace {
+
+// Thread or block ids of a linear index, over dims (x, y, z).
+std::array<int64_t, 3> ids(int64_t linear, const std::array<int64_t, 3>& dims) {
+  return {linear % dims[0], linear / dims[0] % dims[1], linear / (dims[0] * dims[1])};
+}
+
+std::string idText(const char* what, int64_t linear, const std::array<int64_t, 3>& dims) {
+  const std::array<int64_t, 3> id = ids(linear, dims);
+  if (dims[1] == 1 && dims[2] == 1) return fmt::format("{} {}", what, id[0]);
+  return fmt::format("{} ({}, {}, {})", what, id[0], id[1], id[2]);
+}
+
+// "for a, b and c"; empty for no parts.
+std::string forParts(const std::vector<std::string>& parts) {
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i)
+    out += (i == 0 ? "for " : i + 1 == parts.size() ? " and " : ", ") + parts[i];
+  return out;
+}
+
+// The kernel's grid when it is a constant (zeros otherwise), and its number of blocks.
+std::array<int64_t, 3> constantGrid(const tir::Kernel& kernel, int64_t* blocks) {
+  std::array<int64_t, 3> grid{0, 0, 0};
+  int64_t n = 1;
+  for (size_t d = 0; d < 3; ++d) {
+    if (!tir::isIntConst(kernel.grid[d], &grid[d]) || grid[d] <= 0 || __builtin_mul_overflow(n, grid[d], &n))
+      return {0, 0, 0};
+  }
+  *blocks = n;
+  return grid;
+}
+
+}  // namespace
+
+ExprRef KernelSema::atSurePoint(const ExprRef& e, const SurePoint& p, const std::array<int64_t, 3>& grid) const {
+  const std::array<int64_t, 3> bd = k_.skeleton.block;
+  const std::array<int64_t, 3> tid = ids(p.thread, bd);
+  const std::array<int64_t, 3> cta = grid[0] > 0 ? ids(p.block, grid) : std::array<int64_t, 3>{0, 0, 0};
+  std::map<uint32_t, ExprRef> letAt;  // each let's value at p, once worked out
+  std::function<ExprRef(const tir::Expr&)> value = [&](const tir::Expr& atom) -> ExprRef {
+    if (atom.kind == tir::ExprKind::VarRef) {
+      if (auto let = letValues_.find(static_cast<uint32_t>(atom.i)); let != letValues_.end()) {
+        ExprRef& known = letAt[let->first];
+        if (!known) known = tir::substitute(let->second, value);
+        return known;
+      }
+      auto loop = p.loops.find(static_cast<uint32_t>(atom.i));
+      return loop == p.loops.end() ? nullptr : tir::cast(atom.type, loop->second);
+    }
+    if (atom.kind != tir::ExprKind::SpecialReg) return nullptr;
+    const int64_t n = atom.i - static_cast<int64_t>(tir::Special::TidX);
+    switch (static_cast<tir::Special>(atom.i)) {
+      case tir::Special::TidX:
+      case tir::Special::TidY:
+      case tir::Special::TidZ: return tir::intConst(tid[static_cast<size_t>(n)], atom.type);
+      case tir::Special::CtaidX:
+      case tir::Special::CtaidY:
+      case tir::Special::CtaidZ: return tir::intConst(cta[static_cast<size_t>(n - 3)], atom.type);
+      case tir::Special::NctaidX:
+      case tir::Special::NctaidY:
+      case tir::Special::NctaidZ:
+        return grid[0] > 0 ? tir::intConst(grid[static_cast<size_t>(n - 6)], atom.type) : nullptr;
+      case tir::Special::LaneId: return tir::intConst(p.thread % 32, atom.type);
+      case tir::Special::WarpId: return tir::intConst(p.thread / 32, atom.type);
+    }
+    return nullptr;
+  };
+  return tir::substitute(e, value);
+}
+
+std::optional<KernelSema::Escape> KernelSema::escapeAtSureValues(const std::vector<ExprRef>& coord,
+                                                                 const std::vector<int64_t>& most) {
+  const tir::Kernel& kernel = k_.skeleton;
+  int64_t blocks = 1;
+  const std::array<int64_t, 3> grid = constantGrid(kernel, &blocks);
+  // What the coordinates depend on; anything but loops, the thread and the block (parameters,
+  // other variables, values under a condition) is not sure.
+  const SureDeps deps = sureDependencies(coord, grid[0] > 0);
+  if (deps.other || deps.params || (deps.loops.empty() && !deps.thread && !deps.block)) return std::nullopt;
   // A loop with no iterations: the statement never runs.
   for (const LoopValues& l : loops_)
     if (l.count && *l.count == 0) return std::nullopt;
-  std::sort(used.begin(), used.end());
 
   // The sources of values, each numbered 0 .. count - 1: the loops (only the first value of
   // one whose end is not a constant), the thread's linear index, the block's.
@@ -136,9 +215,9 @@ std::optional<KernelSema::Escape> KernelSema::escapeAtSureValues(const std::vect
     int64_t count = 1;
   };
   std::vector<Source> sources;
-  for (size_t i : used) sources.push_back({&loops_[i], false, loops_[i].count.value_or(1)});
-  if (thread) sources.push_back({nullptr, true, kernel.threadsPerBlock()});
-  if (block) sources.push_back({nullptr, false, blocks});
+  for (size_t i : deps.loops) sources.push_back({&loops_[i], false, loops_[i].count.value_or(1)});
+  if (deps.thread) sources.push_back({nullptr, true, kernel.threadsPerBlock()});
+  if (deps.block) sources.push_back({nullptr, false, blocks});
   int64_t combinations = 1;
   for (const Source& src : sources)
     combinations = std::min(combinations * std::min(src.count, kMaxCombinations + 1), kMaxCombinations + 1);
@@ -158,59 +237,19 @@ std::optional<KernelSema::Escape> KernelSema::escapeAtSureValues(const std::vect
     const LoopValues& l = *sources[i].loop;
     return pick(i) + 1 == sources[i].count ? l.last : *l.first + pick(i) * l.step;
   };
-  // Thread or block ids of a linear index, over dims (x, y, z).
-  auto ids = [](int64_t linear, const auto& dims) {
-    return std::array<int64_t, 3>{linear % dims[0], linear / dims[0] % dims[1], linear / (dims[0] * dims[1])};
-  };
-  auto idText = [](const char* what, const std::array<int64_t, 3>& id, const auto& dims) {
-    if (dims[1] == 1 && dims[2] == 1) return fmt::format("{} {}", what, id[0]);
-    return fmt::format("{} ({}, {}, {})", what, id[0], id[1], id[2]);
-  };
   for (;;) {
-    std::array<int64_t, 3> tid{0, 0, 0}, cta{0, 0, 0};
-    int64_t linearThread = 0;
+    SurePoint point;
     for (size_t i = 0; i < sources.size(); ++i) {
-      if (sources[i].loop) continue;
-      if (sources[i].isThread) {
-        linearThread = pick(i);
-        tid = ids(linearThread, bd);
-      } else {
-        cta = ids(pick(i), grid);
-      }
+      if (sources[i].loop)
+        point.loops[sources[i].loop->var] = tir::intConst(loopValue(i), Type::I64);
+      else if (sources[i].isThread)
+        point.thread = pick(i);
+      else
+        point.block = pick(i);
     }
-    std::map<uint32_t, ExprRef> letAt;  // each let's value at this combination, once worked out
-    std::function<ExprRef(const tir::Expr&)> value = [&](const tir::Expr& atom) -> ExprRef {
-      if (atom.kind == tir::ExprKind::VarRef) {
-        if (auto let = letValues_.find(static_cast<uint32_t>(atom.i)); let != letValues_.end()) {
-          ExprRef& known = letAt[let->first];
-          if (!known) known = tir::substitute(let->second, value);
-          return known;
-        }
-        for (size_t i = 0; i < sources.size(); ++i)
-          if (sources[i].loop && sources[i].loop->var == static_cast<uint32_t>(atom.i))
-            return tir::intConst(loopValue(i), atom.type);
-        return nullptr;
-      }
-      if (atom.kind != tir::ExprKind::SpecialReg) return nullptr;
-      const int64_t n = atom.i - static_cast<int64_t>(tir::Special::TidX);
-      switch (static_cast<tir::Special>(atom.i)) {
-        case tir::Special::TidX:
-        case tir::Special::TidY:
-        case tir::Special::TidZ: return tir::intConst(tid[static_cast<size_t>(n)], atom.type);
-        case tir::Special::CtaidX:
-        case tir::Special::CtaidY:
-        case tir::Special::CtaidZ: return tir::intConst(cta[static_cast<size_t>(n - 3)], atom.type);
-        case tir::Special::NctaidX:
-        case tir::Special::NctaidY:
-        case tir::Special::NctaidZ: return tir::intConst(grid[static_cast<size_t>(n - 6)], atom.type);
-        case tir::Special::LaneId: return tir::intConst(linearThread % 32, atom.type);
-        case tir::Special::WarpId: return tir::intConst(linearThread / 32, atom.type);
-      }
-      return nullptr;
-    };
     for (size_t d = 0; d < coord.size(); ++d) {
       int64_t c = 0;
-      if (!tir::isIntConst(tir::substitute(coord[d], value), &c) || (c >= 0 && c <= most[d])) continue;
+      if (!tir::isIntConst(atSurePoint(coord[d], point, grid), &c) || (c >= 0 && c <= most[d])) continue;
       Escape esc{d, c, "", nullptr};
       std::vector<std::string> parts;
       for (size_t i = 0; i < sources.size(); ++i) {
@@ -218,16 +257,153 @@ std::optional<KernelSema::Escape> KernelSema::escapeAtSureValues(const std::vect
           parts.push_back(fmt::format("{} = {}", sources[i].loop->name, loopValue(i)));
           esc.loop = sources[i].loop;
         } else {
-          parts.push_back(sources[i].isThread ? idText("thread", tid, bd) : idText("block", cta, grid));
+          parts.push_back(sources[i].isThread ? idText("thread", point.thread, kernel.block)
+                                              : idText("block", point.block, grid));
         }
       }
-      for (size_t i = 0; i < parts.size(); ++i)
-        esc.when += (i == 0 ? "for " : i + 1 == parts.size() ? " and " : ", ") + parts[i];
+      esc.when = forParts(parts);
       return esc;
     }
     size_t i = 0;
     while (i < at.size() && ++at[i] == picks[i].size()) at[i++] = 0;
     if (i == at.size()) return std::nullopt;
+  }
+}
+
+void KernelSema::launchChecksAtSureValues(const std::vector<ExprRef>& coord, const std::vector<int64_t>& most,
+                                          const std::function<std::string(size_t)>& what, SourceRange where) {
+  // Only a statement that no condition guards surely runs whenever its loops do.
+  if (conditions_ != 0) return;
+  tir::Kernel& kernel = k_.skeleton;
+  int64_t blocks = 1;
+  const std::array<int64_t, 3> grid = constantGrid(kernel, &blocks);
+  const SureDeps deps = sureDependencies(coord, grid[0] > 0);
+  if (deps.other) return;
+  std::function<ExprRef(const tir::Expr&)> throughLets = [&](const tir::Expr& atom) -> ExprRef {
+    if (atom.kind != tir::ExprKind::VarRef) return nullptr;
+    auto let = letValues_.find(static_cast<uint32_t>(atom.i));
+    return let == letValues_.end() ? nullptr : tir::substitute(let->second, throughLets);
+  };
+  // The last value of a loop whose end is not a constant, where it can be computed exactly:
+  // begin + (end - 1 - begin) / step * step, for end > begin, in 64 bits.
+  auto symbolicLast = [&](const LoopValues& l) -> ExprRef {
+    if (l.count || (l.begin->type == Type::I64 && *l.first < 0)) return nullptr;
+    ExprRef b = tir::cast(Type::I64, l.begin), e = tir::cast(Type::I64, tir::substitute(l.end, throughLets));
+    ExprRef step = tir::intConst(l.step, Type::I64);
+    ExprRef steps = tir::binary(tir::BinOp::Div, tir::sub(tir::sub(e, tir::intConst(1, Type::I64)), b), step);
+    return tir::add(b, tir::mul(steps, step));
+  };
+  bool symbolic = deps.params;
+  for (size_t i : deps.loops) {
+    if (loops_[i].count) continue;
+    if (!symbolicLast(loops_[i])) return;
+    symbolic = true;
+  }
+  if (!symbolic) return;  // every sure value is a constant: escapeAtSureValues has seen them
+  for (const LoopValues& l : loops_)
+    if (l.count && *l.count == 0) return;
+
+  // Nothing to check when the coordinates' ranges already lie inside: a loop variable lies
+  // between its bounds, ids inside the block and the grid (`As[k % 3]` needs no check).
+  std::function<std::optional<tir::Range>(const tir::Expr&)> range = [&](const tir::Expr& atom)
+      -> std::optional<tir::Range> {
+    if (atom.kind == tir::ExprKind::VarRef) {
+      for (const LoopValues& l : loops_) {
+        if (l.var != static_cast<uint32_t>(atom.i)) continue;
+        const int64_t lo = tir::valueRange(tir::substitute(l.begin, throughLets), range).lo;
+        const int64_t hi = tir::valueRange(tir::substitute(l.end, throughLets), range).hi;
+        return tir::Range{lo, hi > lo ? hi - 1 : lo};
+      }
+      return std::nullopt;
+    }
+    if (atom.kind != tir::ExprKind::SpecialReg) return std::nullopt;
+    if (grid[0] == 0 && atom.i >= static_cast<int64_t>(tir::Special::CtaidX) &&
+        atom.i <= static_cast<int64_t>(tir::Special::NctaidZ))
+      return std::nullopt;  // block ids of a run-time grid
+    return tir::specialRange(static_cast<tir::Special>(atom.i), kernel.block, grid);
+  };
+  bool inside = true;
+  for (size_t d = 0; d < coord.size() && inside; ++d) {
+    const tir::Range r = tir::valueRange(tir::substitute(coord[d], throughLets), range);
+    inside = r.lo >= 0 && r.hi <= most[d];
+  }
+  if (inside) return;
+
+  // The corners: each loop's first and last value, the first and last thread and block. Each
+  // gives a condition over the parameters, which must hold when every loop around the statement
+  // has iterations (a loop with a run-time end may have none).
+  struct Source {
+    const LoopValues* loop = nullptr;  // null: the thread, or the block
+    bool isThread = false;
+    int64_t last = 0;                  // the thread's or block's last linear index
+  };
+  std::vector<Source> sources;
+  for (size_t i : deps.loops) sources.push_back({&loops_[i], false, 0});
+  if (deps.thread) sources.push_back({nullptr, true, kernel.threadsPerBlock() - 1});
+  if (deps.block) sources.push_back({nullptr, false, blocks - 1});
+  if (sources.size() > kMaxCornerSources) return;
+  auto onlyParams = [](const ExprRef& e) {
+    bool only = true;
+    auto visit = [&](auto&& self, const ExprRef& x) -> void {
+      if (!x) return;
+      if (x->kind == tir::ExprKind::VarRef || x->kind == tir::ExprKind::SpecialReg || x->kind == tir::ExprKind::Elem)
+        only = false;
+      for (const ExprRef& a : x->args) self(self, a);
+    };
+    visit(visit, e);
+    return only;
+  };
+  const SourceManager& sm = diags_.sources();
+  for (uint32_t corner = 0; corner < (1u << sources.size()); ++corner) {
+    SurePoint point;
+    std::vector<std::string> parts;
+    for (size_t i = 0; i < sources.size(); ++i) {
+      const bool last = (corner >> i) & 1;
+      const Source& src = sources[i];
+      if (src.loop) {
+        const LoopValues& l = *src.loop;
+        if (!last) {
+          point.loops[l.var] = tir::intConst(*l.first, Type::I64);
+          parts.push_back(fmt::format("{} = {}", l.name, *l.first));
+        } else if (l.count) {
+          point.loops[l.var] = tir::intConst(l.last, Type::I64);
+          parts.push_back(fmt::format("{} = {}", l.name, l.last));
+        } else {
+          point.loops[l.var] = symbolicLast(l);
+          parts.push_back(fmt::format("the last value of '{}'", l.name));
+        }
+      } else if (src.isThread) {
+        point.thread = last ? src.last : 0;
+        parts.push_back(idText("thread", point.thread, kernel.block));
+      } else {
+        point.block = last ? src.last : 0;
+        parts.push_back(idText("block", point.block, grid));
+      }
+    }
+    // The statement runs when every loop around it whose iterations are not known has some.
+    ExprRef runs = tir::boolConst(true);
+    for (const LoopValues& l : loops_)
+      if (!l.count)
+        runs = tir::land(runs, tir::lt(atSurePoint(l.begin, point, grid), atSurePoint(l.end, point, grid)));
+    for (size_t d = 0; d < coord.size(); ++d) {
+      ExprRef c = atSurePoint(coord[d], point, grid);
+      ExprRef inRange = tir::land(tir::binary(tir::BinOp::Ge, c, tir::intConst(0, c->type)),
+                                  tir::binary(tir::BinOp::Le, c, tir::intConst(most[d], c->type)));
+      ExprRef cond =
+          tir::isTrue(runs) ? inRange : tir::binary(tir::BinOp::LOr, tir::unary(tir::UnOp::Not, runs), inRange);
+      if (tir::isTrue(cond) || !onlyParams(cond) || tir::isIntConst(cond) || kernel.checks.size() >= kMaxLaunchChecks)
+        continue;
+      if (std::any_of(kernel.checks.begin(), kernel.checks.end(),
+                      [&](const tir::LaunchCheck& k) { return tir::sameExpr(k.cond, cond); }))
+        continue;
+      tir::LaunchCheck check;
+      check.cond = cond;
+      check.loc = where;
+      check.message = fmt::format("{} at line {}{}{}{}", what(d), sm.lineCol(where.begin).line,
+                                  parts.empty() ? "" : " ", forParts(parts),
+                                  copyEnable_ ? " (a pipeline's copies run ahead of its loop)" : "");
+      kernel.checks.push_back(std::move(check));
+    }
   }
 }
 

@@ -120,24 +120,8 @@ std::optional<tir::Range> KernelLowering::atomRange(const tir::Expr& atom) const
     case tir::ExprKind::ParamRef:
       if (checkedDims_.count(atom.i)) return tir::Range{0, std::numeric_limits<int64_t>::max()};
       return std::nullopt;
-    case tir::ExprKind::SpecialReg: {
-      auto special = static_cast<tir::Special>(atom.i);
-      const int64_t threads = k_.threadsPerBlock();
-      switch (special) {
-        case tir::Special::TidX:
-        case tir::Special::TidY:
-        case tir::Special::TidZ: return tir::Range{0, k_.block[atom.i - int64_t(tir::Special::TidX)] - 1};
-        case tir::Special::LaneId: return tir::Range{0, 31};
-        case tir::Special::WarpId: return tir::Range{0, (threads + 31) / 32 - 1};
-        case tir::Special::CtaidX:
-        case tir::Special::CtaidY:
-        case tir::Special::CtaidZ: return tir::Range{0, gridLimit(atom.i - int64_t(tir::Special::CtaidX)) - 1};
-        case tir::Special::NctaidX:
-        case tir::Special::NctaidY:
-        case tir::Special::NctaidZ: return tir::Range{1, gridLimit(atom.i - int64_t(tir::Special::NctaidX))};
-      }
-      return std::nullopt;
-    }
+    case tir::ExprKind::SpecialReg:
+      return tir::specialRange(static_cast<tir::Special>(atom.i), k_.block, {gridLimit(0), gridLimit(1), gridLimit(2)});
     default: return std::nullopt;
   }
 }
@@ -266,6 +250,10 @@ void KernelLowering::stmtNode(const tile::Stmt& s) {
 std::optional<tir::Kernel> KernelLowering::run() {
   size_t errors = diags_.errorCount();
   if (!checkLayouts()) return std::nullopt;
+  // The checks of shared indices that semantic analysis made come last, after those of the
+  // launch's sizes, alignment and vector accesses (docs/language.md lists them in this order).
+  std::vector<tir::LaunchCheck> accessChecks = std::move(k_.checks);
+  k_.checks.clear();
   // Global pointers must have the alignment their declarations promise.
   for (const tile::Tensor& t : tk_.tensors) {
     if (t.space != tile::MemSpace::Global || t.alignBytes <= tile::dtypeBytes(t.dtype)) continue;
@@ -327,6 +315,7 @@ std::optional<tir::Kernel> KernelLowering::run() {
   };
   for (tir::Buffer& b : k_.buffers) b.readOnly = b.space == tir::Space::Global;
   markWrites(k_.body);
+  for (tir::LaunchCheck& c : accessChecks) addLaunchCheck(std::move(c));
   if (diags_.errorCount() > errors) return std::nullopt;
   return std::move(k_);
 }

@@ -99,6 +99,24 @@ Range binaryRange(const Expr& e, const AtomRange& atom) {
 
 }  // namespace
 
+Range specialRange(Special s, const std::array<int64_t, 3>& block, const std::array<int64_t, 3>& grid) {
+  const auto axis = [&](Special first) { return static_cast<size_t>(static_cast<int>(s) - static_cast<int>(first)); };
+  switch (s) {
+    case Special::TidX:
+    case Special::TidY:
+    case Special::TidZ: return {0, block[axis(Special::TidX)] - 1};
+    case Special::CtaidX:
+    case Special::CtaidY:
+    case Special::CtaidZ: return {0, grid[axis(Special::CtaidX)] - 1};
+    case Special::NctaidX:
+    case Special::NctaidY:
+    case Special::NctaidZ: return {1, grid[axis(Special::NctaidX)]};
+    case Special::LaneId: return {0, 31};
+    case Special::WarpId: return {0, (block[0] * block[1] * block[2] + 31) / 32 - 1};
+  }
+  return {0, 0};
+}
+
 Range typeRange(Type t) {
   switch (t) {
     case Type::Pred: return Range{0, 1};

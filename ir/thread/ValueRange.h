@@ -3,6 +3,7 @@
 // operation whose exact result may leave its type's range may give any value of the type.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -23,6 +24,10 @@ Range typeRange(Type t);
 // What is known of an atom (VarRef, ParamRef, SpecialReg, Elem): nullopt when nothing is,
 // and the atom may hold any value of its type.
 using AtomRange = std::function<std::optional<Range>(const Expr& atom)>;
+
+// The values of a special register in a launch of `block` threads per block and at most
+// `grid` blocks along each axis (at least 1 each).
+Range specialRange(Special s, const std::array<int64_t, 3>& block, const std::array<int64_t, 3>& grid);
 
 // The values `e` (of an integer or predicate type) can take.
 Range valueRange(const ExprRef& e, const AtomRange& atom);

@@ -84,7 +84,21 @@ TEST_CASE("a shared window past the allocation is an out-of-bounds access") {
   emu::RunResult bad = runWith(*c, {emu::Arg::integer(16)}, Type::F32, 256);
   REQUIRE_FALSE(bad.findings.empty());
   CHECK(bad.findings[0].kind == emu::FindingKind::OutOfBounds);
-  CHECK(lineOf(*c, bad.findings[0].loc) == 9);
+  CHECK(lineOf(*c, bad.findings[0].loc) == 11);
+  CHECK(runWith(*c, {emu::Arg::integer(0)}, Type::F32, 256).ok());
+}
+
+TEST_CASE("a shared window whose origin is a parameter is checked at launch") {
+  auto c = compile("window_launch_check.tyl");
+  for (int64_t offset : {-1, 1, 16}) {
+    emu::RunResult bad = runWith(*c, {emu::Arg::integer(offset)}, Type::F32, 256);
+    INFO("offset = " << offset);
+    REQUIRE(bad.findings.size() == 1);
+    CHECK(bad.findings[0].kind == emu::FindingKind::LaunchFailure);
+    CHECK(bad.findings[0].message == "the window of 's' leaves dimension 0 of extent 256 at line 9");
+    CHECK(lineOf(*c, bad.findings[0].loc) == 9);
+    CHECK(bad.stats.blocks == 0);
+  }
   CHECK(runWith(*c, {emu::Arg::integer(0)}, Type::F32, 256).ok());
 }
 

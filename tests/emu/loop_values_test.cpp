@@ -1,7 +1,8 @@
 // The sure-value check of indices into shared memory (frontend/SemaLoops.cpp) against a
 // brute-force reference, on random loops, block sizes and index forms of the loop variable
 // and the thread id, written inline or through a let: tyloc refuses a kernel exactly when an
-// index surely taken lies outside the tensor, and the emulator, running what it accepts,
+// index surely taken lies outside the tensor, the launcher refuses a launch exactly when the
+// last value of a loop with a run-time end does, and the emulator, running what both accept,
 // finds an access outside exactly when some iteration of some thread makes one.
 #include <catch2/catch.hpp>
 
@@ -97,6 +98,13 @@ struct Case {
     }
     return anyOutside(ks, ts);
   }
+  // What the launcher must refuse, with n = end: with a run-time end and no condition, the
+  // last value of the loop at the first and the last thread (the corners).
+  bool refusedAtLaunch() const {
+    std::vector<int64_t> ks = values();
+    if (!runtimeEnd || guarded || ks.empty()) return false;
+    return anyOutside({ks.back()}, {0, threads - 1});
+  }
   // What the emulator must find, run with n = end.
   bool escapes() const {
     if (guarded && end <= 0) return false;
@@ -112,12 +120,15 @@ TEST_CASE("indices into shared memory are refused exactly when a loop value sure
           "[sema][loop-values]") {
   std::mt19937 rng(20261201);
   auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
-  int refusals = 0, escapes = 0, accepted = 0;
+  int refusals = 0, launchRefusals = 0, escapes = 0, accepted = 0;
   for (int n = 0; n < 2000; ++n) {
     Case c;
     c.begin = pick(-6, 20);
     c.step = pick(1, 3);
-    c.end = c.begin + (pick(0, 9) == 0 ? pick(280, 420) : pick(-2, 30));
+    // Some loops run past the tensor, some are empty (with an end well before the begin, where
+    // a launch check that ignored the loop's emptiness would go wrong).
+    const int64_t span = pick(0, 9);
+    c.end = c.begin + (span == 0 ? pick(280, 420) : span == 1 ? -pick(1, 40) : pick(-2, 30));
     c.size = pick(4, 64);
     c.runtimeEnd = pick(0, 3) == 0;
     c.guarded = pick(0, 4) == 0;
@@ -149,6 +160,19 @@ TEST_CASE("indices into shared memory are refused exactly when a loop value sure
     emu::RunResult r =
         emu::run(module->kernels[0], {emu::Arg::pointer(0), emu::Arg::integer(c.end)}, buffers, options);
     INFO(emu::renderFindings(r.findings, sources));
+    const bool launchRefused = std::any_of(r.findings.begin(), r.findings.end(), [](const emu::Finding& f) {
+      return f.kind == emu::FindingKind::LaunchFailure;
+    });
+    REQUIRE(launchRefused == c.refusedAtLaunch());
+    if (launchRefused) {
+      for (const emu::Finding& f : r.findings) {
+        REQUIRE(f.kind == emu::FindingKind::LaunchFailure);
+        REQUIRE(f.message.find("index 0 into 's' leaves [0, ") == 0);
+        REQUIRE(f.message.find("for the last value of 'k'") != std::string::npos);
+      }
+      ++launchRefusals;
+      continue;
+    }
     const bool escaped = std::any_of(r.findings.begin(), r.findings.end(),
                                      [](const emu::Finding& f) { return f.kind == emu::FindingKind::OutOfBounds; });
     REQUIRE(escaped == c.escapes());
@@ -159,6 +183,7 @@ TEST_CASE("indices into shared memory are refused exactly when a loop value sure
   }
   // The cases cover every outcome.
   CHECK(refusals > 200);
+  CHECK(launchRefusals > 50);
   CHECK(escapes > 100);
   CHECK(accepted - escapes > 200);
 }

@@ -1,0 +1,45 @@
+// The launchers of launch_checks.tyl refuse the launches in which a shared-memory index would
+// leave its tensor, with the message tyloc wrote, and only those. The checks run on the host
+// before anything is launched, so the refusals are checked without a GPU; the accepted
+// launches run when there is one (without, they fail with a CUDA error, not a refusal).
+// Exit code: 0 when every case behaves, 1 otherwise.
+#include "launch_checks.cuh"
+
+#include <tylo/runtime.cuh>
+
+#include <cstdio>
+#include <cstring>
+
+namespace {
+
+int failures = 0;
+
+void expect(const char* what, int value, cudaError_t err, bool refused, const char* message, bool gpu) {
+  const char* got = tylo::last_launch_error();
+  bool ok = refused ? err == cudaErrorInvalidValue && got && std::strstr(got, message) == got
+                    : got == nullptr && (!gpu || (err == cudaSuccess && cudaDeviceSynchronize() == cudaSuccess));
+  std::printf("%s(%d): %s%s%s (%s)\n", what, value, refused ? "refused" : "accepted", got ? ": " : "",
+              got ? got : "", ok ? "ok" : "WRONG");
+  failures += !ok;
+}
+
+}  // namespace
+
+int main() {
+  int devices = 0;
+  const bool gpu = cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0;
+  int32_t* out = nullptr;
+  if (gpu && cudaMalloc(&out, 32 * sizeof(int32_t)) != cudaSuccess) return 1;
+  for (int n : {-3, 0, 1, 8, 9, 100, 2147483647}) {
+    tylo::detail::last_error = nullptr;
+    cudaError_t err = rows(out, n);
+    expect("rows", n, err, n > 8, "rows: index 0 into 's' leaves [0, 256) at line 8 for the last value of 'k'", gpu);
+  }
+  for (int m : {-2147483647 - 1, -1, 0, 100, 224, 225, 2147483647}) {
+    tylo::detail::last_error = nullptr;
+    cudaError_t err = offset(out, m);
+    expect("offset", m, err, m < 0 || m > 224, "offset: index 0 into 's' leaves [0, 256) at line 17 for thread", gpu);
+  }
+  if (out) cudaFree(out);
+  return failures == 0 ? 0 : 1;
+}
