@@ -4,7 +4,7 @@
 # writes ${CMAKE_CURRENT_BINARY_DIR}/variants/gemm_<name>.tyl, which is <source.tyl> with every
 # kernel but <kernel> left out, <kernel> renamed gemm_<name>, and each <from> replaced by <to>
 # (every <from> must occur; an edit is a CMake list element, so it holds no ';', '[' or ']':
-# write "const BK = 64" without the ';'),
+# write "const BK = 64" without the ';', and a ';' that <to> needs as $<SEMICOLON>),
 # compiles its bf16 instantiation into <target> with add_tylo_kernel (launcher gemm_<name>_bf16),
 # and records the variant for tylo_gemm_variants_header(). The source stays the one place the
 # kernel is written: a change to it reconfigures and regenerates every variant.
@@ -70,6 +70,7 @@ function(tylo_gemm_variant target name source kernel description)
     if(at EQUAL -1)
       message(FATAL_ERROR "${where}: '${from}' does not occur in ${kernel} of ${source}")
     endif()
+    string(REPLACE "$<SEMICOLON>" ";" to "${to}")
     string(REPLACE "${from}" "${to}" out "${out}")
   endwhile()
 
