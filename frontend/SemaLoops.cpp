@@ -353,7 +353,10 @@ void KernelSema::launchChecksAtSureValues(const std::vector<ExprRef>& coord, con
     visit(visit, e);
     return only;
   };
+  // The launcher's messages name the access by file (without its folder) and line.
   const SourceManager& sm = diags_.sources();
+  const std::string& path = sm.file(where.begin.file).name;
+  const std::string fileName = path.substr(path.find_last_of('/') + 1);
   for (uint32_t corner = 0; corner < (1u << sources.size()); ++corner) {
     SurePoint point;
     std::vector<std::string> parts;
@@ -399,7 +402,7 @@ void KernelSema::launchChecksAtSureValues(const std::vector<ExprRef>& coord, con
       tir::LaunchCheck check;
       check.cond = cond;
       check.loc = where;
-      check.message = fmt::format("{} at line {}{}{}{}", what(d), sm.lineCol(where.begin).line,
+      check.message = fmt::format("{} at {}:{}{}{}{}", what(d), fileName, sm.lineCol(where.begin).line,
                                   parts.empty() ? "" : " ", forParts(parts),
                                   copyEnable_ ? " (a pipeline's copies run ahead of its loop)" : "");
       kernel.checks.push_back(std::move(check));

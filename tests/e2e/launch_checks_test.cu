@@ -33,12 +33,14 @@ int main() {
   for (int n : {-3, 0, 1, 8, 9, 100, 2147483647}) {
     tylo::detail::last_error = nullptr;
     cudaError_t err = rows(out, n);
-    expect("rows", n, err, n > 8, "rows: index 0 into 's' leaves [0, 256) at line 8 for the last value of 'k'", gpu);
+    expect("rows", n, err, n > 8,
+           "rows: index 0 into 's' leaves [0, 256) at launch_checks.tyl:8 for the last value of 'k'", gpu);
   }
   for (int m : {-2147483647 - 1, -1, 0, 100, 224, 225, 2147483647}) {
     tylo::detail::last_error = nullptr;
     cudaError_t err = offset(out, m);
-    expect("offset", m, err, m < 0 || m > 224, "offset: index 0 into 's' leaves [0, 256) at line 17 for thread", gpu);
+    expect("offset", m, err, m < 0 || m > 224,
+           "offset: index 0 into 's' leaves [0, 256) at launch_checks.tyl:17 for thread", gpu);
   }
   if (out) cudaFree(out);
   return failures == 0 ? 0 : 1;

@@ -95,7 +95,7 @@ TEST_CASE("a shared window whose origin is a parameter is checked at launch") {
     INFO("offset = " << offset);
     REQUIRE(bad.findings.size() == 1);
     CHECK(bad.findings[0].kind == emu::FindingKind::LaunchFailure);
-    CHECK(bad.findings[0].message == "the window of 's' leaves dimension 0 of extent 256 at line 9");
+    CHECK(bad.findings[0].message == "the window of 's' leaves dimension 0 of extent 256 at window_launch_check.tyl:9");
     CHECK(lineOf(*c, bad.findings[0].loc) == 9);
     CHECK(bad.stats.blocks == 0);
   }
