@@ -354,6 +354,7 @@ void KernelSema::launchChecksAtSureValues(const std::vector<ExprRef>& coord, con
     return only;
   };
   // The launcher's messages name the access by file (without its folder) and line.
+  if (!where.valid()) where = decl_.range;
   const SourceManager& sm = diags_.sources();
   const std::string& path = sm.file(where.begin.file).name;
   const std::string fileName = path.substr(path.find_last_of('/') + 1);
