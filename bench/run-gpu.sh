@@ -2,7 +2,8 @@
 # Everything that needs the GPU, in one run of a few minutes on a fresh GPU machine with this
 # repository:
 #   1. builds the CUDA parts (examples, GPU tests, benchmarks) for sm_90,
-#   2. runs the example drivers (add_one, gemm) and the GPU tests (ctest -L gpu),
+#   2. runs the example drivers (add_one, gemm), the GPU tests (ctest -L gpu) and the launchers'
+#      checks of tests/gpu/launch_checks_test.cu with a device,
 #   3. runs the benchmarks: bench/add_one_bench (add_one_n vs cudaMemcpyAsync, one launch) and
 #      bench/gemm_bench (the generated GEMM vs cublasGemmEx, bf16 and f16, 2048^3 to 8192^3),
 #   4. dumps the SASS of the generated add_one kernels (16-byte LDG.E.128 / STG.E.128) and of the
@@ -71,11 +72,11 @@ if [ -n "$TYLOC_EXE" ]; then
     fi
   fi
   CONFIGURE+=(-DTYLO_TYLOC_EXECUTABLE="$TYLOC_EXE")
-  TARGETS=(add_one_example gemm_example gpu_add_one_test gpu_gemm_test add_one_bench gemm_bench)
+  TARGETS=(add_one_example gemm_example gpu_add_one_test gpu_gemm_test launch_checks_test add_one_bench gemm_bench)
 else
   echo "no prebuilt tyloc runs here: building the whole project (needs its Debian packages)"
   CONFIGURE+=(-DTYLO_TYLOC_EXECUTABLE=)
-  TARGETS=(tyloc add_one_example gemm_example gpu_add_one_test gpu_gemm_test add_one_bench gemm_bench)
+  TARGETS=(tyloc add_one_example gemm_example gpu_add_one_test gpu_gemm_test launch_checks_test add_one_bench gemm_bench)
 fi
 
 step "configure and build (${TARGETS[*]})"
@@ -120,6 +121,15 @@ if [ "$rc" -eq 0 ] && [ "$skipped" -eq 0 ]; then
   note "ctest -L gpu" "ok: $summary"
 else
   note "ctest -L gpu" "FAILED or skipped ($skipped skipped): $summary"
+  STATUS=1
+fi
+
+step "launchers' checks of shared indices, with the accepted launches run (launch_checks_test)"
+"$BUILD_DIR/tests/gpu/launch_checks_test" 2>&1 | tee "$WORK/launch_checks.txt"
+if [ "${PIPESTATUS[0]}" -eq 0 ]; then
+  note "launch_checks_test" "ok: $(grep -c 'accepted (ok)' "$WORK/launch_checks.txt") launches run, $(grep -c 'refused.*(ok)' "$WORK/launch_checks.txt") refused"
+else
+  note "launch_checks_test" "FAILED"
   STATUS=1
 fi
 
