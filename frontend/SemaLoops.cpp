@@ -342,16 +342,31 @@ void KernelSema::launchChecksAtSureValues(const std::vector<ExprRef>& coord, con
   if (deps.thread) sources.push_back({nullptr, true, kernel.threadsPerBlock() - 1});
   if (deps.block) sources.push_back({nullptr, false, blocks - 1});
   if (sources.size() > kMaxCornerSources) return;
-  auto onlyParams = [](const ExprRef& e) {
-    bool only = true;
+  // What the launcher can evaluate: parameters and constants only, and nothing that can fault
+  // (the launcher evaluates a condition whole, also for a launch in which the loop is empty and
+  // the kernel would divide by nothing).
+  auto launchable = [](const ExprRef& e) {
+    bool ok = true;
     auto visit = [&](auto&& self, const ExprRef& x) -> void {
-      if (!x) return;
-      if (x->kind == tir::ExprKind::VarRef || x->kind == tir::ExprKind::SpecialReg || x->kind == tir::ExprKind::Elem)
-        only = false;
+      if (!x || !ok) return;
+      int64_t c = 0;
+      switch (x->kind) {
+        case tir::ExprKind::VarRef:
+        case tir::ExprKind::SpecialReg:
+        case tir::ExprKind::Elem: ok = false; return;
+        case tir::ExprKind::Binary:
+          if (tir::isInt(x->type) && (x->bin == tir::BinOp::Div || x->bin == tir::BinOp::Rem))
+            ok = tir::isIntConst(x->args[1], &c) && c != 0 && c != -1;
+          if (x->bin == tir::BinOp::Shl || x->bin == tir::BinOp::Shr)
+            ok = tir::isIntConst(x->args[1], &c) && c >= 0 && c < (x->type == Type::I64 ? 64 : 32);
+          break;
+        case tir::ExprKind::Cast: ok = !(tir::isInt(x->type) && tir::isFloat(x->args[0]->type)); break;
+        default: break;
+      }
       for (const ExprRef& a : x->args) self(self, a);
     };
     visit(visit, e);
-    return only;
+    return ok;
   };
   // The launcher's messages name the access by file (without its folder) and line.
   if (!where.valid()) where = decl_.range;
@@ -395,7 +410,7 @@ void KernelSema::launchChecksAtSureValues(const std::vector<ExprRef>& coord, con
                                   tir::binary(tir::BinOp::Le, c, tir::intConst(most[d], c->type)));
       ExprRef cond =
           tir::isTrue(runs) ? inRange : tir::binary(tir::BinOp::LOr, tir::unary(tir::UnOp::Not, runs), inRange);
-      if (tir::isTrue(cond) || !onlyParams(cond) || tir::isIntConst(cond) || kernel.checks.size() >= kMaxLaunchChecks)
+      if (tir::isTrue(cond) || !launchable(cond) || tir::isIntConst(cond) || kernel.checks.size() >= kMaxLaunchChecks)
         continue;
       if (std::any_of(kernel.checks.begin(), kernel.checks.end(),
                       [&](const tir::LaunchCheck& k) { return tir::sameExpr(k.cond, cond); }))

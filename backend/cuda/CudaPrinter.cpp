@@ -157,6 +157,15 @@ std::string ExprPrinter::binary(const tir::Expr& e) const {
     case BinOp::Min: return fmt::format("tylo::min({}, {})", a, b);
     case BinOp::Max: return fmt::format("tylo::max({}, {})", a, b);
   }
+  // On the host (the launchers' sizes and checks), signed sums, differences and products wrap
+  // as the IR's do; C++ would leave an overflow undefined.
+  const bool wrap = !device_ && (e.type == Type::I32 || e.type == Type::I64) &&
+                    (e.bin == BinOp::Add || e.bin == BinOp::Sub || e.bin == BinOp::Mul);
+  if (wrap) {
+    // The operands print as int32_t or int64_t expressions (literals too), which pick the overload.
+    const char* name = e.bin == BinOp::Add ? "add" : e.bin == BinOp::Sub ? "sub" : "mul";
+    return fmt::format("tylo::wrap_{}({}, {})", name, a, b);
+  }
   return fmt::format("({} {} {})", a, op, b);
 }
 
@@ -190,7 +199,10 @@ std::string ExprPrinter::print(const tir::ExprRef& e) const {
     case tir::ExprKind::Binary: return binary(*e);
     case tir::ExprKind::Unary:
       switch (e->un) {
-        case tir::UnOp::Neg: return fmt::format("(-{})", print(e->args[0]));
+        case tir::UnOp::Neg:
+          if (!device_ && (e->type == Type::I32 || e->type == Type::I64))
+            return fmt::format("tylo::wrap_neg({})", print(e->args[0]));
+          return fmt::format("(-{})", print(e->args[0]));
         case tir::UnOp::Not: return fmt::format("(!{})", print(e->args[0]));
         case tir::UnOp::Relu: return fmt::format("fmaxf({}, 0.0f)", print(e->args[0]));
       }

@@ -41,6 +41,19 @@ __host__ __device__ __forceinline__ int64_t max(int64_t a, int64_t b) { return a
 __host__ __device__ __forceinline__ float min(float a, float b) { return fminf(a, b); }
 __host__ __device__ __forceinline__ float max(float a, float b) { return fmaxf(a, b); }
 
+// The launchers' arithmetic on signed integers: it wraps, as the IR's does (and the emulator's),
+// instead of overflowing into undefined behaviour, so that a launcher's check computes the
+// value the kernel would (the conversions back to a signed type are modulo 2^N: C++20 says so,
+// and GCC, Clang and MSVC do so before it).
+inline int32_t wrap_add(int32_t a, int32_t b) { return static_cast<int32_t>(uint32_t(a) + uint32_t(b)); }
+inline int32_t wrap_sub(int32_t a, int32_t b) { return static_cast<int32_t>(uint32_t(a) - uint32_t(b)); }
+inline int32_t wrap_mul(int32_t a, int32_t b) { return static_cast<int32_t>(uint32_t(a) * uint32_t(b)); }
+inline int32_t wrap_neg(int32_t a) { return static_cast<int32_t>(0u - uint32_t(a)); }
+inline int64_t wrap_add(int64_t a, int64_t b) { return static_cast<int64_t>(uint64_t(a) + uint64_t(b)); }
+inline int64_t wrap_sub(int64_t a, int64_t b) { return static_cast<int64_t>(uint64_t(a) - uint64_t(b)); }
+inline int64_t wrap_mul(int64_t a, int64_t b) { return static_cast<int64_t>(uint64_t(a) * uint64_t(b)); }
+inline int64_t wrap_neg(int64_t a) { return static_cast<int64_t>(uint64_t{0} - uint64_t(a)); }
+
 // ---- 16-bit registers ------------------------------------------------------------
 // Fragments of 16-bit floats live in 32-bit words, two elements per word, so that the
 // words can feed ldmatrix and mma.sync directly.

@@ -36,12 +36,25 @@ int main() {
     expect("rows", n, err, n > 8,
            "rows: index 0 into 's' leaves [0, 256) at launch_checks.tyl:8 for the last value of 'k'", gpu);
   }
+  // With n = 2^31 - 1 the index at the last k is (n - 1) * 32 + t, which wraps in 32 bits, on the
+  // GPU as in the IR: to -64 for thread 0, the first corner checked. The launcher computes the
+  // same wrapped value (C++ would leave the overflow undefined), so thread 0's check is the one
+  // that fails.
+  tylo::detail::last_error = nullptr;
+  cudaError_t wrapped = rows(out, 2147483647);
+  expect("rows", 2147483647, wrapped, true,
+         "rows: index 0 into 's' leaves [0, 256) at launch_checks.tyl:8 for the last value of 'k' and thread 0", gpu);
   for (int m : {-2147483647 - 1, -1, 0, 100, 224, 225, 2147483647}) {
     tylo::detail::last_error = nullptr;
     cudaError_t err = offset(out, m);
     expect("offset", m, err, m < 0 || m > 224,
            "offset: index 0 into 's' leaves [0, 256) at launch_checks.tyl:17 for thread", gpu);
   }
+  // No check of an index that divides by a parameter, and no division by zero in the launcher
+  // when the loop is empty.
+  tylo::detail::last_error = nullptr;
+  cudaError_t err = divided(out, 0, 0);
+  expect("divided", 0, err, false, "", gpu);
   if (out) cudaFree(out);
   return failures == 0 ? 0 : 1;
 }
