@@ -158,8 +158,18 @@ class KernelSema {
   struct SureDeps {
     std::vector<size_t> loops;  // in order, outermost first
     bool thread = false, block = false, params = false, other = false;
+    bool neverRuns = false;     // inside a loop with constant bounds and no iterations
   };
   SureDeps sureDependencies(const std::vector<tir::ExprRef>& coord, bool gridKnown) const;
+  // The sources of the sure values deps names: its loops, the thread's linear index, the
+  // block's (of `blocks`), each with values numbered 0 .. count - 1 (a loop's count is 1
+  // when its end is not a constant).
+  struct SureSource {
+    const LoopValues* loop = nullptr;  // null: the thread, or the block
+    bool isThread = false;
+    int64_t count = 1;
+  };
+  std::vector<SureSource> sureSources(const SureDeps& deps, int64_t blocks) const;
   // One choice of the sure values: each loop variable's value, the thread's and block's ids.
   struct SurePoint {
     std::map<uint32_t, tir::ExprRef> loops;

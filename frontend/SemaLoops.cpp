@@ -120,7 +120,16 @@ KernelSema::SureDeps KernelSema::sureDependencies(const std::vector<ExprRef>& co
   };
   for (const ExprRef& c : coord) visit(visit, c);
   std::sort(deps.loops.begin(), deps.loops.end());
+  deps.neverRuns = std::any_of(loops_.begin(), loops_.end(), [](const LoopValues& l) { return l.count == 0; });
   return deps;
+}
+
+std::vector<KernelSema::SureSource> KernelSema::sureSources(const SureDeps& deps, int64_t blocks) const {
+  std::vector<SureSource> sources;
+  for (size_t i : deps.loops) sources.push_back({&loops_[i], false, loops_[i].count.value_or(1)});
+  if (deps.thread) sources.push_back({nullptr, true, k_.skeleton.threadsPerBlock()});
+  if (deps.block) sources.push_back({nullptr, false, blocks});
+  return sources;
 }
 
 namespace {
@@ -203,27 +212,16 @@ std::optional<KernelSema::Escape> KernelSema::escapeAtSureValues(const std::vect
   // other variables, values under a condition) is not sure.
   const SureDeps deps = sureDependencies(coord, grid[0] > 0);
   if (deps.other || deps.params || (deps.loops.empty() && !deps.thread && !deps.block)) return std::nullopt;
-  // A loop with no iterations: the statement never runs.
-  for (const LoopValues& l : loops_)
-    if (l.count && *l.count == 0) return std::nullopt;
+  if (deps.neverRuns) return std::nullopt;
 
-  // The sources of values, each numbered 0 .. count - 1: the loops (only the first value of
-  // one whose end is not a constant), the thread's linear index, the block's.
-  struct Source {
-    const LoopValues* loop = nullptr;  // null: the thread, or the block
-    bool isThread = false;
-    int64_t count = 1;
-  };
-  std::vector<Source> sources;
-  for (size_t i : deps.loops) sources.push_back({&loops_[i], false, loops_[i].count.value_or(1)});
-  if (deps.thread) sources.push_back({nullptr, true, kernel.threadsPerBlock()});
-  if (deps.block) sources.push_back({nullptr, false, blocks});
+  // The loops contribute only the first value of one whose end is not a constant.
+  const std::vector<SureSource> sources = sureSources(deps, blocks);
   int64_t combinations = 1;
-  for (const Source& src : sources)
+  for (const SureSource& src : sources)
     combinations = std::min(combinations * std::min(src.count, kMaxCombinations + 1), kMaxCombinations + 1);
   // Every combination when there are few; otherwise the first and last of each.
   std::vector<std::vector<int64_t>> picks;
-  for (const Source& src : sources) {
+  for (const SureSource& src : sources) {
     std::vector<int64_t>& p = picks.emplace_back(1, 0);
     if (combinations <= kMaxCombinations)
       for (int64_t j = 1; j < src.count; ++j) p.push_back(j);
@@ -300,8 +298,7 @@ void KernelSema::launchChecksAtSureValues(const std::vector<ExprRef>& coord, con
     symbolic = true;
   }
   if (!symbolic) return;  // every sure value is a constant: escapeAtSureValues has seen them
-  for (const LoopValues& l : loops_)
-    if (l.count && *l.count == 0) return;
+  if (deps.neverRuns) return;
 
   // Nothing to check when the coordinates' ranges already lie inside: a loop variable lies
   // between its bounds, ids inside the block and the grid (`As[k % 3]` needs no check).
@@ -332,15 +329,7 @@ void KernelSema::launchChecksAtSureValues(const std::vector<ExprRef>& coord, con
   // The corners: each loop's first and last value, the first and last thread and block. Each
   // gives a condition over the parameters, which must hold when every loop around the statement
   // has iterations (a loop with a run-time end may have none).
-  struct Source {
-    const LoopValues* loop = nullptr;  // null: the thread, or the block
-    bool isThread = false;
-    int64_t last = 0;                  // the thread's or block's last linear index
-  };
-  std::vector<Source> sources;
-  for (size_t i : deps.loops) sources.push_back({&loops_[i], false, 0});
-  if (deps.thread) sources.push_back({nullptr, true, kernel.threadsPerBlock() - 1});
-  if (deps.block) sources.push_back({nullptr, false, blocks - 1});
+  const std::vector<SureSource> sources = sureSources(deps, blocks);
   if (sources.size() > kMaxCornerSources) return;
   // What the launcher can evaluate: parameters and constants only, and nothing that can fault
   // (the launcher evaluates a condition whole, also for a launch in which the loop is empty and
@@ -349,20 +338,8 @@ void KernelSema::launchChecksAtSureValues(const std::vector<ExprRef>& coord, con
     bool ok = true;
     auto visit = [&](auto&& self, const ExprRef& x) -> void {
       if (!x || !ok) return;
-      int64_t c = 0;
-      switch (x->kind) {
-        case tir::ExprKind::VarRef:
-        case tir::ExprKind::SpecialReg:
-        case tir::ExprKind::Elem: ok = false; return;
-        case tir::ExprKind::Binary:
-          if (tir::isInt(x->type) && (x->bin == tir::BinOp::Div || x->bin == tir::BinOp::Rem))
-            ok = tir::isIntConst(x->args[1], &c) && c != 0 && c != -1;
-          if (x->bin == tir::BinOp::Shl || x->bin == tir::BinOp::Shr)
-            ok = tir::isIntConst(x->args[1], &c) && c >= 0 && c < (x->type == Type::I64 ? 64 : 32);
-          break;
-        case tir::ExprKind::Cast: ok = !(tir::isInt(x->type) && tir::isFloat(x->args[0]->type)); break;
-        default: break;
-      }
+      ok = x->kind != tir::ExprKind::VarRef && x->kind != tir::ExprKind::SpecialReg &&
+           x->kind != tir::ExprKind::Elem && tir::speculatable(*x);
       for (const ExprRef& a : x->args) self(self, a);
     };
     visit(visit, e);
@@ -378,7 +355,7 @@ void KernelSema::launchChecksAtSureValues(const std::vector<ExprRef>& coord, con
     std::vector<std::string> parts;
     for (size_t i = 0; i < sources.size(); ++i) {
       const bool last = (corner >> i) & 1;
-      const Source& src = sources[i];
+      const SureSource& src = sources[i];
       if (src.loop) {
         const LoopValues& l = *src.loop;
         if (!last) {
@@ -392,10 +369,10 @@ void KernelSema::launchChecksAtSureValues(const std::vector<ExprRef>& coord, con
           parts.push_back(fmt::format("the last value of '{}'", l.name));
         }
       } else if (src.isThread) {
-        point.thread = last ? src.last : 0;
+        point.thread = last ? src.count - 1 : 0;
         parts.push_back(idText("thread", point.thread, kernel.block));
       } else {
-        point.block = last ? src.last : 0;
+        point.block = last ? src.count - 1 : 0;
         parts.push_back(idText("block", point.block, grid));
       }
     }

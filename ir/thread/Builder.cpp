@@ -277,6 +277,22 @@ ExprRef cast(Type type, ExprRef a) {
   return make(e);
 }
 
+bool speculatable(const Expr& e) {
+  int64_t c = 0;
+  if (e.kind == ExprKind::Binary) {
+    switch (e.bin) {
+      case BinOp::Div:
+      case BinOp::Rem: return !isInt(e.type) || (isIntConst(e.args[1], &c) && c != 0 && c != -1);
+      case BinOp::Shl:
+      case BinOp::Shr: return isIntConst(e.args[1], &c) && c >= 0 && c < (e.type == Type::I64 ? 64 : 32);
+      default: return true;
+    }
+  }
+  // Float to integer conversions of out-of-range values are undefined in C++.
+  if (e.kind == ExprKind::Cast) return !(isInt(e.type) && isFloat(e.args[0]->type));
+  return true;
+}
+
 ExprRef substitute(const ExprRef& e, const std::function<ExprRef(const Expr& atom)>& value) {
   auto arg = [&](int i) { return substitute(e->args[i], value); };
   switch (e->kind) {

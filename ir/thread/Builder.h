@@ -33,6 +33,11 @@ bool isIntConst(const ExprRef& e, int64_t* value = nullptr);
 // Whether two expressions are the same tree (null only equals null).
 bool sameExpr(const ExprRef& a, const ExprRef& b);
 bool isTrue(const ExprRef& e);
+// Whether evaluating `e` (given its operands) can never fault or be undefined, so it may
+// run where the original code would not have run it: no integer division or remainder by a
+// run-time value (or by 0 or -1), no shift by a run-time or too large amount, no conversion of
+// a float to an integer.
+bool speculatable(const Expr& e);
 
 // `e` rebuilt through the constructors above with each atom (a variable, parameter, special
 // register or array element) replaced by value(atom), where that is not null: with constants

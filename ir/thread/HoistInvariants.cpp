@@ -25,26 +25,6 @@ bool isLeaf(const Expr& e) {
   }
 }
 
-int bitsOf(Type t) { return t == Type::I64 ? 64 : 32; }
-
-// Whether evaluating `e` (given its operands) can never fault or be undefined, so it may
-// run where the original code would not have run it.
-bool speculatable(const Expr& e) {
-  int64_t c = 0;
-  if (e.kind == ExprKind::Binary) {
-    switch (e.bin) {
-      case BinOp::Div:
-      case BinOp::Rem: return !isInt(e.type) || (isIntConst(e.args[1], &c) && c != 0 && c != -1);
-      case BinOp::Shl:
-      case BinOp::Shr: return isIntConst(e.args[1], &c) && c >= 0 && c < bitsOf(e.type);
-      default: return true;
-    }
-  }
-  // Float to integer conversions of out-of-range values are undefined in C++.
-  if (e.kind == ExprKind::Cast) return !(isInt(e.type) && isFloat(e.args[0]->type));
-  return true;
-}
-
 // A program point: before statement `index` of block `scope`.
 struct Point {
   int scope = -1;
