@@ -72,11 +72,11 @@ if [ -n "$TYLOC_EXE" ]; then
     fi
   fi
   CONFIGURE+=(-DTYLO_TYLOC_EXECUTABLE="$TYLOC_EXE")
-  TARGETS=(add_one_example gemm_example gpu_add_one_test gpu_gemm_test launch_checks_test add_one_bench gemm_bench)
+  TARGETS=(add_one_example gemm_example gpu_add_one_test gpu_gemm_test launch_checks_test int_semantics_test add_one_bench gemm_bench)
 else
   echo "no prebuilt tyloc runs here: building the whole project (needs its Debian packages)"
   CONFIGURE+=(-DTYLO_TYLOC_EXECUTABLE=)
-  TARGETS=(tyloc add_one_example gemm_example gpu_add_one_test gpu_gemm_test launch_checks_test add_one_bench gemm_bench)
+  TARGETS=(tyloc add_one_example gemm_example gpu_add_one_test gpu_gemm_test launch_checks_test int_semantics_test add_one_bench gemm_bench)
 fi
 
 step "configure and build (${TARGETS[*]})"

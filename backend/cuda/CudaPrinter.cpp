@@ -89,7 +89,7 @@ class UniqueNames {
 
 }  // namespace
 
-ExprPrinter::ExprPrinter(const tir::Kernel& k, bool device) : k_(k), device_(device) {
+ExprPrinter::ExprPrinter(const tir::Kernel& k, bool device) : k_(k), device_(device), ranges_(k) {
   UniqueNames unique;
   for (const tir::Param& p : k.params) params_.push_back(unique(p.name));
 }
@@ -126,6 +126,9 @@ std::string ExprPrinter::castTo(Type to, const tir::ExprRef& a) const {
   if (to == Type::BF16)
     return fmt::format("__float2bfloat16_rn({})", from == Type::F32 ? inner : fmt::format("static_cast<float>({})", inner));
   if (from == to) return inner;
+  // Float to integer truncates and saturates (NaN gives 0), as PTX's cvt.rzi does; C++ would
+  // leave a value out of range undefined.
+  if (from == Type::F32 && tir::isInt(to)) return fmt::format("tylo::float_to_{}({})", tir::typeName(to), inner);
   return fmt::format("static_cast<{}>({})", cppType(to), inner);
 }
 
@@ -157,14 +160,20 @@ std::string ExprPrinter::binary(const tir::Expr& e) const {
     case BinOp::Min: return fmt::format("tylo::min({}, {})", a, b);
     case BinOp::Max: return fmt::format("tylo::max({}, {})", a, b);
   }
-  // On the host (the launchers' sizes and checks), signed sums, differences and products wrap
-  // as the IR's do; C++ would leave an overflow undefined.
-  const bool wrap = !device_ && (e.type == Type::I32 || e.type == Type::I64) &&
-                    (e.bin == BinOp::Add || e.bin == BinOp::Sub || e.bin == BinOp::Mul);
-  if (wrap) {
-    // The operands print as int32_t or int64_t expressions (literals too), which pick the overload.
-    const char* name = e.bin == BinOp::Add ? "add" : e.bin == BinOp::Sub ? "sub" : "mul";
-    return fmt::format("tylo::wrap_{}({}, {})", name, a, b);
+  // Where C++ could overflow, shift too far or divide by 0 (or -1) into undefined behaviour,
+  // a helper computes what the IR defines. The operands print as int32_t, int64_t or
+  // uint32_t expressions (literals too), which pick the helper's overload.
+  if (!ranges_.plainInCpp(e)) {
+    switch (e.bin) {
+      case BinOp::Add: return fmt::format("tylo::wrap_add({}, {})", a, b);
+      case BinOp::Sub: return fmt::format("tylo::wrap_sub({}, {})", a, b);
+      case BinOp::Mul: return fmt::format("tylo::wrap_mul({}, {})", a, b);
+      case BinOp::Div: return fmt::format("tylo::div({}, {})", a, b);
+      case BinOp::Rem: return fmt::format("tylo::rem({}, {})", a, b);
+      case BinOp::Shl: return fmt::format("tylo::shl({}, {})", a, b);
+      case BinOp::Shr: return fmt::format("tylo::shr({}, {})", a, b);
+      default: break;
+    }
   }
   return fmt::format("({} {} {})", a, op, b);
 }
@@ -200,8 +209,7 @@ std::string ExprPrinter::print(const tir::ExprRef& e) const {
     case tir::ExprKind::Unary:
       switch (e->un) {
         case tir::UnOp::Neg:
-          if (!device_ && (e->type == Type::I32 || e->type == Type::I64))
-            return fmt::format("tylo::wrap_neg({})", print(e->args[0]));
+          if (!ranges_.plainInCpp(*e)) return fmt::format("tylo::wrap_neg({})", print(e->args[0]));
           return fmt::format("(-{})", print(e->args[0]));
         case tir::UnOp::Not: return fmt::format("(!{})", print(e->args[0]));
         case tir::UnOp::Relu: return fmt::format("fmaxf({}, 0.0f)", print(e->args[0]));

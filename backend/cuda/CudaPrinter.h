@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/thread/KernelRanges.h"
 #include "ir/thread/ThreadIR.h"
 
 namespace tyl::cuda {
@@ -20,6 +21,8 @@ class ExprPrinter {
   // `device` selects how special registers are spelled (they do not exist on the host).
   ExprPrinter(const tir::Kernel& k, bool device);
   std::string print(const tir::ExprRef& e) const;
+  // Whether a loop's `var += step` must be printed as a saturating tylo::loop_next (KernelRanges).
+  bool stepMayOverflow(const tir::For& loop) const { return ranges_.stepMayOverflow(loop); }
   // A register operand, as an rvalue.
   std::string reg(const tir::Reg& r) const;
 
@@ -41,6 +44,7 @@ class ExprPrinter {
   std::string castTo(tir::Type to, const tir::ExprRef& a) const;
   const tir::Kernel& k_;
   bool device_;
+  tir::KernelRanges ranges_;
   std::vector<std::string> params_;
   mutable std::optional<Locals> locals_;
 };

@@ -273,8 +273,11 @@ class KernelPrinter {
           } else if constexpr (std::is_same_v<T, tir::For>) {
             if (n.unroll) line(depth, "#pragma unroll");
             const std::string& v = expr_.varName(n.var);
-            line(depth, fmt::format("for ({} = {}; {} < {}; {} += {}) {{", v, expr_.print(n.begin), v,
-                                    expr_.print(n.end), v, expr_.print(n.step)));
+            // The step saturates, so that a loop whose end lies near the largest value ends.
+            const std::string step = expr_.print(n.step);
+            const std::string next = expr_.stepMayOverflow(n) ? fmt::format("{} = tylo::loop_next({}, {})", v, v, step)
+                                                              : fmt::format("{} += {}", v, step);
+            line(depth, fmt::format("for ({} = {}; {} < {}; {}) {{", v, expr_.print(n.begin), v, expr_.print(n.end), next));
             const std::vector<bool> outer = loopWritten_;
             tir::markWrittenVars(n.body, loopWritten_);
             loopWritten_[n.var] = true;

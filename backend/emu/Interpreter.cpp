@@ -104,8 +104,7 @@ void Interpreter::endFrame(Warp& w) {
     tir::Reg var = tir::Reg::var(loop.var);
     tir::Type type = w.regs.type(var);
     Lanes step = eval(w, loop.step, f.mask);
-    Lanes next = binaryOp(tir::BinOp::Add, type, type, w.regs.read(var), convert(type, loop.step->type, step),
-                          f.mask, nullptr);
+    Lanes next = loopNext(type, w.regs.read(var), convert(type, loop.step->type, step));
     w.regs.write(var, next, f.mask);
     if (Mask active = loopTest(w, loop, f.mask)) {
       f.pc = 0;

@@ -1,5 +1,6 @@
 #include "backend/emu/Values.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <limits>
@@ -224,6 +225,18 @@ Lanes binaryOp(BinOp op, Type type, Type bType, const Lanes& a, const Lanes& b, 
   if (isComparison(op)) return compare(op, a, b, tir::isFloat(type), type);
   if (tir::isFloat(type)) return floatBinary(op, type, a, b);
   return intBinary(op, type, bType, a, b, active, divByZero);
+}
+
+Lanes loopNext(Type type, const Lanes& var, const Lanes& step) {
+  const __int128 most = type == Type::I32 ? std::numeric_limits<int32_t>::max()
+                        : type == Type::U32 ? std::numeric_limits<uint32_t>::max()
+                                            : std::numeric_limits<int64_t>::max();
+  // Canonical values are sign- or zero-extended, so their 64-bit readings are exact (an I64
+  // step is positive).
+  return map2(var, step, [&](uint64_t x, uint64_t y) {
+    const __int128 next = __int128{s(x)} + __int128{s(y)};
+    return canonical(type, static_cast<uint64_t>(static_cast<int64_t>(std::min(next, most))));
+  });
 }
 
 Lanes unaryOp(UnOp op, Type type, const Lanes& a) {

@@ -40,5 +40,8 @@ Lanes convert(tir::Type to, tir::Type from, const Lanes& a);
 Lanes binaryOp(tir::BinOp op, tir::Type type, tir::Type bType, const Lanes& a, const Lanes& b, Mask active,
                Mask* divByZero);
 Lanes unaryOp(tir::UnOp op, tir::Type type, const Lanes& a);
+// A loop variable's next value, `var + step` for a positive step, saturated at the type's
+// largest value: a loop whose end lies near it ends instead of wrapping around.
+Lanes loopNext(tir::Type type, const Lanes& var, const Lanes& step);
 
 }  // namespace tyl::emu

@@ -131,9 +131,7 @@ std::optional<tir::Range> KernelLowering::atomRange(const tir::Expr& atom) const
 int64_t KernelLowering::gridLimit(int64_t axis) const {
   std::optional<int64_t>& limit = gridLimits_[axis];
   if (limit) return *limit;
-  const int64_t cuda = axis == 0 ? (int64_t{1} << 31) - 1 : 65535;
-  int64_t hi = k_.grid[axis] ? tir::valueRange(k_.grid[axis], atomRanges()).hi : cuda;
-  return *(limit = std::max<int64_t>(1, std::min(hi, cuda)));
+  return *(limit = tir::gridLimit(k_.grid[axis], static_cast<int>(axis), atomRanges()));
 }
 
 int64_t KernelLowering::knownDivisor(const ExprRef& e) const {

@@ -311,7 +311,7 @@ ExprRef substitute(const ExprRef& e, const std::function<ExprRef(const Expr& ato
 }
 
 uint32_t addVar(Kernel& k, std::string name, Type type) {
-  k.vars.push_back(Var{std::move(name), type});
+  k.vars.push_back(Var{std::move(name), type, false, std::nullopt});
   return static_cast<uint32_t>(k.vars.size() - 1);
 }
 

@@ -112,7 +112,9 @@ class Counter {
       std::string name = k_.vars.at(f.var).name;
       if (offset != 0) name += fmt::format("_{}{}", offset > 0 ? "plus" : "minus", std::abs(offset));
       if (divisor != 1) name += fmt::format("_div{}", divisor);
-      counters.emplace(key, addVar(k_, name + fmt::format("_mod{}", modulus), t));
+      const uint32_t counter = addVar(k_, name + fmt::format("_mod{}", modulus), t);
+      k_.vars[counter].known = Range{0, modulus - 1};
+      counters.emplace(key, counter);
     }
     if (counters.empty()) return {};
 

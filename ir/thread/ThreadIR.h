@@ -32,6 +32,12 @@ const char* typeName(Type t);
 
 enum class Space : uint8_t { Global, Shared };
 
+// Integer values [lo, hi], both included.
+struct Range {
+  int64_t lo = 0, hi = 0;
+  bool within(const Range& outer) const { return lo >= outer.lo && hi <= outer.hi; }
+};
+
 // ---- Entities --------------------------------------------------------------------
 
 // A scalar register (a mutable local variable).
@@ -41,6 +47,9 @@ struct Var {
   // Assigned once, at the top of the kernel body, before any use (a named invariant):
   // the CUDA backend prints it as a const definition.
   bool single = false;
+  // Every value the variable holds, where the pass that made it knows more than its
+  // assignments show (a counter that wraps at S holds 0..S-1).
+  std::optional<Range> known;
 };
 
 // A register array: fragment storage. Indices are always compile-time constants.
@@ -159,7 +168,8 @@ struct If {
   Block otherwise;
 };
 
-// for (var = begin; var < end; var += step); `unroll` asks the backend to unroll it.
+// for (var = begin; var < end; var += step), the step positive; `var + step` saturates at
+// the type's largest value, so that the loop ends. `unroll` asks the backend to unroll it.
 struct For {
   uint32_t var;
   ExprRef begin;

@@ -117,6 +117,12 @@ Range specialRange(Special s, const std::array<int64_t, 3>& block, const std::ar
   return {0, 0};
 }
 
+int64_t gridLimit(const ExprRef& grid, int axis, const AtomRange& atom) {
+  const int64_t cuda = axis == 0 ? (int64_t{1} << 31) - 1 : 65535;
+  const int64_t hi = grid ? valueRange(grid, atom).hi : cuda;
+  return std::max<int64_t>(1, std::min(hi, cuda));
+}
+
 Range typeRange(Type t) {
   switch (t) {
     case Type::Pred: return Range{0, 1};

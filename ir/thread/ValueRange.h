@@ -12,12 +12,6 @@
 
 namespace tyl::tir {
 
-// [lo, hi], both included.
-struct Range {
-  int64_t lo = 0, hi = 0;
-  bool within(const Range& outer) const { return lo >= outer.lo && hi <= outer.hi; }
-};
-
 // Every value of an integer type (Pred: 0 and 1).
 Range typeRange(Type t);
 
@@ -28,6 +22,10 @@ using AtomRange = std::function<std::optional<Range>(const Expr& atom)>;
 // The values of a special register in a launch of `block` threads per block and at most
 // `grid` blocks along each axis (at least 1 each).
 Range specialRange(Special s, const std::array<int64_t, 3>& block, const std::array<int64_t, 3>& grid);
+
+// The most blocks a launch has along `axis` (0..2) for a grid expression (null: the grid is
+// not known): its largest value, and never more than CUDA allows (launchers refuse more).
+int64_t gridLimit(const ExprRef& grid, int axis, const AtomRange& atom);
 
 // The values `e` (of an integer or predicate type) can take.
 Range valueRange(const ExprRef& e, const AtomRange& atom);

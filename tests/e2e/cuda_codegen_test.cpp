@@ -328,6 +328,41 @@ TEST_CASE("a let set before a loop is part of the addresses the loop does not ch
   CHECK(copies == 4);  // 512 vectors over 128 threads
 }
 
+TEST_CASE("integer operations print as plain C++ where their ranges rule out overflow, else through helpers") {
+  const fs::path dir = scratch("integer_helpers");
+  const fs::path tyl = dir / "ints.tyl", cu = dir / "ints.cu";
+  std::ofstream(tyl) << R"(kernel ints(out: global i32[1024], n: i32, d: i32, x: f32) launch(grid = 8, block = 128) {
+    let i = block_id.x * 128 + thread_id.x;
+    out[i] = n * 4;
+    for k in range(0, n) {
+        out[i] = k + 1;
+    }
+    for k in range(0, n, 2) {
+        out[i] = n / d + (n >> d) + i / 3;
+    }
+    out[i] = i32(x);
+}
+)";
+  auto r = run({TYLOC_PATH, tyl.string(), "-o", cu.string(), "--no-line"});
+  INFO(r.err);
+  REQUIRE(r.exitCode == 0);
+  const std::string kernel = functionAt(readFile(cu.string()), "__global__");
+  INFO(kernel);
+  // Block and thread ids of a constant launch, a step-1 loop below a parameter, a division
+  // by a positive constant: plain.
+  CHECK(std::regex_search(kernel, std::regex(R"(\(static_cast<int32_t>\(blockIdx.x\) \* 128\))")));
+  CHECK(kernel.find("k += 1)") != std::string::npos);
+  CHECK(kernel.find("(k + 1)") != std::string::npos);
+  CHECK(std::regex_search(kernel, std::regex(R"(\(\w+ / 3\))")));
+  // A parameter's product, a division and a shift by a parameter, a step that may pass the
+  // largest i32, a float conversion: the helpers that compute the IR's value.
+  CHECK(kernel.find("tylo::wrap_mul(n, 4)") != std::string::npos);
+  CHECK(kernel.find("tylo::div(n, d)") != std::string::npos);
+  CHECK(kernel.find("tylo::shr(n, d)") != std::string::npos);
+  CHECK(kernel.find("= tylo::loop_next(") != std::string::npos);
+  CHECK(kernel.find("tylo::float_to_i32(x)") != std::string::npos);
+}
+
 #ifdef TYLO_NVCC
 namespace {
 

@@ -6,17 +6,20 @@
 // of each thread's slots, zero outside the tensor; `x = load_a(...)` loads into x itself;
 // ldmatrix from windows moving at run time in a swizzled tile; cdiv of sizes near the largest
 // i32; pipelines over loops that start past 0 and step by more than 1; shared windows whose
-// run-time origin is never 0. Also `tyloc run` as a process.
+// run-time origin is never 0; integer operations C++ leaves undefined compute the shared
+// table's results. Also `tyloc run` as a process.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <sstream>
 
 #include "CountOps.h"
 #include "backend/emu/Emulator.h"
 #include "ir/thread/Print.h"
+#include "tests/support/IntSemanticsCases.h"
 #include "tests/support/Process.h"
 #include "tools/tyloc/Pipeline.h"
 
@@ -388,5 +391,80 @@ TEST_CASE("tyloc run misuse is one clear line and exit 2") {
     INFO(args.back() << "\n" << r.err);
     CHECK(r.exitCode == 2);
     CHECK(r.err.find("tyloc: error:") != std::string::npos);
+  }
+}
+
+namespace {
+
+const tir::Kernel& kernelNamed(const Compiled& c, const std::string& name) {
+  for (const tir::Kernel& k : c.module->kernels)
+    if (k.name == name) return k;
+  FAIL("no kernel " << name);
+  throw std::logic_error("unreachable");
+}
+
+}  // namespace
+
+TEST_CASE("integer operations C++ leaves undefined give the shared table's results in a .tyl kernel") {
+  // tests/support/IntSemanticsCases.h; tests/gpu/int_semantics_test.cu runs the same kernels
+  // compiled to CUDA on a GPU against the same table.
+  auto c = compile("int_semantics.tyl");
+  int checked = 0;
+  for (const test::IntCase& tc : test::kIntCases) {
+    if (tc.type == test::IntType::U32) continue;  // not a .tyl type
+    const bool wide = tc.type == test::IntType::I64;
+    INFO("case " << (&tc - test::kIntCases) << ": a = " << tc.a << ", b = " << tc.b);
+    if (tc.op == test::IntOp::LoopNext) continue;  // below, as whole loops
+    const Type t = wide ? Type::I64 : Type::I32;
+    std::vector<emu::Buffer> buffers = {emu::makeBuffer(t, 8)};
+    emu::RunResult r = emu::run(kernelNamed(*c, wide ? "ops64" : "ops32"),
+                                {emu::Arg::pointer(0), emu::Arg::integer(tc.a), emu::Arg::integer(tc.b)}, buffers);
+    // The kernel divides by b whatever the case's operation: by zero that is reported (and
+    // gives 0); nothing else is.
+    if (tc.b == 0) {
+      REQUIRE(r.findings.size() >= 1);
+      CHECK(r.findings[0].kind == emu::FindingKind::DivisionByZero);
+    } else {
+      REQUIRE(r.ok());
+    }
+    const int slot = tc.op == test::IntOp::Add   ? 0
+                     : tc.op == test::IntOp::Sub ? 1
+                     : tc.op == test::IntOp::Mul ? 2
+                     : tc.op == test::IntOp::Neg ? 3
+                     : tc.op == test::IntOp::Div ? 4
+                     : tc.op == test::IntOp::Rem ? 5
+                     : tc.op == test::IntOp::Shl ? 6
+                                                 : 7;
+    int64_t got = 0;
+    std::memcpy(&got, buffers[0].bytes.data() + slot * (wide ? 8 : 4), wide ? 8 : 4);
+    if (!wide) got = static_cast<int32_t>(got);
+    CHECK(got == tc.expected);
+    ++checked;
+  }
+  CHECK(checked > 40);
+  // range(a, 2^31 - 1, 3) near the end: the step saturates there and the loop ends, after the
+  // iterations an exact count gives.
+  const int64_t end = test::kI32Max;
+  for (int64_t a : {end - 10, end - 9, end - 8, end - 2, end - 1, end}) {
+    std::vector<emu::Buffer> buffers = {emu::makeBuffer(Type::I32, 1)};
+    emu::RunResult r = emu::run(kernelNamed(*c, "trips"),
+                                {emu::Arg::pointer(0), emu::Arg::integer(a), emu::Arg::integer(end)}, buffers);
+    INFO("a = " << a);
+    REQUIRE(r.ok());
+    CHECK(static_cast<int64_t>(emu::getElement(buffers[0], Type::I32, 0)) == (end - a + 2) / 3);
+  }
+  for (const test::FloatToIntCase& tc : test::kFloatToIntCases) {
+    if (tc.to == test::IntType::U32) continue;
+    std::vector<emu::Buffer> buffers = {emu::makeBuffer(Type::I32, 1), emu::makeBuffer(Type::I64, 1)};
+    const double x = tc.nan ? std::nan("") : static_cast<double>(tc.value);
+    emu::RunResult r = emu::run(kernelNamed(*c, "to_int"), {emu::Arg::pointer(0), emu::Arg::pointer(1), emu::Arg::real(x)},
+                                buffers);
+    REQUIRE(r.ok());
+    int32_t got32 = 0;
+    int64_t got64 = 0;
+    std::memcpy(&got32, buffers[0].bytes.data(), 4);
+    std::memcpy(&got64, buffers[1].bytes.data(), 8);
+    INFO("x = " << x);
+    CHECK((tc.to == test::IntType::I32 ? int64_t{got32} : got64) == tc.expected);
   }
 }

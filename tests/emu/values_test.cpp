@@ -9,6 +9,7 @@
 #include <random>
 
 #include "backend/emu/Half.h"
+#include "tests/support/IntSemanticsCases.h"
 
 using namespace tyl;
 using namespace tyl::emu;
@@ -132,6 +133,38 @@ TEST_CASE("u32 arithmetic is unsigned", "[values]") {
   CHECK(op(BinOp::Lt, Type::U32, 1, big) == 1);
   CHECK(op(BinOp::Div, Type::U32, big, 2) == 0x7ffffffcu);
   CHECK(op(BinOp::Sub, Type::U32, 0, 1) == 0xffffffffu);
+}
+
+TEST_CASE("integer operations C++ leaves undefined give the shared table's results", "[values]") {
+  // tests/support/IntSemanticsCases.h: the generated code's helpers are checked against the
+  // same table (tests/gpu/int_semantics_test.cu).
+  auto typeOf = [](test::IntType t) {
+    return t == test::IntType::I32 ? Type::I32 : t == test::IntType::I64 ? Type::I64 : Type::U32;
+  };
+  for (const test::IntCase& c : test::kIntCases) {
+    const Type t = typeOf(c.type);
+    const uint64_t a = canonical(t, static_cast<uint64_t>(c.a)), b = canonical(t, static_cast<uint64_t>(c.b));
+    uint64_t got = 0;
+    switch (c.op) {
+      case test::IntOp::Add: got = op(BinOp::Add, t, a, b); break;
+      case test::IntOp::Sub: got = op(BinOp::Sub, t, a, b); break;
+      case test::IntOp::Mul: got = op(BinOp::Mul, t, a, b); break;
+      case test::IntOp::Div: got = op(BinOp::Div, t, a, b); break;
+      case test::IntOp::Rem: got = op(BinOp::Rem, t, a, b); break;
+      case test::IntOp::Shl: got = op(BinOp::Shl, t, a, b); break;
+      case test::IntOp::Shr: got = op(BinOp::Shr, t, a, b); break;
+      case test::IntOp::Neg: got = unaryOp(tir::UnOp::Neg, t, splat(a))[0]; break;
+      case test::IntOp::LoopNext: got = loopNext(t, splat(a), splat(b))[0]; break;
+    }
+    INFO("case " << (&c - test::kIntCases) << ": a = " << c.a << ", b = " << c.b);
+    CHECK(got == canonical(t, static_cast<uint64_t>(c.expected)));
+  }
+  for (const test::FloatToIntCase& c : test::kFloatToIntCases) {
+    const Type t = typeOf(c.to);
+    const float x = c.nan ? NAN : c.value;
+    INFO("float " << x);
+    CHECK(convert(t, Type::F32, fromFloat(Type::F32, x)) == canonical(t, static_cast<uint64_t>(c.expected)));
+  }
 }
 
 TEST_CASE("integer division by zero is reported for active lanes only", "[values]") {
