@@ -150,6 +150,17 @@ std::optional<bool> decided(BinOp op, const ExprRef& a, const ExprRef& b) {
   }
 }
 
+// `sum` less one of its terms equal to `term`, with the other terms in their order, when
+// `sum` is a chain of additions (at most `depth` deep) that has such a term; else null.
+ExprRef withoutTerm(const ExprRef& sum, const ExprRef& term, int depth) {
+  if (depth == 0 || sum->kind != ExprKind::Binary || sum->bin != BinOp::Add) return nullptr;
+  if (sameExpr(sum->args[1], term)) return sum->args[0];
+  if (sameExpr(sum->args[0], term)) return sum->args[1];
+  if (ExprRef left = withoutTerm(sum->args[0], term, depth - 1)) return binary(BinOp::Add, left, sum->args[1]);
+  if (ExprRef right = withoutTerm(sum->args[1], term, depth - 1)) return binary(BinOp::Add, sum->args[0], right);
+  return nullptr;
+}
+
 }  // namespace
 
 ExprRef binary(BinOp op, ExprRef a, ExprRef b) {
@@ -219,6 +230,9 @@ ExprRef binary(BinOp op, ExprRef a, ExprRef b) {
       return binary(BinOp::And, a->args[0], b);
   }
   if (isInt(type)) {
+    // (x + y + z) - y == x + z, wrapping or not: a lane's coordinate less the lane's part of it.
+    if (op == BinOp::Sub)
+      if (ExprRef rest = withoutTerm(a, b, 4)) return rest;
     if (op == BinOp::Add && cb && y == 0) return a;
     if (op == BinOp::Add && ca && x == 0) return b;
     if (op == BinOp::Sub && cb && y == 0) return a;

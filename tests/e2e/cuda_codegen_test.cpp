@@ -363,6 +363,27 @@ TEST_CASE("integer operations print as plain C++ where their ranges rule out ove
   CHECK(kernel.find("tylo::float_to_i32(x)") != std::string::npos);
 }
 
+TEST_CASE("the examples' kernels need none of the integer helpers") {
+  // Their index and address arithmetic is provably free of overflow, so it stays plain C++
+  // that the optimizer can reassociate and fold into addressing modes.
+  std::vector<std::string> texts;
+  for (const char* stem : {"gemm", "gemm_stages"})
+    texts.push_back(readFile(compileGemmExample(scratch(std::string("no_helpers_") + stem), stem, {}).string()));
+  texts.push_back(generate(scratch("no_helpers_add_one")).cu);
+  std::regex helper(R"(tylo::(wrap_\w+|div|rem|shl|shr|loop_next|float_to_\w+)\()");
+  size_t kernels = 0;
+  for (const std::string& text : texts) {
+    for (size_t at = text.find("__global__"); at != std::string::npos; at = text.find("__global__", at + 1)) {
+      ++kernels;
+      const std::string kernel = text.substr(at, text.find("\n}\n", at) - at);
+      std::smatch m;
+      INFO(kernel.substr(0, kernel.find('{')));
+      CHECK_FALSE(std::regex_search(kernel, m, helper));
+    }
+  }
+  CHECK(kernels >= 10);
+}
+
 #ifdef TYLO_NVCC
 namespace {
 

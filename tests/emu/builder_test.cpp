@@ -105,3 +105,36 @@ TEST_CASE("substituting constants for variables folds to the value the hardware 
   CHECK_FALSE(tir::isIntConst(
       tir::substitute(tir::binary(BinOp::Div, c(7), v(i)), [&](const tir::Expr&) { return c(0); })));
 }
+
+TEST_CASE("a term subtracted from a sum that holds it leaves the other terms", "[builder]") {
+  tir::Kernel k;
+  const uint32_t x = tir::addVar(k, "x", Type::I32), y = tir::addVar(k, "y", Type::I32);
+  const uint32_t z = tir::addVar(k, "z", Type::I32);
+  auto v = [&](uint32_t var) { return tir::varRef(k, var); };
+  auto lane4 = [] { return tir::binary(BinOp::Shr, tir::special(tir::Special::LaneId), tir::intConst(2)); };
+  // (x + lane / 4) + y - lane / 4, the second lane / 4 another node: x + y.
+  tir::ExprRef e = tir::sub(tir::add(tir::add(v(x), lane4()), v(y)), lane4());
+  CHECK(tir::sameExpr(e, tir::add(v(x), v(y))));
+  CHECK(tir::sameExpr(tir::sub(tir::add(v(x), v(y)), v(x)), v(y)));
+  // Not a term of the sum: nothing changes.
+  tir::ExprRef kept = tir::sub(tir::add(v(x), tir::mul(v(y), v(z))), v(y));
+  CHECK(kept->kind == ExprKind::Binary);
+  CHECK(kept->bin == BinOp::Sub);
+  // Exact wrapping or not: compared with the sum computed and the term taken away at i32 values
+  // near the ends, where the sum wraps.
+  const int64_t values[] = {INT32_MIN, -7, 0, 5, INT32_MAX};
+  for (int64_t a : values)
+    for (int64_t b : values)
+      for (int64_t c : values) {
+        auto at = [&](const tir::ExprRef& expr) {
+          int64_t out = 0;
+          tir::ExprRef r = tir::substitute(expr, [&](const tir::Expr& atom) {
+            return tir::intConst(atom.i == x ? a : atom.i == y ? b : c, Type::I32);
+          });
+          REQUIRE(tir::isIntConst(r, &out));
+          return out;
+        };
+        const int64_t wrapped = static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(c));
+        CHECK(at(tir::sub(tir::add(tir::add(v(x), v(y)), v(z)), v(y))) == wrapped);
+      }
+}
