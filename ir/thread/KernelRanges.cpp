@@ -25,32 +25,6 @@ std::optional<Range> intersect(std::optional<Range> a, const std::optional<Range
   return Range{std::max(a->lo, b->lo), std::min(a->hi, b->hi)};
 }
 
-void countWrites(const Block& b, std::vector<int>& writes) {
-  auto mark = [&](const Reg& r) {
-    if (r.isVar) ++writes.at(r.id);
-  };
-  for (const Stmt& s : b) {
-    std::visit(
-        [&](const auto& n) {
-          using T = std::decay_t<decltype(n)>;
-          if constexpr (std::is_same_v<T, Assign>) mark(n.dst);
-          if constexpr (std::is_same_v<T, Load> || std::is_same_v<T, Ldmatrix>)
-            for (const Reg& r : n.dst) mark(r);
-          if constexpr (std::is_same_v<T, Mma>)
-            for (const Reg& r : n.d) mark(r);
-          if constexpr (std::is_same_v<T, If>) {
-            countWrites(n.then, writes);
-            countWrites(n.otherwise, writes);
-          }
-          if constexpr (std::is_same_v<T, For>) {
-            ++writes.at(n.var);
-            countWrites(n.body, writes);
-          }
-        },
-        s.node);
-  }
-}
-
 // Adds to reads[v] the references to each variable v in the expressions of `b` (and of the
 // blocks nested in it).
 void countReads(const Block& b, std::vector<int>& reads) {
@@ -77,7 +51,7 @@ KernelRanges::KernelRanges(const Kernel& k) : k_(k), writes_(k.vars.size()), var
   };
   // The grid's expressions are over parameters only.
   for (int axis = 0; axis < 3; ++axis) grid_[static_cast<size_t>(axis)] = gridLimit(k.grid[static_cast<size_t>(axis)], axis, atoms_);
-  countWrites(k.body, writes_);
+  forEachVarWrite(k.body, [&](uint32_t var) { ++writes_.at(var); });
   reads_.assign(k.vars.size(), 0);
   countReads(k.body, reads_);
   block(k.body);

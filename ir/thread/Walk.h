@@ -53,32 +53,39 @@ void forEachExpr(B& b, Fn&& fn) {
   }
 }
 
-// Marks in `written` (indexed by variable id, sized to the kernel's variables) every variable
-// that a statement in `b`, or nested in it, assigns or loads into, loop variables included.
-inline void markWrittenVars(const Block& b, std::vector<bool>& written) {
-  auto mark = [&](const Reg& r) {
-    if (r.isVar) written.at(r.id) = true;
+// Calls fn(variable id) for each write of a variable by a statement in `b`, or nested in it:
+// assignments, loads, ldmatrix and mma destinations, loop variables.
+template <typename Fn>
+void forEachVarWrite(const Block& b, Fn&& fn) {
+  auto reg = [&](const Reg& r) {
+    if (r.isVar) fn(r.id);
   };
   for (const Stmt& s : b) {
     std::visit(
         [&](const auto& n) {
           using T = std::decay_t<decltype(n)>;
-          if constexpr (std::is_same_v<T, Assign>) mark(n.dst);
+          if constexpr (std::is_same_v<T, Assign>) reg(n.dst);
           if constexpr (std::is_same_v<T, Load> || std::is_same_v<T, Ldmatrix>)
-            for (const Reg& r : n.dst) mark(r);
+            for (const Reg& r : n.dst) reg(r);
           if constexpr (std::is_same_v<T, Mma>)
-            for (const Reg& r : n.d) mark(r);
+            for (const Reg& r : n.d) reg(r);
           if constexpr (std::is_same_v<T, If>) {
-            markWrittenVars(n.then, written);
-            markWrittenVars(n.otherwise, written);
+            forEachVarWrite(n.then, fn);
+            forEachVarWrite(n.otherwise, fn);
           }
           if constexpr (std::is_same_v<T, For>) {
-            written.at(n.var) = true;
-            markWrittenVars(n.body, written);
+            fn(n.var);
+            forEachVarWrite(n.body, fn);
           }
         },
         s.node);
   }
+}
+
+// Marks in `written` (indexed by variable id, sized to the kernel's variables) every variable
+// that a statement in `b`, or nested in it, assigns or loads into, loop variables included.
+inline void markWrittenVars(const Block& b, std::vector<bool>& written) {
+  forEachVarWrite(b, [&](uint32_t var) { written.at(var) = true; });
 }
 
 }  // namespace tyl::tir
