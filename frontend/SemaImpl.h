@@ -173,9 +173,10 @@ class KernelSema {
   // One choice of the sure values: each loop variable's value, the thread's and block's ids.
   struct SurePoint {
     std::map<uint32_t, tir::ExprRef> loops;
-    int64_t thread = 0, block = 0;  // linear indices
+    int64_t thread = 0, block = 0;  // linear indices; of a run-time grid, block 1 is the last
   };
-  // `e` at `p`, through lets (with `grid` the constant grid, or zeros).
+  // `e` at `p`, through lets (with `grid` the constant grid, or zeros: then the block ids are
+  // 0, or the grid's size less 1 over the parameters).
   tir::ExprRef atSurePoint(const tir::ExprRef& e, const SurePoint& p, const std::array<int64_t, 3>& grid) const;
   bool windowInsideAtSureValues(const tile::View& w, const tile::Tensor& t);
   // Names that some assignment in `b` sets (`x = ...`, `x += ...`).

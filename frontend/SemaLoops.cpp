@@ -171,6 +171,11 @@ ExprRef KernelSema::atSurePoint(const ExprRef& e, const SurePoint& p, const std:
   const std::array<int64_t, 3> bd = k_.skeleton.block;
   const std::array<int64_t, 3> tid = ids(p.thread, bd);
   const std::array<int64_t, 3> cta = grid[0] > 0 ? ids(p.block, grid) : std::array<int64_t, 3>{0, 0, 0};
+  // A run-time grid's size along axis d, over the parameters; its block 1 is the last one.
+  auto gridSize = [&](int64_t d) {
+    const ExprRef& g = k_.skeleton.grid[static_cast<size_t>(d)];
+    return g ? tir::cast(Type::I64, g) : tir::intConst(1, Type::I64);
+  };
   std::map<uint32_t, ExprRef> letAt;  // each let's value at p, once worked out
   std::function<ExprRef(const tir::Expr&)> value = [&](const tir::Expr& atom) -> ExprRef {
     if (atom.kind == tir::ExprKind::VarRef) {
@@ -190,11 +195,15 @@ ExprRef KernelSema::atSurePoint(const ExprRef& e, const SurePoint& p, const std:
       case tir::Special::TidZ: return tir::intConst(tid[static_cast<size_t>(n)], atom.type);
       case tir::Special::CtaidX:
       case tir::Special::CtaidY:
-      case tir::Special::CtaidZ: return tir::intConst(cta[static_cast<size_t>(n - 3)], atom.type);
+      case tir::Special::CtaidZ:
+        if (grid[0] == 0 && p.block != 0)
+          return tir::cast(atom.type, tir::sub(gridSize(n - 3), tir::intConst(1, Type::I64)));
+        return tir::intConst(cta[static_cast<size_t>(n - 3)], atom.type);
       case tir::Special::NctaidX:
       case tir::Special::NctaidY:
       case tir::Special::NctaidZ:
-        return grid[0] > 0 ? tir::intConst(grid[static_cast<size_t>(n - 6)], atom.type) : nullptr;
+        return grid[0] > 0 ? tir::intConst(grid[static_cast<size_t>(n - 6)], atom.type)
+                           : tir::cast(atom.type, gridSize(n - 6));
       case tir::Special::LaneId: return tir::intConst(p.thread % 32, atom.type);
       case tir::Special::WarpId: return tir::intConst(p.thread / 32, atom.type);
     }
@@ -275,7 +284,9 @@ void KernelSema::launchChecksAtSureValues(const std::vector<ExprRef>& coord, con
   tir::Kernel& kernel = k_.skeleton;
   int64_t blocks = 1;
   const std::array<int64_t, 3> grid = constantGrid(kernel, &blocks);
-  const SureDeps deps = sureDependencies(coord, grid[0] > 0);
+  // The launcher knows a run-time grid: its first and last blocks are corners too.
+  const bool runtimeGrid = grid[0] == 0;
+  const SureDeps deps = sureDependencies(coord, true);
   if (deps.other) return;
   std::function<ExprRef(const tir::Expr&)> throughLets = [&](const tir::Expr& atom) -> ExprRef {
     if (atom.kind != tir::ExprKind::VarRef) return nullptr;
@@ -291,7 +302,7 @@ void KernelSema::launchChecksAtSureValues(const std::vector<ExprRef>& coord, con
     ExprRef steps = tir::binary(tir::BinOp::Div, tir::sub(tir::sub(e, tir::intConst(1, Type::I64)), b), step);
     return tir::add(b, tir::mul(steps, step));
   };
-  bool symbolic = deps.params;
+  bool symbolic = deps.params || (deps.block && runtimeGrid);
   for (size_t i : deps.loops) {
     if (loops_[i].count) continue;
     if (!symbolicLast(loops_[i])) return;
@@ -329,7 +340,7 @@ void KernelSema::launchChecksAtSureValues(const std::vector<ExprRef>& coord, con
   // The corners: each loop's first and last value, the first and last thread and block. Each
   // gives a condition over the parameters, which must hold when every loop around the statement
   // has iterations (a loop with a run-time end may have none).
-  const std::vector<SureSource> sources = sureSources(deps, blocks);
+  const std::vector<SureSource> sources = sureSources(deps, runtimeGrid ? 2 : blocks);
   if (sources.size() > kMaxCornerSources) return;
   // What the launcher can evaluate: parameters and constants only, and nothing that can fault
   // (the launcher evaluates a condition whole, also for a launch in which the loop is empty and
@@ -373,7 +384,7 @@ void KernelSema::launchChecksAtSureValues(const std::vector<ExprRef>& coord, con
         parts.push_back(idText("thread", point.thread, kernel.block));
       } else {
         point.block = last ? src.count - 1 : 0;
-        parts.push_back(idText("block", point.block, grid));
+        parts.push_back(!runtimeGrid ? idText("block", point.block, grid) : last ? "the last block" : "block 0");
       }
     }
     // The statement runs when every loop around it whose iterations are not known has some.

@@ -1,6 +1,6 @@
 // The sure-value check of indices into shared memory (frontend/SemaLoops.cpp) against a
-// brute-force reference, on random loops, block sizes and index forms of the loop variable
-// and the thread id, written inline or through a let: tyloc refuses a kernel exactly when an
+// brute-force reference, on random loops, block sizes, grids (constant or run-time) and index
+// forms of the loop variable, the thread and the block id, written inline or through a let: tyloc refuses a kernel exactly when an
 // index surely taken lies outside the tensor, the launcher refuses a launch exactly when the
 // last value of a loop with a run-time end does, and the emulator, running what both accept,
 // finds an access outside exactly when some iteration of some thread makes one.
@@ -23,6 +23,7 @@ namespace {
 struct Form {
   std::string text;
   std::function<int64_t(int64_t, int64_t)> eval;
+  bool usesThread = false;
 };
 
 std::string lit(int64_t v) { return v < 0 ? fmt::format("(-{})", -v) : fmt::format("{}", v); }
@@ -35,82 +36,110 @@ Form randomForm(std::mt19937& rng, bool threads) {
   const bool warpBase = threads && pick(0, 3) == 0;
   std::string tt = warpBase ? " + (thread_id.x - lane_id())" : b ? fmt::format(" + thread_id.x * {}", b) : "";
   auto tv = [=](int64_t t) { return warpBase ? t - t % 32 : b * t; };
+  Form f;
   switch (pick(0, 3)) {
     case 0:
-      return {fmt::format("k * {} + {}{}", lit(a), lit(c), tt), [=](int64_t k, int64_t t) { return k * a + c + tv(t); }};
+      f = {fmt::format("k * {} + {}{}", lit(a), lit(c), tt), [=](int64_t k, int64_t t) { return k * a + c + tv(t); }};
+      break;
     case 1: {
       // Not * 1, which folds away and leaves a bound the form shows (the other bad-index check).
       const int64_t a2 = a == 1 ? 2 : a;
-      return {fmt::format("((k + {}{}) % {}) * {} + {}", lit(c), tt, m, lit(a2), lit(c / 2)),
-              [=](int64_t k, int64_t t) { return ((k + c + tv(t)) % m) * a2 + c / 2; }};
+      f = {fmt::format("((k + {}{}) % {}) * {} + {}", lit(c), tt, m, lit(a2), lit(c / 2)),
+           [=](int64_t k, int64_t t) { return ((k + c + tv(t)) % m) * a2 + c / 2; }};
+      break;
     }
-    case 2: return {fmt::format("k * k + {}{}", lit(c), tt), [=](int64_t k, int64_t t) { return k * k + c + tv(t); }};
+    case 2:
+      f = {fmt::format("k * k + {}{}", lit(c), tt), [=](int64_t k, int64_t t) { return k * k + c + tv(t); }};
+      break;
     default:
-      return {fmt::format("(k * {} + {}{}) / {}", lit(a), lit(c), tt, q),
-              [=](int64_t k, int64_t t) { return (k * a + c + tv(t)) / q; }};
+      f = {fmt::format("(k * {} + {}{}) / {}", lit(a), lit(c), tt, q),
+           [=](int64_t k, int64_t t) { return (k * a + c + tv(t)) / q; }};
   }
+  f.usesThread = warpBase || b != 0;
+  return f;
 }
 
 struct Case {
   int64_t begin = 0, end = 0, step = 1, size = 0, threads = 1;
   bool runtimeEnd = false, guarded = false, viaLet = false;
   Form f;
+  // The index may add block_id.x * blockCoef, in a grid of `blocks`, a constant or the
+  // parameter g (a run-time grid, whose first and last blocks only the launcher knows).
+  int64_t blocks = 1, blockCoef = 0;
+  bool runtimeGrid = false;
 
   std::string source() const {
-    std::string store = viaLet ? fmt::format("let i = {}; s[i] = k;", f.text) : fmt::format("s[{}] = k;", f.text);
+    const std::string index = blockCoef ? fmt::format("{} + block_id.x * {}", f.text, lit(blockCoef)) : f.text;
+    std::string store = viaLet ? fmt::format("let i = {}; s[i] = k;", index) : fmt::format("s[{}] = k;", index);
     if (guarded) store = "if n > 0 { " + store + " }";
     return fmt::format(
-        "kernel t(out: global i32[1], n: i32) launch(grid = 1, block = {}) {{\n"
+        "kernel t(out: global i32[1], n: i32, g: i32) launch(grid = {}, block = {}) {{\n"
         "    let s = alloc_shared(i32[{}]);\n"
         "    for k in range({}, {}, {}) {{\n"
         "        {}\n"
         "    }}\n"
         "    out[0] = n;\n"
         "}}\n",
-        threads, size, lit(begin), runtimeEnd ? "n" : lit(end), step, store);
+        runtimeGrid ? "g" : lit(blocks), threads, size, lit(begin), runtimeEnd ? "n" : lit(end), step, store);
   }
   std::vector<int64_t> values() const {
     std::vector<int64_t> v;
     for (int64_t k = begin; k < end; k += step) v.push_back(k);
     return v;
   }
-  bool outside(int64_t k, int64_t t) const {
-    const int64_t i = f.eval(k, t);
+  std::vector<int64_t> allThreads() const {
+    std::vector<int64_t> ts;
+    for (int64_t t = 0; t < threads; ++t) ts.push_back(t);
+    return ts;
+  }
+  // The threads whose ids the index depends on (thread 0 stands for all when it does not).
+  std::vector<int64_t> threadValues() const { return f.usesThread ? allThreads() : std::vector<int64_t>{0}; }
+  // The blocks whose ids the index depends on (block 0 stands for all when it does not).
+  std::vector<int64_t> allBlocks() const {
+    std::vector<int64_t> bs = {0};
+    for (int64_t b = 1; blockCoef && b < blocks; ++b) bs.push_back(b);
+    return bs;
+  }
+  bool outside(int64_t k, int64_t t, int64_t b) const {
+    const int64_t i = f.eval(k, t) + blockCoef * b;
     return i < 0 || i >= size;
   }
-  bool anyOutside(const std::vector<int64_t>& ks, const std::vector<int64_t>& ts) const {
+  bool anyOutside(const std::vector<int64_t>& ks, const std::vector<int64_t>& ts, const std::vector<int64_t>& bs) const {
     for (int64_t k : ks)
       for (int64_t t : ts)
-        if (outside(k, t)) return true;
+        for (int64_t b : bs)
+          if (outside(k, t, b)) return true;
     return false;
   }
+  static std::vector<int64_t> ends(const std::vector<int64_t>& v) { return {v.front(), v.back()}; }
   // What tyloc must refuse: the values surely taken (see docs/language.md, "Sure values").
+  // The block ids of a run-time grid are not known then.
   bool refused() const {
-    if (guarded) return false;
-    std::vector<int64_t> ks = values(), ts;
-    for (int64_t t = 0; t < threads; ++t) ts.push_back(t);
+    if (guarded || (runtimeGrid && blockCoef)) return false;
+    std::vector<int64_t> ks = values(), ts = threadValues(), bs = allBlocks();
     if (runtimeEnd) ks = {begin};
     if (ks.empty()) return false;
     // Every combination up to 1024 of them, else the first and last of each.
-    if (ks.size() * ts.size() > 1024) {
-      ks = {ks.front(), ks.back()};
-      ts = {ts.front(), ts.back()};
+    if (ks.size() * ts.size() * bs.size() > 1024) {
+      ks = ends(ks);
+      ts = ends(ts);
+      bs = ends(bs);
     }
-    return anyOutside(ks, ts);
+    return anyOutside(ks, ts, bs);
   }
-  // What the launcher must refuse, with n = end: with a run-time end and no condition, the
-  // last value of the loop at the first and the last thread (the corners).
+  // What the launcher must refuse, with n = end and g = blocks: when a sure value is known
+  // only then (a run-time end, the blocks of a run-time grid) and no condition guards the
+  // access, the corners: each loop's first and last value, the first and last thread and
+  // block.
   bool refusedAtLaunch() const {
     std::vector<int64_t> ks = values();
-    if (!runtimeEnd || guarded || ks.empty()) return false;
-    return anyOutside({ks.back()}, {0, threads - 1});
+    if (!(runtimeEnd || (runtimeGrid && blockCoef)) || guarded || ks.empty()) return false;
+    return anyOutside(ends(ks), ends(allThreads()), ends(allBlocks()));
   }
-  // What the emulator must find, run with n = end.
+  // What the emulator must find, run with n = end and g = blocks.
   bool escapes() const {
     if (guarded && end <= 0) return false;
-    std::vector<int64_t> ts;
-    for (int64_t t = 0; t < threads; ++t) ts.push_back(t);
-    return anyOutside(values(), ts);
+    return anyOutside(values(), allThreads(), allBlocks());
   }
 };
 
@@ -120,7 +149,7 @@ TEST_CASE("indices into shared memory are refused exactly when a loop value sure
           "[sema][loop-values]") {
   std::mt19937 rng(20261201);
   auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
-  int refusals = 0, launchRefusals = 0, escapes = 0, accepted = 0;
+  int refusals = 0, launchRefusals = 0, blockRefusals = 0, escapes = 0, accepted = 0;
   for (int n = 0; n < 2000; ++n) {
     Case c;
     c.begin = pick(-6, 20);
@@ -135,6 +164,11 @@ TEST_CASE("indices into shared memory are refused exactly when a loop value sure
     c.viaLet = pick(0, 3) == 0;
     c.threads = pick(0, 2) == 0 ? pick(2, 100) : 1;
     c.f = randomForm(rng, c.threads > 1);
+    if (pick(0, 2) == 0) {
+      c.blockCoef = pick(-4, 8);
+      c.blocks = pick(1, 4);
+      c.runtimeGrid = pick(0, 1);
+    }
     const std::string text = c.source();
     INFO(text);
 
@@ -158,7 +192,8 @@ TEST_CASE("indices into shared memory are refused exactly when a loop value sure
     emu::Options options;
     options.maxFindings = 1000;  // threads writing the same element race; an escape is still found
     emu::RunResult r =
-        emu::run(module->kernels[0], {emu::Arg::pointer(0), emu::Arg::integer(c.end)}, buffers, options);
+        emu::run(module->kernels[0], {emu::Arg::pointer(0), emu::Arg::integer(c.end), emu::Arg::integer(c.blocks)},
+                 buffers, options);
     INFO(emu::renderFindings(r.findings, sources));
     const bool launchRefused = std::any_of(r.findings.begin(), r.findings.end(), [](const emu::Finding& f) {
       return f.kind == emu::FindingKind::LaunchFailure;
@@ -168,9 +203,12 @@ TEST_CASE("indices into shared memory are refused exactly when a loop value sure
       for (const emu::Finding& f : r.findings) {
         REQUIRE(f.kind == emu::FindingKind::LaunchFailure);
         REQUIRE(f.message.find("index 0 into 's' leaves [0, ") == 0);
-        REQUIRE(f.message.find("for the last value of 'k'") != std::string::npos);
+        // At a corner only the launcher knows: the last value of k, or a block of a run-time grid.
+        const bool runtimeBlocks = c.runtimeGrid && c.blockCoef != 0;
+        REQUIRE(f.message.find(runtimeBlocks ? "block" : "for the last value of 'k'") != std::string::npos);
       }
       ++launchRefusals;
+      blockRefusals += c.runtimeGrid && c.blockCoef != 0;
       continue;
     }
     const bool escaped = std::any_of(r.findings.begin(), r.findings.end(),
@@ -184,6 +222,7 @@ TEST_CASE("indices into shared memory are refused exactly when a loop value sure
   // The cases cover every outcome.
   CHECK(refusals > 200);
   CHECK(launchRefusals > 50);
+  CHECK(blockRefusals > 20);
   CHECK(escapes > 100);
   CHECK(accepted - escapes > 200);
 }

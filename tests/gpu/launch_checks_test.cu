@@ -55,6 +55,14 @@ int main() {
   tylo::detail::last_error = nullptr;
   cudaError_t err = divided(out, 0, 0);
   expect("divided", 0, err, false, "", gpu);
+  // The last block of a run-time grid is a corner too: cdiv(n, 32) - 1 at thread 0 first. An
+  // empty grid (n <= 0) launches nothing and is never refused.
+  for (int n : {-5, 0, 1, 200, 256, 257, 100000}) {
+    tylo::detail::last_error = nullptr;
+    cudaError_t e = per_block(out, n);
+    expect("per_block", n, e, n > 256,
+           "per_block: index 0 into 's' leaves [0, 256) at launch_checks.tyl:35 for thread 0 and the last block", gpu);
+  }
   if (out) cudaFree(out);
   return failures == 0 ? 0 : 1;
 }
