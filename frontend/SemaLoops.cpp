@@ -286,7 +286,20 @@ void KernelSema::launchChecksAtSureValues(const std::vector<ExprRef>& coord, con
   const std::array<int64_t, 3> grid = constantGrid(kernel, &blocks);
   // The launcher knows a run-time grid: its first and last blocks are corners too.
   const bool runtimeGrid = grid[0] == 0;
-  const SureDeps deps = sureDependencies(coord, true);
+  // The last value of a loop whose end depends on the thread, the block or an outer loop
+  // differs between them: what the ends depend on are sources of corners too.
+  std::vector<ExprRef> valuesOf = coord;
+  std::set<size_t> withEnd;
+  SureDeps deps = sureDependencies(valuesOf, true);
+  for (bool grew = true; grew && !deps.other;) {
+    grew = false;
+    for (size_t i : deps.loops)
+      if (!loops_[i].count && withEnd.insert(i).second) {
+        valuesOf.push_back(loops_[i].end);
+        grew = true;
+      }
+    if (grew) deps = sureDependencies(valuesOf, true);
+  }
   if (deps.other) return;
   std::function<ExprRef(const tir::Expr&)> throughLets = [&](const tir::Expr& atom) -> ExprRef {
     if (atom.kind != tir::ExprKind::VarRef) return nullptr;
@@ -364,6 +377,13 @@ void KernelSema::launchChecksAtSureValues(const std::vector<ExprRef>& coord, con
   for (uint32_t corner = 0; corner < (1u << sources.size()); ++corner) {
     SurePoint point;
     std::vector<std::string> parts;
+    // The thread and the block first: a loop's last value may depend on them (and on the loops
+    // outside it, which come before it).
+    for (size_t i = 0; i < sources.size(); ++i) {
+      const bool last = (corner >> i) & 1;
+      if (sources[i].loop) continue;
+      (sources[i].isThread ? point.thread : point.block) = last ? sources[i].count - 1 : 0;
+    }
     for (size_t i = 0; i < sources.size(); ++i) {
       const bool last = (corner >> i) & 1;
       const SureSource& src = sources[i];
@@ -376,14 +396,12 @@ void KernelSema::launchChecksAtSureValues(const std::vector<ExprRef>& coord, con
           point.loops[l.var] = tir::intConst(l.last, Type::I64);
           parts.push_back(fmt::format("{} = {}", l.name, l.last));
         } else {
-          point.loops[l.var] = symbolicLast(l);
+          point.loops[l.var] = atSurePoint(symbolicLast(l), point, grid);
           parts.push_back(fmt::format("the last value of '{}'", l.name));
         }
       } else if (src.isThread) {
-        point.thread = last ? src.count - 1 : 0;
         parts.push_back(idText("thread", point.thread, kernel.block));
       } else {
-        point.block = last ? src.count - 1 : 0;
         parts.push_back(!runtimeGrid ? idText("block", point.block, grid) : last ? "the last block" : "block 0");
       }
     }

@@ -1,6 +1,7 @@
 // The sure-value check of indices into shared memory (frontend/SemaLoops.cpp) against a
 // brute-force reference, on random loops, block sizes, grids (constant or run-time) and index
-// forms of the loop variable, the thread and the block id, written inline or through a let: tyloc refuses a kernel exactly when an
+// forms of the loop variable, the thread and the block id, written inline or through a let,
+// and loops whose run-time end depends on the thread: tyloc refuses a kernel exactly when an
 // index surely taken lies outside the tensor, the launcher refuses a launch exactly when the
 // last value of a loop with a run-time end does, and the emulator, running what both accept,
 // finds an access outside exactly when some iteration of some thread makes one.
@@ -67,6 +68,8 @@ struct Case {
   // parameter g (a run-time grid, whose first and last blocks only the launcher knows).
   int64_t blocks = 1, blockCoef = 0;
   bool runtimeGrid = false;
+  // A run-time end may add thread_id.x * endThread: each thread's loop has its own last value.
+  int64_t endThread = 0;
 
   std::string source() const {
     const std::string index = blockCoef ? fmt::format("{} + block_id.x * {}", f.text, lit(blockCoef)) : f.text;
@@ -80,11 +83,13 @@ struct Case {
         "    }}\n"
         "    out[0] = n;\n"
         "}}\n",
-        runtimeGrid ? "g" : lit(blocks), threads, size, lit(begin), runtimeEnd ? "n" : lit(end), step, store);
+        runtimeGrid ? "g" : lit(blocks), threads, size, lit(begin),
+        !runtimeEnd ? lit(end) : endThread ? fmt::format("n + thread_id.x * {}", lit(endThread)) : "n", step, store);
   }
-  std::vector<int64_t> values() const {
+  // The loop's values in thread t.
+  std::vector<int64_t> values(int64_t t = 0) const {
     std::vector<int64_t> v;
-    for (int64_t k = begin; k < end; k += step) v.push_back(k);
+    for (int64_t k = begin; k < end + endThread * t; k += step) v.push_back(k);
     return v;
   }
   std::vector<int64_t> allThreads() const {
@@ -132,14 +137,20 @@ struct Case {
   // access, the corners: each loop's first and last value, the first and last thread and
   // block.
   bool refusedAtLaunch() const {
-    std::vector<int64_t> ks = values();
-    if (!(runtimeEnd || (runtimeGrid && blockCoef)) || guarded || ks.empty()) return false;
-    return anyOutside(ends(ks), ends(allThreads()), ends(allBlocks()));
+    if (!(runtimeEnd || (runtimeGrid && blockCoef)) || guarded) return false;
+    // Each corner where the loop has iterations.
+    for (int64_t t : ends(endThread ? allThreads() : threadValues())) {
+      const std::vector<int64_t> ks = values(t);
+      if (!ks.empty() && anyOutside(ends(ks), {t}, ends(allBlocks()))) return true;
+    }
+    return false;
   }
   // What the emulator must find, run with n = end and g = blocks.
   bool escapes() const {
     if (guarded && end <= 0) return false;
-    return anyOutside(values(), allThreads(), allBlocks());
+    for (int64_t t : allThreads())
+      if (anyOutside(values(t), {t}, allBlocks())) return true;
+    return false;
   }
 };
 
@@ -149,7 +160,7 @@ TEST_CASE("indices into shared memory are refused exactly when a loop value sure
           "[sema][loop-values]") {
   std::mt19937 rng(20261201);
   auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
-  int refusals = 0, launchRefusals = 0, blockRefusals = 0, escapes = 0, accepted = 0;
+  int refusals = 0, launchRefusals = 0, blockRefusals = 0, threadEndRefusals = 0, escapes = 0, accepted = 0;
   for (int n = 0; n < 2000; ++n) {
     Case c;
     c.begin = pick(-6, 20);
@@ -164,6 +175,7 @@ TEST_CASE("indices into shared memory are refused exactly when a loop value sure
     c.viaLet = pick(0, 3) == 0;
     c.threads = pick(0, 2) == 0 ? pick(2, 100) : 1;
     c.f = randomForm(rng, c.threads > 1);
+    if (c.runtimeEnd && c.threads > 1 && pick(0, 1) == 0) c.endThread = pick(-2, 3);
     if (pick(0, 2) == 0) {
       c.blockCoef = pick(-4, 8);
       c.blocks = pick(1, 4);
@@ -209,6 +221,7 @@ TEST_CASE("indices into shared memory are refused exactly when a loop value sure
       }
       ++launchRefusals;
       blockRefusals += c.runtimeGrid && c.blockCoef != 0;
+      threadEndRefusals += c.endThread != 0;
       continue;
     }
     const bool escaped = std::any_of(r.findings.begin(), r.findings.end(),
@@ -223,6 +236,7 @@ TEST_CASE("indices into shared memory are refused exactly when a loop value sure
   CHECK(refusals > 200);
   CHECK(launchRefusals > 50);
   CHECK(blockRefusals > 20);
+  CHECK(threadEndRefusals > 10);
   CHECK(escapes > 100);
   CHECK(accepted - escapes > 200);
 }

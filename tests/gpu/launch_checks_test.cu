@@ -63,6 +63,15 @@ int main() {
     expect("per_block", n, e, n > 256,
            "per_block: index 0 into 's' leaves [0, 256) at launch_checks.tyl:35 for thread 0 and the last block", gpu);
   }
+  // Each thread's own last value: thread 31's, n + 30, decides. With n <= -31 no thread's
+  // loop runs.
+  for (int n : {-100, -31, 0, 225, 226, 1000}) {
+    tylo::detail::last_error = nullptr;
+    cudaError_t e = thread_end(out, n);
+    expect("thread_end", n, e, n > 225,
+           "thread_end: index 0 into 's' leaves [0, 256) at launch_checks.tyl:43 for the last value of 'k' and thread",
+           gpu);
+  }
   if (out) cudaFree(out);
   return failures == 0 ? 0 : 1;
 }
