@@ -9,8 +9,9 @@
 #include "backend/emu/Values.h"
 #include "ir/thread/Builder.h"
 #include "ir/thread/KernelRanges.h"
-#include "ir/thread/Print.h"
 #include "ir/thread/LoopRemainders.h"
+#include "ir/thread/Print.h"
+#include "tests/emu/RandomRanges.h"
 
 using namespace tyl;
 using tir::BinOp;
@@ -41,37 +42,8 @@ struct Setup {
   }
 };
 
-Range randomRangeIn(Type t, std::mt19937_64& rng) {
-  const Range all = tir::typeRange(t);
-  switch (rng() % 5) {
-    case 0: return all;
-    case 1: return Range{0, static_cast<int64_t>(rng() % 300)};
-    case 2: {
-      const int64_t lo = -static_cast<int64_t>(rng() % 5);
-      return Range{lo, lo + static_cast<int64_t>(rng() % 10)};
-    }
-    case 3: {
-      const int64_t hi = all.hi - static_cast<int64_t>(rng() % 64);
-      return Range{hi - static_cast<int64_t>(rng() % 4096), hi};
-    }
-    default: {
-      const int64_t lo = all.lo + static_cast<int64_t>(rng() % 64);
-      return Range{lo, lo + static_cast<int64_t>(rng() % 100000)};
-    }
-  }
-}
-
-// Inside the type's values (so u32 ranges are never negative).
-Range randomRange(Type t, std::mt19937_64& rng) {
-  const Range all = tir::typeRange(t);
-  const Range r = randomRangeIn(t, rng);
-  return Range{std::max(r.lo, all.lo), std::max(std::max(r.lo, all.lo), std::min(r.hi, all.hi))};
-}
-
-Type randomType(std::mt19937_64& rng) {
-  const Type types[] = {Type::I32, Type::I64, Type::U32};
-  return types[rng() % 3];
-}
+using test::randomIntType;
+using test::randomRange;
 
 ExprRef randomExpr(const Setup& s, Type t, int depth, std::mt19937_64& rng) {
   auto leaf = [&]() -> ExprRef {
@@ -96,7 +68,7 @@ ExprRef randomExpr(const Setup& s, Type t, int depth, std::mt19937_64& rng) {
     case 8: return tir::binary(BinOp::And, sub(), sub());
     case 9: return tir::binary(BinOp::Min, sub(), sub());
     case 10: return tir::select(tir::lt(sub(), sub()), sub(), sub());
-    default: return tir::cast(t, randomExpr(s, randomType(rng), depth - 1, rng));
+    default: return tir::cast(t, randomExpr(s, randomIntType(rng), depth - 1, rng));
   }
 }
 
@@ -164,11 +136,11 @@ TEST_CASE("no operation KernelRanges prints as plain C++ is undefined there", "[
   for (int round = 0; round < 300; ++round) {
     Setup s;
     for (int i = 0; i < 3; ++i) {
-      const Type t = randomType(rng);
+      const Type t = randomIntType(rng);
       s.add(t, randomRange(t, rng));
     }
     std::vector<ExprRef> exprs;
-    for (int i = 0; i < 8; ++i) exprs.push_back(randomExpr(s, randomType(rng), 4, rng));
+    for (int i = 0; i < 8; ++i) exprs.push_back(randomExpr(s, randomIntType(rng), 4, rng));
     const tir::KernelRanges ranges(s.k);
     std::vector<uint64_t> env(s.k.vars.size());
     for (const ExprRef& x : exprs) {

@@ -12,6 +12,7 @@
 #include "ir/lower/Addressing.h"
 #include "ir/thread/Builder.h"
 #include "ir/thread/ValueRange.h"
+#include "tests/emu/RandomRanges.h"
 
 using namespace tyl;
 using tir::BinOp;
@@ -56,31 +57,8 @@ struct Params {
   }
 };
 
-// A range inside `t`'s: sometimes all of it, sometimes small, sometimes around zero.
-Range randomRange(Type t, std::mt19937_64& rng) {
-  Range all = tir::typeRange(t);
-  switch (rng() % 4) {
-    case 0: return all;
-    case 1: {
-      int64_t lo = std::uniform_int_distribution<int64_t>(0, 1000)(rng);
-      return Range{lo, lo + static_cast<int64_t>(rng() % 5000)};
-    }
-    case 2: {
-      int64_t lo = std::uniform_int_distribution<int64_t>(std::max<int64_t>(all.lo, -100000), 0)(rng);
-      return Range{lo, std::min<int64_t>(all.hi, lo + static_cast<int64_t>(rng() % 200000))};
-    }
-    default: {
-      // Near the top of the type, where sums wrap.
-      int64_t hi = all.hi - static_cast<int64_t>(rng() % 64);
-      return Range{hi - static_cast<int64_t>(rng() % 4096), hi};
-    }
-  }
-}
-
-Type randomIntType(std::mt19937_64& rng) {
-  const Type types[] = {Type::I32, Type::I64, Type::U32};
-  return types[rng() % 3];
-}
+using test::randomIntType;
+using test::randomRange;
 
 ExprRef randomExpr(const Params& p, Type t, int depth, std::mt19937_64& rng) {
   auto leaf = [&]() -> ExprRef {
