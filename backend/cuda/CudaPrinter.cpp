@@ -89,9 +89,14 @@ class UniqueNames {
 
 }  // namespace
 
-ExprPrinter::ExprPrinter(const tir::Kernel& k, bool device) : k_(k), device_(device), ranges_(k) {
+ExprPrinter::ExprPrinter(const tir::Kernel& k) : k_(k) {
   UniqueNames unique;
   for (const tir::Param& p : k.params) params_.push_back(unique(p.name));
+}
+
+const tir::KernelRanges& ExprPrinter::ranges() const {
+  if (!ranges_) ranges_.emplace(k_);
+  return *ranges_;
 }
 
 const ExprPrinter::Locals& ExprPrinter::locals() const {
@@ -163,7 +168,7 @@ std::string ExprPrinter::binary(const tir::Expr& e) const {
   // Where C++ could overflow, shift too far or divide by 0 (or -1) into undefined behaviour,
   // a helper computes what the IR defines. The operands print as int32_t, int64_t or
   // uint32_t expressions (literals too), which pick the helper's overload.
-  if (!ranges_.plainInCpp(e)) {
+  if (!ranges().plainInCpp(e)) {
     switch (e.bin) {
       case BinOp::Add: return fmt::format("tylo::wrap_add({}, {})", a, b);
       case BinOp::Sub: return fmt::format("tylo::wrap_sub({}, {})", a, b);
@@ -209,7 +214,7 @@ std::string ExprPrinter::print(const tir::ExprRef& e) const {
     case tir::ExprKind::Unary:
       switch (e->un) {
         case tir::UnOp::Neg:
-          if (!ranges_.plainInCpp(*e)) return fmt::format("tylo::wrap_neg({})", print(e->args[0]));
+          if (!ranges().plainInCpp(*e)) return fmt::format("tylo::wrap_neg({})", print(e->args[0]));
           return fmt::format("(-{})", print(e->args[0]));
         case tir::UnOp::Not: return fmt::format("(!{})", print(e->args[0]));
         case tir::UnOp::Relu: return fmt::format("fmaxf({}, 0.0f)", print(e->args[0]));

@@ -18,11 +18,11 @@ const char* pointerElemType(tir::Type t);
 
 class ExprPrinter {
  public:
-  // `device` selects how special registers are spelled (they do not exist on the host).
-  ExprPrinter(const tir::Kernel& k, bool device);
+  // Prints expressions of `k`, in its kernel or in its host launcher (which has no registers or ids).
+  explicit ExprPrinter(const tir::Kernel& k);
   std::string print(const tir::ExprRef& e) const;
   // Whether a loop's `var += step` must be printed as a saturating tylo::loop_next (KernelRanges).
-  bool stepMayOverflow(const tir::For& loop) const { return ranges_.stepMayOverflow(loop); }
+  bool stepMayOverflow(const tir::For& loop) const { return ranges().stepMayOverflow(loop); }
   // A register operand, as an rvalue.
   std::string reg(const tir::Reg& r) const;
 
@@ -42,9 +42,10 @@ class ExprPrinter {
   const Locals& locals() const;
   std::string binary(const tir::Expr& e) const;
   std::string castTo(tir::Type to, const tir::ExprRef& a) const;
+  // The kernel's value ranges, worked out on first use (printing names needs none).
+  const tir::KernelRanges& ranges() const;
   const tir::Kernel& k_;
-  bool device_;
-  tir::KernelRanges ranges_;
+  mutable std::optional<tir::KernelRanges> ranges_;
   std::vector<std::string> params_;
   mutable std::optional<Locals> locals_;
 };

@@ -24,7 +24,7 @@ const char* vectorType(int bytes) {
 
 class KernelPrinter {
  public:
-  KernelPrinter(const tir::Kernel& k, const EmitOptions& o) : k_(k), o_(o), expr_(k, true) {}
+  KernelPrinter(const tir::Kernel& k, const EmitOptions& o) : k_(k), o_(o), expr_(k) {}
 
   std::string run() {
     std::string params;

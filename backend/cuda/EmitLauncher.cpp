@@ -35,13 +35,13 @@ std::string quoted(const std::string& s) {
 }  // namespace
 
 std::string launcherDeclaration(const tir::Kernel& k) {
-  std::string params = paramList(k, ExprPrinter(k, false));
+  std::string params = paramList(k, ExprPrinter(k));
   return fmt::format("cudaError_t {}({}{}cudaStream_t stream = 0);\n", launcherName(k), params,
                      params.empty() ? "" : ", ");
 }
 
 std::string emitLauncher(const tir::Kernel& k, const EmitOptions&) {
-  ExprPrinter host(k, false);
+  ExprPrinter host(k);
   std::string params = paramList(k, host);
   std::string out = fmt::format("cudaError_t {}({}{}cudaStream_t stream) {{\n", launcherName(k), params,
                                 params.empty() ? "" : ", ");

@@ -112,16 +112,10 @@ bool KernelRanges::plainInCpp(const Expr& e) const {
     return fits(-Wide{a.hi}, -Wide{a.lo}, t);
   }
   if (e.kind != ExprKind::Binary) return true;
+  if (e.bin == BinOp::Add || e.bin == BinOp::Sub || e.bin == BinOp::Mul) return !isSigned || exactOperation(e, atoms_);
   const Range a = valueRange(e.args[0], atoms_), b = valueRange(e.args[1], atoms_);
   const int64_t width = t == Type::I64 ? 64 : 32;
   switch (e.bin) {
-    case BinOp::Add: return !isSigned || fits(Wide{a.lo} + b.lo, Wide{a.hi} + b.hi, t);
-    case BinOp::Sub: return !isSigned || fits(Wide{a.lo} - b.hi, Wide{a.hi} - b.lo, t);
-    case BinOp::Mul: {
-      if (!isSigned) return true;
-      const Wide p[] = {Wide{a.lo} * b.lo, Wide{a.lo} * b.hi, Wide{a.hi} * b.lo, Wide{a.hi} * b.hi};
-      return fits(*std::min_element(p, p + 4), *std::max_element(p, p + 4), t);
-    }
     case BinOp::Shl:
       if (b.lo < 0 || b.hi >= width) return false;
       // C++17 leaves shifting a negative value, or a one into the sign bit, undefined.

@@ -24,6 +24,9 @@ class KernelRanges {
   // loop variable: its loop's bounds; otherwise what Var::known says), of thread and block
   // ids from the launch, and of parameters: anything.
   explicit KernelRanges(const Kernel& k);
+  // atoms() refers to this object.
+  KernelRanges(const KernelRanges&) = delete;
+  KernelRanges& operator=(const KernelRanges&) = delete;
 
   const AtomRange& atoms() const { return atoms_; }
 

@@ -166,6 +166,13 @@ Range valueRange(const ExprRef& e, const AtomRange& atom) {
   return all;
 }
 
+bool exactOperation(const Expr& e, const AtomRange& atom) {
+  if (e.kind != ExprKind::Binary || !isInt(e.type)) return false;
+  const Range all = typeRange(e.type);
+  std::optional<WideRange> w = exactRange(e, valueRange(e.args[0], atom), valueRange(e.args[1], atom));
+  return w && w->lo >= all.lo && w->hi <= all.hi;
+}
+
 bool exactArithmetic(const ExprRef& e, const AtomRange& atom) {
   const Range all = typeRange(e->type);
   switch (e->kind) {
@@ -175,9 +182,7 @@ bool exactArithmetic(const ExprRef& e, const AtomRange& atom) {
     case ExprKind::Binary: {
       const BinOp op = e->bin;
       if (op != BinOp::Add && op != BinOp::Sub && op != BinOp::Mul && op != BinOp::Shl) return true;
-      if (!isInt(e->type) || !exactArithmetic(e->args[0], atom) || !exactArithmetic(e->args[1], atom)) return false;
-      std::optional<WideRange> w = exactRange(*e, valueRange(e->args[0], atom), valueRange(e->args[1], atom));
-      return w && w->lo >= all.lo && w->hi <= all.hi;
+      return exactArithmetic(e->args[0], atom) && exactArithmetic(e->args[1], atom) && exactOperation(*e, atom);
     }
     default: return true;
   }

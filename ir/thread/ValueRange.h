@@ -30,6 +30,10 @@ int64_t gridLimit(const ExprRef& grid, int axis, const AtomRange& atom);
 // The values `e` (of an integer or predicate type) can take.
 Range valueRange(const ExprRef& e, const AtomRange& atom);
 
+// Whether the one sum, difference, product or shift by a constant `e` yields the exact value:
+// its operands' ranges keep the result inside its type (false for other operations).
+bool exactOperation(const Expr& e, const AtomRange& atom);
+
 // Whether every sum, difference, product, shift and integer conversion in `e` yields the
 // exact value (none can wrap), so that `e` equals its affine form (lower/Affine.h) over
 // the integers. Other operations are atoms and are not looked into.
