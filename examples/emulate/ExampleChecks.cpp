@@ -38,9 +38,10 @@ const tir::Kernel* find(const Example& ex, const std::string& name) {
   return nullptr;
 }
 
-// Runs one kernel; whether the emulator found nothing (its findings go to `check`).
+// Runs one kernel; whether nothing went wrong (what did goes to `check.findings`).
 bool runClean(const Example& ex, const tir::Kernel& k, const std::vector<emu::Arg>& args,
               std::vector<emu::Buffer>& buffers, Check& check) {
+  if (ex.runner) return ex.runner(k, args, buffers, check.findings);
   emu::RunResult r = emu::run(k, args, buffers);
   check.findings += emu::renderFindings(r.findings, ex.sources);
   return r.ok();
@@ -72,11 +73,12 @@ Error compare(const std::function<double(int64_t, int64_t)>& got, const std::fun
   return e;
 }
 
-std::string describe(const std::string& name, const Problem& p, const std::string& extra, const Error& e) {
+std::string describe(const Example& ex, const std::string& name, const Problem& p, const std::string& extra,
+                     const Error& e) {
   char buf[256];
-  std::snprintf(buf, sizeof buf, "%s %lldx%lldx%lld%s (emulator): relative error %.2g vs a float64 CPU reference",
+  std::snprintf(buf, sizeof buf, "%s %lldx%lldx%lld%s (%s): relative error %.2g vs a float64 CPU reference",
                 name.c_str(), static_cast<long long>(p.M), static_cast<long long>(p.N), static_cast<long long>(p.K),
-                extra.c_str(), e.rel);
+                extra.c_str(), ex.where.c_str(), e.rel);
   return buf;
 }
 
@@ -97,7 +99,7 @@ Check addOne(const Example& ex) {
   int64_t right = 0;
   for (int64_t i = 0; clean && i < 128; ++i) right += plusOne(b[0], b[1], i);
   c.ok = clean && right == 128;
-  c.line = "add_one (emulator): " + std::to_string(right) + "/128 elements correct";
+  c.line = "add_one (" + ex.where + "): " + std::to_string(right) + "/128 elements correct";
   return c;
 }
 
@@ -116,7 +118,7 @@ Check addOneN(const Example& ex, const std::vector<int64_t>& sizes) {
     for (int64_t i = 0; i < n; ++i) bad += !plusOne(b[0], b[1], i);
   }
   c.ok = clean && bad == 0;
-  c.line = "add_one_n (emulator): n = " + list + ": " +
+  c.line = "add_one_n (" + ex.where + "): n = " + list + ": " +
            (bad == 0 ? std::string("all elements correct") : std::to_string(bad) + " wrong");
   return c;
 }
@@ -145,7 +147,7 @@ Check gemm(const Example& ex, const std::string& base, Type t, const Problem& p,
   auto got = [&](int64_t i, int64_t j) { return emu::getElement(b[2], Type::F32, i * p.N + j); };
   Error e = clean ? compare(got, ref, p, 1e-4) : Error{};
   c.ok = clean && e.ok;
-  c.line = describe(name, p, relu ? " relu" : "", e);
+  c.line = describe(ex, name, p, relu ? " relu" : "", e);
   return c;
 }
 
@@ -174,7 +176,7 @@ Check gemmBeta(const Example& ex, Type t, const Problem& p) {
   // The result is rounded to 16 bits: half a unit in the last place, 2^-11 (f16) or 2^-8 (bf16).
   Error e = clean ? compare(got, ref, p, t == Type::F16 ? 1.0 / 1024 : 1.0 / 128) : Error{};
   c.ok = clean && e.ok;
-  c.line = describe(name, p, " beta", e);
+  c.line = describe(ex, name, p, " beta", e);
   return c;
 }
 

@@ -3,20 +3,31 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "backend/emu/HostData.h"
 #include "frontend/Source.h"
 #include "ir/thread/ThreadIR.h"
 
 namespace tyl::examples {
 
-// A .tyl file compiled to thread IR (as `tyloc` does); `diagnostics` is what it printed.
+// Runs `kernel` with one Arg per parameter on `buffers` (read and written in place): whether
+// the run was clean, with what went wrong appended to `problems`.
+using Runner = std::function<bool(const tir::Kernel& kernel, const std::vector<emu::Arg>& args,
+                                  std::vector<emu::Buffer>& buffers, std::string& problems)>;
+
+// A .tyl file compiled to thread IR (as `tyloc` does); `diagnostics` is what it printed. The
+// checks run its kernels on the emulator, or with `runner` where one is set (the test suite
+// runs the generated CUDA on the host that way), and name `where` in their lines.
 struct Example {
   SourceManager sources;
   std::optional<tir::Module> module;
   std::string diagnostics;
+  Runner runner;
+  std::string where = "emulator";
 };
 
 // Compiles the .tyl file at `path` into `ex`; false (with `ex.diagnostics`) when it fails.

@@ -17,6 +17,9 @@ set(TYLO_FUZZ_REPLAY_TIMEOUT 60 CACHE STRING "")
 set(TYLO_BUILD_EXAMPLES OFF CACHE BOOL "")
 set(TYLO_BUILD_BENCH OFF CACHE BOOL "")
 set(TYLO_ENABLE_CUDA OFF CACHE BOOL "")
+# The generated CUDA run as host C++ (tests/hostrun) exercises no compiler code either, and its
+# guard pages already catch what the sanitizers would there.
+set(TYLO_BUILD_HOST_RUN_TESTS OFF CACHE BOOL "")
 # The sanitizers replace malloc themselves.
 set(TYLO_USE_MIMALLOC OFF CACHE BOOL "")
 

@@ -1,0 +1,136 @@
+// The part of the runtime that is plain C++ over the CUDA headers' types, the same on the host
+// and the device: launch error reporting, arithmetic as the IR defines it, 16-bit register
+// access and element addresses. runtime.cuh includes it, after the CUDA headers whose types it
+// uses, beside the PTX wrappers; tests/hostrun compiles it as host C++.
+#pragma once
+
+#include <cstdint>
+
+namespace tylo {
+
+// ---- Launch errors ---------------------------------------------------------------
+
+namespace detail {
+inline thread_local const char* last_error = nullptr;
+}
+
+// The message of the last launcher check that failed on this host thread, or null.
+inline const char* last_launch_error() { return detail::last_error; }
+
+inline cudaError_t launch_error(const char* message) {
+  detail::last_error = message;
+  return cudaErrorInvalidValue;
+}
+
+template <class T>
+inline bool is_aligned(const T* p, uintptr_t bytes) {
+  return reinterpret_cast<uintptr_t>(p) % bytes == 0;
+}
+
+// ---- Arithmetic --------------------------------------------------------------------
+
+// One overload per type the generated code uses, so that literals of another spelling of
+// the same width (5ll for a long int64_t) still resolve.
+__host__ __device__ __forceinline__ int32_t min(int32_t a, int32_t b) { return b < a ? b : a; }
+__host__ __device__ __forceinline__ int32_t max(int32_t a, int32_t b) { return a < b ? b : a; }
+__host__ __device__ __forceinline__ int64_t min(int64_t a, int64_t b) { return b < a ? b : a; }
+__host__ __device__ __forceinline__ int64_t max(int64_t a, int64_t b) { return a < b ? b : a; }
+__host__ __device__ __forceinline__ float min(float a, float b) { return fminf(a, b); }
+__host__ __device__ __forceinline__ float max(float a, float b) { return fmaxf(a, b); }
+
+// Integer arithmetic as the IR defines it, where C++ would leave it undefined: sums,
+// differences, products and negations of signed integers wrap; shifts by an amount outside
+// 0..width-1 give 0 (left) or fill with the sign (right), as PTX's shl and shr do; a division
+// by 0 gives 0 and one of the smallest value by -1 wraps; a loop's step saturates. The generated code calls these only
+// where the operands' ranges do not rule the case out, so that the emulator, the launchers
+// and the kernel compute the same values. (The conversions back to a signed type are modulo
+// 2^N: C++20 says so, and NVCC, GCC, Clang and MSVC do so before it.)
+#define TYLO_INT_HD __host__ __device__ __forceinline__
+TYLO_INT_HD int32_t wrap_add(int32_t a, int32_t b) { return static_cast<int32_t>(uint32_t(a) + uint32_t(b)); }
+TYLO_INT_HD int32_t wrap_sub(int32_t a, int32_t b) { return static_cast<int32_t>(uint32_t(a) - uint32_t(b)); }
+TYLO_INT_HD int32_t wrap_mul(int32_t a, int32_t b) { return static_cast<int32_t>(uint32_t(a) * uint32_t(b)); }
+TYLO_INT_HD int32_t wrap_neg(int32_t a) { return static_cast<int32_t>(0u - uint32_t(a)); }
+TYLO_INT_HD int64_t wrap_add(int64_t a, int64_t b) { return static_cast<int64_t>(uint64_t(a) + uint64_t(b)); }
+TYLO_INT_HD int64_t wrap_sub(int64_t a, int64_t b) { return static_cast<int64_t>(uint64_t(a) - uint64_t(b)); }
+TYLO_INT_HD int64_t wrap_mul(int64_t a, int64_t b) { return static_cast<int64_t>(uint64_t(a) * uint64_t(b)); }
+TYLO_INT_HD int64_t wrap_neg(int64_t a) { return static_cast<int64_t>(uint64_t{0} - uint64_t(a)); }
+
+TYLO_INT_HD int32_t div(int32_t a, int32_t b) { return b == 0 ? 0 : b == -1 ? wrap_neg(a) : a / b; }
+TYLO_INT_HD int64_t div(int64_t a, int64_t b) { return b == 0 ? 0 : b == -1 ? wrap_neg(a) : a / b; }
+TYLO_INT_HD uint32_t div(uint32_t a, uint32_t b) { return b == 0 ? 0 : a / b; }
+TYLO_INT_HD int32_t rem(int32_t a, int32_t b) { return b == 0 || b == -1 ? 0 : a % b; }
+TYLO_INT_HD int64_t rem(int64_t a, int64_t b) { return b == 0 || b == -1 ? 0 : a % b; }
+TYLO_INT_HD uint32_t rem(uint32_t a, uint32_t b) { return b == 0 ? 0 : a % b; }
+
+TYLO_INT_HD int32_t shl(int32_t a, int64_t n) { return n < 0 || n >= 32 ? 0 : static_cast<int32_t>(uint32_t(a) << n); }
+TYLO_INT_HD int64_t shl(int64_t a, int64_t n) { return n < 0 || n >= 64 ? 0 : static_cast<int64_t>(uint64_t(a) << n); }
+TYLO_INT_HD uint32_t shl(uint32_t a, int64_t n) { return n < 0 || n >= 32 ? 0u : a << n; }
+TYLO_INT_HD int32_t shr(int32_t a, int64_t n) { return a >> (n < 0 || n >= 32 ? 31 : n); }
+TYLO_INT_HD int64_t shr(int64_t a, int64_t n) { return a >> (n < 0 || n >= 64 ? 63 : n); }
+TYLO_INT_HD uint32_t shr(uint32_t a, int64_t n) { return n < 0 || n >= 32 ? 0u : a >> n; }
+
+// A loop variable's next value: var + step (step > 0), or the type's largest value when
+// that would pass it, so that a loop whose end lies near the largest value ends.
+TYLO_INT_HD int32_t loop_next(int32_t v, int32_t step) { return v > INT32_MAX - step ? INT32_MAX : v + step; }
+TYLO_INT_HD int64_t loop_next(int64_t v, int64_t step) { return v > INT64_MAX - step ? INT64_MAX : v + step; }
+TYLO_INT_HD uint32_t loop_next(uint32_t v, uint32_t step) { return v > UINT32_MAX - step ? UINT32_MAX : v + step; }
+
+// Float to integer: truncated toward zero and saturated, NaN giving 0 (PTX's cvt.rzi).
+#ifdef __CUDA_ARCH__
+TYLO_INT_HD int32_t float_to_i32(float x) { return __float2int_rz(x); }
+TYLO_INT_HD int64_t float_to_i64(float x) { return __float2ll_rz(x); }
+TYLO_INT_HD uint32_t float_to_u32(float x) { return __float2uint_rz(x); }
+#else
+template <class T>
+inline T float_to_int(float x, double lo, double hi) {
+  if (x != x) return 0;
+  if (x <= lo) return static_cast<T>(lo);
+  if (x >= hi) return static_cast<T>(hi);
+  return static_cast<T>(x);
+}
+inline int32_t float_to_i32(float x) { return float_to_int<int32_t>(x, -2147483648.0, 2147483647.0); }
+inline int64_t float_to_i64(float x) {
+  // 2^63 is not an int64_t: saturate just below it.
+  return x >= 9223372036854775808.0f ? INT64_MAX : float_to_int<int64_t>(x, -9223372036854775808.0, 9223372036854774784.0);
+}
+inline uint32_t float_to_u32(float x) { return float_to_int<uint32_t>(x, 0.0, 4294967295.0); }
+#endif
+#undef TYLO_INT_HD
+
+// ---- 16-bit registers ------------------------------------------------------------
+// Fragments of 16-bit floats live in 32-bit words, two elements per word, so that the
+// words can feed ldmatrix and mma.sync directly.
+
+__host__ __device__ __forceinline__ __half get_f16(const uint32_t* words, int i) {
+  return __ushort_as_half(static_cast<unsigned short>(words[i >> 1] >> ((i & 1) * 16)));
+}
+__host__ __device__ __forceinline__ void set_f16(uint32_t* words, int i, __half v) {
+  const uint32_t shift = (i & 1) * 16;
+  words[i >> 1] = (words[i >> 1] & ~(0xffffu << shift)) | (static_cast<uint32_t>(__half_as_ushort(v)) << shift);
+}
+__host__ __device__ __forceinline__ __nv_bfloat16 get_bf16(const uint32_t* words, int i) {
+  return __ushort_as_bfloat16(static_cast<unsigned short>(words[i >> 1] >> ((i & 1) * 16)));
+}
+__host__ __device__ __forceinline__ void set_bf16(uint32_t* words, int i, __nv_bfloat16 v) {
+  const uint32_t shift = (i & 1) * 16;
+  words[i >> 1] = (words[i >> 1] & ~(0xffffu << shift)) | (static_cast<uint32_t>(__bfloat16_as_ushort(v)) << shift);
+}
+
+// The address `offset` elements past `base`, computed on integers: a cp.async that reads
+// nothing (source size 0) may be handed an address past the end of its tensor, which as
+// pointer arithmetic would be undefined in C++; the instruction never touches it.
+template <class T>
+__host__ __device__ __forceinline__ const void* element_address(const T* base, int64_t offset) {
+  return reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(base) +
+                                       static_cast<uintptr_t>(offset) * sizeof(T));
+}
+
+// The same address with the offset in two parts: `fixed`, which a loop does not change,
+// and `moving`, which it does. The address of the fixed part is one value for the loop.
+template <class T>
+__host__ __device__ __forceinline__ const void* element_address(const T* base, int64_t fixed, int64_t moving) {
+  const uintptr_t start = reinterpret_cast<uintptr_t>(base) + static_cast<uintptr_t>(fixed) * sizeof(T);
+  return reinterpret_cast<const void*>(start + static_cast<uintptr_t>(moving) * sizeof(T));
+}
+
+}  // namespace tylo

@@ -1,0 +1,406 @@
+#include "tests/hostrun/HostThreads.h"
+
+#include <ucontext.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <utility>
+#include <vector>
+
+#include "backend/emu/Ptx.h"
+
+namespace tylo_host {
+namespace {
+
+constexpr int kWarp = 32;
+constexpr size_t kStackBytes = 512 * 1024;
+constexpr size_t kDefaultSharedLimit = 48 * 1024;
+constexpr size_t kMaxShared = 227 * 1024;
+
+enum class State { Ready, AtCollective, AtBarrier, Done };
+enum class Collective { Ldmatrix, Stmatrix, Mma };
+
+// What one lane brings to a warp collective.
+struct LaneOp {
+  Collective kind{};
+  bool flag = false;  // ldmatrix/stmatrix: trans; mma: bf16
+  uint32_t addr = 0;
+  std::array<uint32_t*, 4> wordsOut{};
+  std::array<float*, 4> floatsOut{};
+  std::array<uint32_t, 4> words{};
+  std::array<uint32_t, 2> b{};
+  std::array<float, 4> c{};
+  int count = 0;  // registers
+};
+
+struct Copy {
+  uint32_t dst;
+  const void* src;
+  int bytes;
+  uint32_t srcBytes;
+};
+
+struct Thread {
+  ucontext_t context{};
+  std::unique_ptr<char[]> stack;
+  uint3 id{};
+  State state = State::Ready;
+  LaneOp op;
+  std::vector<Copy> open;                // issued, not yet committed
+  std::vector<std::vector<Copy>> groups;  // committed, oldest first
+};
+
+struct Launch {
+  const std::function<void()>* body = nullptr;
+  dim3 grid, block;
+  uint3 blockId{};
+  std::vector<Thread> threads;
+  Thread* current = nullptr;
+  ucontext_t scheduler{};
+  unsigned char* shared = nullptr;
+  size_t sharedBytes = 0;
+  std::vector<std::string> problems;
+};
+
+Launch* active = nullptr;
+std::map<const void*, int> sharedLimits;
+cudaError_t lastError = cudaSuccess;
+std::string problemLog;
+int launchCount = 0;
+
+Launch& launch() {
+  if (!active) {
+    std::fputs("tylo_host: a device function ran outside a launch\n", stderr);
+    std::abort();
+  }
+  return *active;
+}
+
+Thread& self() { return *launch().current; }
+
+void problem(const std::string& what) {
+  Launch& l = launch();
+  if (l.problems.size() >= 20) return;
+  std::ostringstream os;
+  os << "block (" << l.blockId.x << ", " << l.blockId.y << ", " << l.blockId.z << ")";
+  if (l.current) os << " thread (" << l.current->id.x << ", " << l.current->id.y << ", " << l.current->id.z << ")";
+  os << ": " << what;
+  l.problems.push_back(os.str());
+}
+
+// Suspends the running thread until the scheduler resumes it.
+void suspend(State state) {
+  Launch& l = launch();
+  Thread& t = *l.current;
+  t.state = state;
+  swapcontext(&t.context, &l.scheduler);
+}
+
+void threadEntry() {
+  Launch& l = launch();
+  (*l.body)();
+  l.current->state = State::Done;  // uc_link returns to the scheduler
+}
+
+// Whether [offset, offset + bytes) lies in the block's shared memory, aligned to `align`.
+bool sharedRange(uint32_t offset, size_t bytes, size_t align, const char* what) {
+  Launch& l = launch();
+  if (offset % align != 0) {
+    problem(std::string(what) + ": shared address " + std::to_string(offset) + " is not aligned to " +
+            std::to_string(align) + " bytes");
+    return false;
+  }
+  if (offset > l.sharedBytes || bytes > l.sharedBytes - offset) {
+    problem(std::string(what) + ": shared bytes [" + std::to_string(offset) + ", " + std::to_string(offset + bytes) +
+            ") lie outside the block's " + std::to_string(l.sharedBytes) + " bytes");
+    return false;
+  }
+  return true;
+}
+
+void perform(const Copy& c) {
+  if (!sharedRange(c.dst, static_cast<size_t>(c.bytes), static_cast<size_t>(c.bytes), "cp.async")) return;
+  unsigned char* dst = launch().shared + c.dst;
+  if (c.srcBytes > static_cast<uint32_t>(c.bytes)) {
+    problem("cp.async: source size " + std::to_string(c.srcBytes) + " exceeds the copy's " + std::to_string(c.bytes));
+    return;
+  }
+  if (c.srcBytes > 0 && reinterpret_cast<uintptr_t>(c.src) % static_cast<uintptr_t>(c.bytes) != 0) {
+    problem("cp.async: global source is not aligned to " + std::to_string(c.bytes) + " bytes");
+    return;
+  }
+  if (c.srcBytes > 0) std::memcpy(dst, c.src, c.srcBytes);
+  std::memset(dst + c.srcBytes, 0, static_cast<size_t>(c.bytes) - c.srcBytes);
+}
+
+using tyl::emu::Matrix8x8;
+
+// Matrix `i`'s eight rows, from the addresses of lanes 8i .. 8i + 7.
+bool rowAddresses(Thread* const* lanes, int i, const char* what, std::array<uint32_t, 8>& rows) {
+  for (int r = 0; r < 8; ++r) {
+    rows[r] = lanes[8 * i + r]->op.addr;
+    if (!sharedRange(rows[r], 16, 16, what)) return false;
+  }
+  return true;
+}
+
+void doLdmatrix(Thread* const* lanes) {
+  const LaneOp& first = lanes[0]->op;
+  for (int i = 0; i < first.count; ++i) {
+    std::array<uint32_t, 8> rows;
+    Matrix8x8 m{};
+    if (!rowAddresses(lanes, i, "ldmatrix", rows)) return;
+    for (int r = 0; r < 8; ++r) std::memcpy(m[r].data(), launch().shared + rows[r], 16);
+    for (int lane = 0; lane < kWarp; ++lane) *lanes[lane]->op.wordsOut[i] = tyl::emu::ldmatrixWord(m, lane, first.flag);
+  }
+}
+
+void doStmatrix(Thread* const* lanes) {
+  const LaneOp& first = lanes[0]->op;
+  for (int i = 0; i < first.count; ++i) {
+    std::array<uint32_t, 8> rows;
+    Matrix8x8 m{};
+    if (!rowAddresses(lanes, i, "stmatrix", rows)) return;
+    for (int lane = 0; lane < kWarp; ++lane) tyl::emu::stmatrixWord(m, lane, first.flag, lanes[lane]->op.words[i]);
+    for (int r = 0; r < 8; ++r) std::memcpy(launch().shared + rows[r], m[r].data(), 16);
+  }
+}
+
+void doMma(Thread* const* lanes) {
+  tyl::emu::MmaA a;
+  tyl::emu::MmaB b;
+  tyl::emu::MmaC c;
+  for (int lane = 0; lane < kWarp; ++lane) {
+    const LaneOp& op = lanes[lane]->op;
+    a[lane] = op.words;
+    b[lane] = op.b;
+    c[lane] = op.c;
+  }
+  tyl::emu::MmaC d = tyl::emu::mmaM16n8k16(lanes[0]->op.flag ? tyl::tir::Type::BF16 : tyl::tir::Type::F16, a, b, c);
+  for (int lane = 0; lane < kWarp; ++lane)
+    for (int e = 0; e < 4; ++e) *lanes[lane]->op.floatsOut[e] = d[lane][e];
+}
+
+const char* collectiveName(Collective c) {
+  switch (c) {
+    case Collective::Ldmatrix: return "ldmatrix";
+    case Collective::Stmatrix: return "stmatrix";
+    case Collective::Mma: return "mma.sync";
+  }
+  return "?";
+}
+
+// Performs warp `w`'s collective when all its lanes wait at one; whether it released them.
+bool releaseWarp(Launch& l, size_t w) {
+  size_t begin = w * kWarp, end = std::min(begin + kWarp, l.threads.size());
+  std::vector<Thread*> lanes;
+  for (size_t i = begin; i < end; ++i) {
+    if (l.threads[i].state != State::AtCollective) return false;
+    lanes.push_back(&l.threads[i]);
+  }
+  l.current = lanes[0];
+  const LaneOp& first = lanes[0]->op;
+  bool same = lanes.size() == kWarp;
+  for (Thread* t : lanes) same = same && t->op.kind == first.kind && t->op.flag == first.flag && t->op.count == first.count;
+  if (lanes.size() != kWarp) {
+    problem(std::string(collectiveName(first.kind)) + " in a warp of " + std::to_string(lanes.size()) +
+            " threads (the block is not a whole number of warps)");
+  } else if (!same) {
+    problem("the lanes of a warp are at different collective instructions");
+  } else if (first.kind == Collective::Ldmatrix) {
+    doLdmatrix(lanes.data());
+  } else if (first.kind == Collective::Stmatrix) {
+    doStmatrix(lanes.data());
+  } else {
+    doMma(lanes.data());
+  }
+  for (Thread* t : lanes) t->state = State::Ready;
+  return true;
+}
+
+// Runs one block to its end; false if it deadlocked.
+bool runBlock(Launch& l) {
+  for (Thread& t : l.threads) {
+    t.state = State::Ready;
+    t.open.clear();
+    t.groups.clear();
+    getcontext(&t.context);
+    t.context.uc_stack.ss_sp = t.stack.get();
+    t.context.uc_stack.ss_size = kStackBytes;
+    t.context.uc_link = &l.scheduler;
+    makecontext(&t.context, threadEntry, 0);
+  }
+  while (true) {
+    bool ran = false;
+    for (Thread& t : l.threads) {
+      if (t.state != State::Ready) continue;
+      l.current = &t;
+      swapcontext(&l.scheduler, &t.context);
+      ran = true;
+    }
+    l.current = nullptr;
+    bool released = false;
+    for (size_t w = 0; w * kWarp < l.threads.size(); ++w) released |= releaseWarp(l, w);
+    l.current = nullptr;
+    if (released) continue;
+    size_t done = 0, atBarrier = 0;
+    for (const Thread& t : l.threads) {
+      done += t.state == State::Done;
+      atBarrier += t.state == State::AtBarrier;
+    }
+    if (done == l.threads.size()) return true;
+    if (atBarrier > 0 && atBarrier + done == l.threads.size()) {
+      if (done > 0) {
+        problem("__syncthreads() with " + std::to_string(done) + " of the block's threads already exited");
+        return false;
+      }
+      for (Thread& t : l.threads) t.state = State::Ready;
+      continue;
+    }
+    if (!ran) {
+      problem("deadlock: some threads wait at __syncthreads() while others wait at a warp collective");
+      return false;
+    }
+  }
+}
+
+}  // namespace
+
+const uint3& thread_idx() { return self().id; }
+const uint3& block_idx() { return launch().blockId; }
+const dim3& block_dim() { return launch().block; }
+const dim3& grid_dim() { return launch().grid; }
+
+void syncthreads() { suspend(State::AtBarrier); }
+
+unsigned char* shared_memory() { return launch().shared; }
+
+uint32_t shared_address(const void* p) {
+  Launch& l = launch();
+  const unsigned char* q = static_cast<const unsigned char*>(p);
+  if (q < l.shared || q > l.shared + l.sharedBytes) {
+    problem("a shared address was taken of a pointer outside shared memory");
+    return 0xffffffffu;
+  }
+  return static_cast<uint32_t>(q - l.shared);
+}
+
+void cp_async(uint32_t dst, const void* src, int bytes, uint32_t src_bytes) {
+  self().open.push_back(Copy{dst, src, bytes, src_bytes});
+}
+
+void cp_async_commit() {
+  Thread& t = self();
+  t.groups.push_back(std::move(t.open));
+  t.open.clear();
+}
+
+void cp_async_wait(int pending) {
+  Thread& t = self();
+  while (t.groups.size() > static_cast<size_t>(pending)) {
+    for (const Copy& c : t.groups.front()) perform(c);
+    t.groups.erase(t.groups.begin());
+  }
+}
+
+void ldmatrix(uint32_t addr, bool trans, std::initializer_list<uint32_t*> dst) {
+  LaneOp& op = self().op;
+  op = LaneOp{};
+  op.kind = Collective::Ldmatrix;
+  op.flag = trans;
+  op.addr = addr;
+  op.count = static_cast<int>(dst.size());
+  std::copy(dst.begin(), dst.end(), op.wordsOut.begin());
+  suspend(State::AtCollective);
+}
+
+void stmatrix(uint32_t addr, bool trans, std::initializer_list<uint32_t> src) {
+  LaneOp& op = self().op;
+  op = LaneOp{};
+  op.kind = Collective::Stmatrix;
+  op.flag = trans;
+  op.addr = addr;
+  op.count = static_cast<int>(src.size());
+  std::copy(src.begin(), src.end(), op.words.begin());
+  suspend(State::AtCollective);
+}
+
+void mma(bool bf16, std::initializer_list<float*> d, std::initializer_list<uint32_t> a,
+         std::initializer_list<uint32_t> b, std::initializer_list<float> c) {
+  LaneOp& op = self().op;
+  op = LaneOp{};
+  op.kind = Collective::Mma;
+  op.flag = bf16;
+  op.count = 4;
+  std::copy(d.begin(), d.end(), op.floatsOut.begin());
+  std::copy(a.begin(), a.end(), op.words.begin());
+  std::copy(b.begin(), b.end(), op.b.begin());
+  std::copy(c.begin(), c.end(), op.c.begin());
+  suspend(State::AtCollective);
+}
+
+cudaError_t set_kernel_attribute(const void* kernel, int attribute, int value) {
+  if (attribute != 8 || value < 0 || static_cast<size_t>(value) > kMaxShared) return cudaErrorInvalidValue;
+  sharedLimits[kernel] = value;
+  return cudaSuccess;
+}
+
+cudaError_t take_last_error() { return std::exchange(lastError, cudaSuccess); }
+
+cudaError_t launch_kernel(const void* kernel, const std::function<void()>& body, dim3 grid, dim3 block,
+                          size_t shared_bytes) {
+  ++launchCount;
+  auto refuse = [&](const std::string& why) {
+    problemLog += "launch refused: " + why + "\n";
+    return lastError = cudaErrorInvalidValue;
+  };
+  size_t threads = size_t{block.x} * block.y * block.z;
+  if (threads == 0 || threads > 1024 || block.z > 64) return refuse("block of " + std::to_string(threads) + " threads");
+  if (grid.x == 0 || grid.y == 0 || grid.z == 0 || grid.y > 65535 || grid.z > 65535) return refuse("empty or too large grid");
+  auto limit = sharedLimits.find(kernel);
+  size_t allowed = limit == sharedLimits.end() ? kDefaultSharedLimit : std::max<size_t>(kDefaultSharedLimit, static_cast<size_t>(limit->second));
+  if (shared_bytes > allowed)
+    return refuse(std::to_string(shared_bytes) + " bytes of dynamic shared memory, over the kernel's limit of " +
+                  std::to_string(allowed));
+
+  Launch l;
+  l.body = &body;
+  l.grid = grid;
+  l.block = block;
+  l.sharedBytes = shared_bytes;
+  // Exactly the bytes asked for, 1024-aligned as the declaration says; poisoned, since
+  // shared memory starts with whatever the last block left.
+  std::unique_ptr<unsigned char, decltype(&std::free)> shared(
+      static_cast<unsigned char*>(std::aligned_alloc(1024, std::max<size_t>(1024, (shared_bytes + 1023) / 1024 * 1024))),
+      &std::free);
+  l.shared = shared.get();
+  l.threads.resize(threads);
+  for (size_t i = 0; i < threads; ++i) {
+    Thread& t = l.threads[i];
+    t.stack.reset(new char[kStackBytes]);
+    t.id = uint3{static_cast<unsigned>(i % block.x), static_cast<unsigned>(i / block.x % block.y),
+                 static_cast<unsigned>(i / (size_t{block.x} * block.y))};
+  }
+  active = &l;
+  bool ok = true;
+  for (unsigned z = 0; z < grid.z && ok; ++z)
+    for (unsigned y = 0; y < grid.y && ok; ++y)
+      for (unsigned x = 0; x < grid.x && ok; ++x) {
+        l.blockId = uint3{x, y, z};
+        std::memset(l.shared, 0xa5, shared_bytes);
+        ok = runBlock(l) && l.problems.empty();
+      }
+  active = nullptr;
+  for (const std::string& p : l.problems) problemLog += p + "\n";
+  return lastError = l.problems.empty() && ok ? cudaSuccess : cudaErrorLaunchFailure;
+}
+
+std::string take_problems() { return std::exchange(problemLog, std::string()); }
+int launches() { return launchCount; }
+
+}  // namespace tylo_host

@@ -1,0 +1,78 @@
+// The host-thread harness: runs the CUDA C++ that tyloc generates, compiled as host C++, with
+// every thread of a block as a fiber (tests/hostrun/README.md). Blocks run one after another;
+// within a block the harness runs each thread until it reaches __syncthreads() or a warp
+// collective (ldmatrix, stmatrix, mma.sync), and performs the collective once every lane of
+// the warp has arrived, with the emulator's PTX semantics (backend/emu/Ptx.h). A cp.async
+// lands when a cp.async.wait_group retires its group, the latest moment PTX allows, so that
+// a kernel that waits too little reads stale shared memory.
+//
+// What a GPU would reject or leave undefined (a shared address outside the block's dynamic
+// shared memory, a misaligned ldmatrix row, lanes of a warp at different collectives, a
+// deadlocked barrier, more than 48 KB of shared memory without the launcher's attribute) is
+// reported as a problem: the launch then returns cudaErrorLaunchFailure and take_problems()
+// says what happened. Single-threaded; one launch at a time.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <string>
+
+// The runtime types the launcher's signature needs, as the CUDA runtime spells them.
+enum cudaError_t { cudaSuccess = 0, cudaErrorInvalidValue = 1, cudaErrorLaunchFailure = 719 };
+using cudaStream_t = struct CUstream_st*;
+
+struct uint3 {
+  unsigned x, y, z;
+};
+struct dim3 {
+  unsigned x, y, z;
+  constexpr dim3(unsigned vx = 1, unsigned vy = 1, unsigned vz = 1) : x(vx), y(vy), z(vz) {}
+};
+
+namespace tylo_host {
+
+// The running thread's ids and the launch's sizes.
+const uint3& thread_idx();
+const uint3& block_idx();
+const dim3& block_dim();
+const dim3& grid_dim();
+
+void syncthreads();
+
+// The block's dynamic shared memory (what `extern __shared__ ... tylo_smem[]` declares), and
+// the 32-bit shared address of a pointer into it.
+unsigned char* shared_memory();
+uint32_t shared_address(const void* p);
+
+void cp_async(uint32_t dst, const void* src, int bytes, uint32_t src_bytes);
+void cp_async_commit();
+void cp_async_wait(int pending);
+
+void ldmatrix(uint32_t addr, bool trans, std::initializer_list<uint32_t*> dst);
+void stmatrix(uint32_t addr, bool trans, std::initializer_list<uint32_t> src);
+void mma(bool bf16, std::initializer_list<float*> d, std::initializer_list<uint32_t> a,
+         std::initializer_list<uint32_t> b, std::initializer_list<float> c);
+
+cudaError_t set_kernel_attribute(const void* kernel, int attribute, int value);
+cudaError_t take_last_error();
+
+// Runs `body` for every thread of the grid. `kernel` identifies the kernel (its shared-memory
+// attribute).
+cudaError_t launch_kernel(const void* kernel, const std::function<void()>& body, dim3 grid, dim3 block,
+                          size_t shared_bytes);
+
+// What `kernel<<<grid, block, shared_bytes, stream>>>(args...)` becomes in the host build.
+template <class... P, class... A>
+cudaError_t launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared_bytes, cudaStream_t, A... args) {
+  cudaError_t e = launch_kernel(reinterpret_cast<const void*>(kernel), [&] { kernel(args...); }, grid, block,
+                                shared_bytes);
+  return e;
+}
+
+// What went wrong in the launches since the last call (one line each), and the launches run.
+std::string take_problems();
+int launches();
+
+}  // namespace tylo_host

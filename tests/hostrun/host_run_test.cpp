@@ -1,0 +1,179 @@
+// The CUDA C++ that tyloc generates for the examples (and for gemm_bench's tile variants),
+// compiled as host C++ and run by the host-thread harness against the CPU references of the
+// examples' checks: the generated text itself, as nvcc gets it, computes the right results
+// and stays inside its tensors, which the emulator (it runs the thread IR the text is printed
+// from) cannot show. See tests/hostrun/README.md.
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "add_one.cuh"
+#include "examples/emulate/ExampleChecks.h"
+#include "gemm.cuh"
+#include "gemm_stages.cuh"
+#include "tests/hostrun/GuardedBuffers.h"
+#include "tylo/runtime.cuh"  // the harness's (include/tylo), for tylo::last_launch_error
+#ifdef TYLO_HOST_RUN_VARIANTS
+#include "gemm_variants.h"
+#endif
+
+using namespace tyl;
+using tir::Type;
+
+namespace {
+
+template <class T>
+T argument(const emu::Arg& a, const tylo_host::GuardedBuffers& memory) {
+  if constexpr (std::is_pointer_v<T>) {
+    if (a.kind != emu::Arg::Kind::Pointer) throw std::invalid_argument("a pointer parameter got a scalar");
+    return reinterpret_cast<T>(memory.data(a.buffer) + a.offsetBytes);
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return a.i != 0;
+  } else if constexpr (std::is_integral_v<T>) {
+    return static_cast<T>(a.i);
+  } else {
+    return static_cast<T>(a.f);
+  }
+}
+
+template <class... P, size_t... I>
+cudaError_t call(cudaError_t (*launcher)(P...), const std::vector<emu::Arg>& args,
+                 const tylo_host::GuardedBuffers& memory, std::index_sequence<I...>) {
+  using Params = std::tuple<P...>;
+  return launcher(argument<std::tuple_element_t<I, Params>>(args.at(I), memory)..., cudaStream_t{});
+}
+
+// Runs a generated launcher on guarded copies of the buffers.
+template <class... P>
+examples::Runner runner(cudaError_t (*launcher)(P...)) {
+  return [launcher](const tir::Kernel& k, const std::vector<emu::Arg>& args, std::vector<emu::Buffer>& buffers,
+                    std::string& problems) {
+    constexpr size_t n = sizeof...(P) - 1;  // the last parameter is the stream
+    if (args.size() != n) throw std::invalid_argument(k.name + ": the launcher takes another number of arguments");
+    tylo_host::reportGuardPageFaults();
+    tylo_host::GuardedBuffers memory(buffers);
+    const int before = tylo_host::launches();
+    const cudaError_t e = call(launcher, args, memory, std::make_index_sequence<n>{});
+    std::string found = tylo_host::take_problems() + memory.copyBack(buffers);
+    if (e != cudaSuccess) {
+      const char* why = tylo::last_launch_error();
+      found += k.name + ": the launcher returned error " + std::to_string(e) + (why ? std::string(": ") + why : "") + "\n";
+    }
+    // Every check here has something to compute: a launcher that returns without launching
+    // would leave its outputs NaN, and say nothing.
+    if (tylo_host::launches() == before) found += k.name + ": nothing was launched\n";
+    problems += found;
+    return found.empty();
+  };
+}
+
+const std::map<std::string, examples::Runner>& launchers() {
+  static const std::map<std::string, examples::Runner> all = [] {
+    std::map<std::string, examples::Runner> m{
+        {"add_one", runner(add_one)},
+        {"add_one_n", runner(add_one_n)},
+        {"gemm_f16", runner(gemm_f16)},
+        {"gemm_bf16", runner(gemm_bf16)},
+        {"gemm_beta_f16", runner(gemm_beta_f16)},
+        {"gemm_beta_bf16", runner(gemm_beta_bf16)},
+        {"gemm_one_stage_f16", runner(gemm_one_stage_f16)},
+        {"gemm_one_stage_bf16", runner(gemm_one_stage_bf16)},
+        {"gemm_two_stage_f16", runner(gemm_two_stage_f16)},
+        {"gemm_two_stage_bf16", runner(gemm_two_stage_bf16)},
+        {"gemm_prefetch_f16", runner(gemm_prefetch_f16)},
+        {"gemm_prefetch_bf16", runner(gemm_prefetch_bf16)},
+    };
+#ifdef TYLO_HOST_RUN_VARIANTS
+#define TYLO_ADD_VARIANT(name, description) m.emplace("gemm_" #name "_bf16", runner(gemm_##name##_bf16));
+    TYLO_GEMM_VARIANTS(TYLO_ADD_VARIANT)
+#undef TYLO_ADD_VARIANT
+#endif
+    return m;
+  }();
+  return all;
+}
+
+std::unique_ptr<examples::Example> compileForHost(const std::string& path) {
+  auto ex = std::make_unique<examples::Example>();
+  bool ok = examples::compile(path, *ex);
+  INFO(ex->diagnostics);
+  REQUIRE(ok);
+  ex->where = "generated CUDA on the host";
+  ex->runner = [](const tir::Kernel& k, const std::vector<emu::Arg>& args, std::vector<emu::Buffer>& buffers,
+                  std::string& problems) {
+    auto it = launchers().find(k.name);
+    if (it == launchers().end()) {
+      problems += k.name + ": no generated launcher of that name is linked into this test\n";
+      return false;
+    }
+    return it->second(k, args, buffers, problems);
+  };
+  return ex;
+}
+
+std::unique_ptr<examples::Example> example(const std::string& relPath) {
+  return compileForHost(std::string(TYLO_SOURCE_DIR) + "/" + relPath);
+}
+
+void require(const examples::Check& c) {
+  INFO(c.line);
+  INFO(c.findings);
+  REQUIRE(c.findings.empty());
+  REQUIRE(c.ok);
+}
+
+}  // namespace
+
+TEST_CASE("generated add_one adds one to every element, run on the host") {
+  auto ex = example("examples/add_one/add_one.tyl");
+  require(examples::addOne(*ex));
+  require(examples::addOneN(*ex, {1, 3, 1023, 1024, 1025, 4096 + 5}));
+}
+
+TEST_CASE("generated gemm matches a CPU reference at several sizes for f16 and bf16, run on the host") {
+  auto ex = example("examples/gemm/gemm.tyl");
+  for (Type t : {Type::F16, Type::BF16}) {
+    require(examples::gemm(*ex, "gemm", t, {64, 64, 32}, false));
+    require(examples::gemm(*ex, "gemm", t, {128, 256, 64}, true));
+    require(examples::gemm(*ex, "gemm", t, {200, 136, 72}, false));
+    require(examples::gemm(*ex, "gemm", t, {200, 136, 72}, true));
+  }
+}
+
+TEST_CASE("generated gemm_beta matches a CPU reference within 16-bit rounding, run on the host") {
+  auto ex = example("examples/gemm/gemm.tyl");
+  for (Type t : {Type::F16, Type::BF16}) {
+    require(examples::gemmBeta(*ex, t, {128, 128, 64}));
+    require(examples::gemmBeta(*ex, t, {200, 136, 72}));
+  }
+}
+
+TEST_CASE("generated hand-written pipelines match a CPU reference, run on the host") {
+  auto ex = example("examples/gemm/gemm_stages.tyl");
+  for (const char* base : {"gemm_one_stage", "gemm_two_stage", "gemm_prefetch"})
+    for (Type t : {Type::F16, Type::BF16}) {
+      require(examples::gemm(*ex, base, t, {128, 128, 96}, false));
+      require(examples::gemm(*ex, base, t, {200, 136, 72}, true));
+    }
+}
+
+#ifdef TYLO_HOST_RUN_VARIANTS
+TEST_CASE("every generated gemm_bench variant matches a CPU reference, run on the host") {
+  int count = 0;
+#define TYLO_CHECK_VARIANT(name, description)                                                              \
+  {                                                                                                        \
+    INFO("gemm_" #name ": " description);                                                                  \
+    auto ex = compileForHost(std::string(TYLO_VARIANTS_DIR) + "/gemm_" #name ".tyl");                      \
+    require(examples::gemm(*ex, "gemm_" #name, Type::BF16, {200, 136, 72}, false));                        \
+    if (std::string(#name).find("grouped") != std::string::npos)                                           \
+      require(examples::gemm(*ex, "gemm_" #name, Type::BF16, {9 * 128 + 8, 264, 40}, true));               \
+    ++count;                                                                                               \
+  }
+  TYLO_GEMM_VARIANTS(TYLO_CHECK_VARIANT)
+#undef TYLO_CHECK_VARIANT
+  CHECK(count >= 15);
+}
+#endif

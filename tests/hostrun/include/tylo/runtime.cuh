@@ -1,0 +1,54 @@
+// The runtime of the generated code for the host-thread harness: the real runtime's portable
+// part (runtime/tylo/portable.cuh: integer helpers, 16-bit registers, element addresses,
+// launch errors) as it is, and its PTX wrappers done by the harness, which holds each warp's
+// lanes at a collective instruction until all have arrived (tests/hostrun/HostThreads.h).
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "tylo/portable.cuh"
+
+namespace tylo {
+
+inline uint32_t smem_addr(const void* p) { return ::tylo_host::shared_address(p); }
+
+inline void cp_async_16(uint32_t dst, const void* src, uint32_t src_bytes) { ::tylo_host::cp_async(dst, src, 16, src_bytes); }
+inline void cp_async_8(uint32_t dst, const void* src, uint32_t src_bytes) { ::tylo_host::cp_async(dst, src, 8, src_bytes); }
+inline void cp_async_4(uint32_t dst, const void* src, uint32_t src_bytes) { ::tylo_host::cp_async(dst, src, 4, src_bytes); }
+inline void cp_async_commit() { ::tylo_host::cp_async_commit(); }
+template <int N>
+void cp_async_wait() {
+  ::tylo_host::cp_async_wait(N);
+}
+
+inline void ldmatrix_x1(uint32_t addr, uint32_t& r0) { ::tylo_host::ldmatrix(addr, false, {&r0}); }
+inline void ldmatrix_x2(uint32_t addr, uint32_t& r0, uint32_t& r1) { ::tylo_host::ldmatrix(addr, false, {&r0, &r1}); }
+inline void ldmatrix_x4(uint32_t addr, uint32_t& r0, uint32_t& r1, uint32_t& r2, uint32_t& r3) {
+  ::tylo_host::ldmatrix(addr, false, {&r0, &r1, &r2, &r3});
+}
+inline void ldmatrix_x1_trans(uint32_t addr, uint32_t& r0) { ::tylo_host::ldmatrix(addr, true, {&r0}); }
+inline void ldmatrix_x2_trans(uint32_t addr, uint32_t& r0, uint32_t& r1) { ::tylo_host::ldmatrix(addr, true, {&r0, &r1}); }
+inline void ldmatrix_x4_trans(uint32_t addr, uint32_t& r0, uint32_t& r1, uint32_t& r2, uint32_t& r3) {
+  ::tylo_host::ldmatrix(addr, true, {&r0, &r1, &r2, &r3});
+}
+
+inline void stmatrix_x1(uint32_t addr, uint32_t r0) { ::tylo_host::stmatrix(addr, false, {r0}); }
+inline void stmatrix_x2(uint32_t addr, uint32_t r0, uint32_t r1) { ::tylo_host::stmatrix(addr, false, {r0, r1}); }
+inline void stmatrix_x4(uint32_t addr, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3) {
+  ::tylo_host::stmatrix(addr, false, {r0, r1, r2, r3});
+}
+
+inline void mma_m16n8k16_f16(float& d0, float& d1, float& d2, float& d3, uint32_t a0, uint32_t a1, uint32_t a2,
+                             uint32_t a3, uint32_t b0, uint32_t b1, float c0, float c1, float c2, float c3) {
+  ::tylo_host::mma(false, {&d0, &d1, &d2, &d3}, {a0, a1, a2, a3}, {b0, b1}, {c0, c1, c2, c3});
+}
+inline void mma_m16n8k16_bf16(float& d0, float& d1, float& d2, float& d3, uint32_t a0, uint32_t a1, uint32_t a2,
+                              uint32_t a3, uint32_t b0, uint32_t b1, float c0, float c1, float c2, float c3) {
+  ::tylo_host::mma(true, {&d0, &d1, &d2, &d3}, {a0, a1, a2, a3}, {b0, b1}, {c0, c1, c2, c3});
+}
+
+}  // namespace tylo
