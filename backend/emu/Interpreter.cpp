@@ -6,10 +6,12 @@
 #include <type_traits>
 
 namespace tyl::emu {
-namespace {
 
+// Outside the unnamed namespace: used only in a discarded branch, it would count as unused there.
 template <class>
 inline constexpr bool kAlwaysFalse = false;
+
+namespace {
 
 int firstLane(Mask mask) {
   for (int l = 0; l < kWarpSize; ++l)

@@ -63,8 +63,8 @@ std::string functionAt(const std::string& text, const std::string& start) {
   return text.substr(begin, end == std::string::npos ? std::string::npos : end + 3 - begin);
 }
 
-// The body of the PTX entry whose (mangled) name contains `name`.
-std::string ptxEntry(const std::string& ptx, const std::string& name) {
+// The body of the PTX entry whose (mangled) name contains `name` (used by the nvcc tests only).
+[[maybe_unused]] std::string ptxEntry(const std::string& ptx, const std::string& name) {
   std::regex entry(R"(\.entry\s+([A-Za-z0-9_$]+))");
   for (auto it = std::sregex_iterator(ptx.begin(), ptx.end(), entry); it != std::sregex_iterator(); ++it) {
     if ((*it)[1].str().find(name) == std::string::npos) continue;
