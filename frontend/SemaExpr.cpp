@@ -307,7 +307,11 @@ std::optional<Value> KernelSema::unary(const ast::Expr& e, const ast::Unary& u) 
       if (!p) return std::nullopt;
       return Value::runtime(tir::unary(tir::UnOp::Not, *p));
     }
-    return Value::runtime(tir::unary(tir::UnOp::Neg, v->scalar));
+    // Negation promotes as arithmetic does: a bool counts as an i32 0 or 1 (so -true is -1), and
+    // 16-bit floats are negated in f32.
+    Type t = promote(v->scalar->type, v->scalar->type);
+    if (t == Type::Pred) t = Type::I32;
+    return Value::runtime(tir::unary(tir::UnOp::Neg, tir::cast(t, v->scalar)));
   }
   if (u.op == ast::UnOp::Neg) {
     std::optional<tile::FragRef> f = toFrag(*v, e.range);

@@ -217,7 +217,7 @@ std::string ExprPrinter::print(const tir::ExprRef& e) const {
           if (!ranges().plainInCpp(*e)) return fmt::format("tylo::wrap_neg({})", print(e->args[0]));
           return fmt::format("(-{})", print(e->args[0]));
         case tir::UnOp::Not: return fmt::format("(!{})", print(e->args[0]));
-        case tir::UnOp::Relu: return fmt::format("fmaxf({}, 0.0f)", print(e->args[0]));
+        case tir::UnOp::Relu: return fmt::format("tylo::max({}, 0.0f)", print(e->args[0]));
       }
       return "0";
     case tir::ExprKind::Select:

@@ -111,6 +111,22 @@ Lanes map2(const Lanes& a, const Lanes& b, F f) {
 
 int64_t s(uint64_t v) { return static_cast<int64_t>(v); }
 
+// min and max of floats: the other operand when one is NaN, and -0 ordered below +0 (IEEE
+// 754-2019 minimumNumber, maximumNumber), as the generated code's min.f32 and max.f32 compute
+// them (runtime/tylo/portable.cuh; tests/support/IntSemanticsCases.h, kMinMaxCases).
+float floatMin(float x, float y) {
+  if (std::isnan(x)) return y;
+  if (std::isnan(y)) return x;
+  if (x == y) return std::signbit(x) ? x : y;
+  return y < x ? y : x;
+}
+float floatMax(float x, float y) {
+  if (std::isnan(x)) return y;
+  if (std::isnan(y)) return x;
+  if (x == y) return std::signbit(x) ? y : x;
+  return x < y ? y : x;
+}
+
 Lanes compare(BinOp op, const Lanes& a, const Lanes& b, bool isFloatType, Type type) {
   if (isFloatType) {
     // C comparison semantics: every ordered comparison with NaN is false, != is true.
@@ -147,8 +163,8 @@ Lanes floatBinary(BinOp op, Type type, const Lanes& a, const Lanes& b) {
     case BinOp::Mul: return arith([](float x, float y) { return x * y; });
     case BinOp::Div: return arith([](float x, float y) { return x / y; });
     case BinOp::Rem: return arith([](float x, float y) { return std::fmod(x, y); });
-    case BinOp::Min: return arith([](float x, float y) { return std::fmin(x, y); });
-    case BinOp::Max: return arith([](float x, float y) { return std::fmax(x, y); });
+    case BinOp::Min: return arith(floatMin);
+    case BinOp::Max: return arith(floatMax);
     default: throw std::logic_error(std::string("emulator: operator not defined on ") + tir::typeName(type));
   }
 }
@@ -254,9 +270,9 @@ Lanes unaryOp(UnOp op, Type type, const Lanes& a) {
         break;
       case UnOp::Not: r[l] = type == Type::Pred ? (x ^ 1) : canonical(type, ~x); break;
       case UnOp::Relu:
-        // fmaxf(x, 0): NaN becomes 0, -0 stays as fmax returns it.
+        // max(x, 0): NaN and -0 become +0.
         if (isFloatType)
-          r[l] = fromFloat(type, std::fmax(toFloat(type, x), 0.0f));
+          r[l] = fromFloat(type, floatMax(toFloat(type, x), 0.0f));
         else
           r[l] = s(x) < 0 ? 0 : x;
         break;

@@ -4,6 +4,7 @@
 // uses, beside the PTX wrappers; tests/hostrun compiles it as host C++.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 
 namespace tylo {
@@ -35,8 +36,30 @@ __host__ __device__ __forceinline__ int32_t min(int32_t a, int32_t b) { return b
 __host__ __device__ __forceinline__ int32_t max(int32_t a, int32_t b) { return a < b ? b : a; }
 __host__ __device__ __forceinline__ int64_t min(int64_t a, int64_t b) { return b < a ? b : a; }
 __host__ __device__ __forceinline__ int64_t max(int64_t a, int64_t b) { return a < b ? b : a; }
-__host__ __device__ __forceinline__ float min(float a, float b) { return fminf(a, b); }
-__host__ __device__ __forceinline__ float max(float a, float b) { return fmaxf(a, b); }
+// On floats: the other operand when one is NaN, and -0 below +0 (IEEE 754-2019 minimumNumber
+// and maximumNumber), so that max(-0.0f, 0.0f) is +0.0f. On the GPU that is min.f32 and max.f32
+// (tests/gpu/int_semantics_test.cu checks it there); C libraries differ on the sign of a zero,
+// so the host spells it out.
+__host__ __device__ __forceinline__ float min(float a, float b) {
+#ifdef __CUDA_ARCH__
+  return fminf(a, b);
+#else
+  if (a != a) return b;
+  if (b != b) return a;
+  if (a == b) return std::signbit(a) ? a : b;
+  return b < a ? b : a;
+#endif
+}
+__host__ __device__ __forceinline__ float max(float a, float b) {
+#ifdef __CUDA_ARCH__
+  return fmaxf(a, b);
+#else
+  if (a != a) return b;
+  if (b != b) return a;
+  if (a == b) return std::signbit(a) ? b : a;
+  return a < b ? b : a;
+#endif
+}
 
 // Integer arithmetic as the IR defines it, where C++ would leave it undefined: sums,
 // differences, products and negations of signed integers wrap; shifts by an amount outside

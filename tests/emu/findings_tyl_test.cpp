@@ -467,4 +467,40 @@ TEST_CASE("integer operations C++ leaves undefined give the shared table's resul
     INFO("x = " << x);
     CHECK((tc.to == test::IntType::I32 ? int64_t{got32} : got64) == tc.expected);
   }
+  for (const test::MinMaxCase& tc : test::kMinMaxCases) {
+    float a, b;
+    std::memcpy(&a, &tc.a, 4);
+    std::memcpy(&b, &tc.b, 4);
+    std::vector<emu::Buffer> buffers = {emu::makeBuffer(Type::F32, 4)};
+    emu::RunResult r = emu::run(kernelNamed(*c, "minmax"), {emu::Arg::pointer(0), emu::Arg::real(a), emu::Arg::real(b)},
+                                buffers);
+    REQUIRE(r.ok());
+    uint32_t got[4];
+    std::memcpy(got, buffers[0].bytes.data(), 16);
+    INFO("a = " << a << " (" << tc.a << "), b = " << b << " (" << tc.b << ")");
+    CHECK(got[0] == tc.min);
+    CHECK(got[1] == tc.max);
+    CHECK(got[2] == tc.reluA);
+    CHECK(got[3] == tc.reluB);
+  }
+}
+
+TEST_CASE("negating a bool gives the i32 -1 or 0, and a 16-bit float is negated in f32") {
+  // tests/hostrun/random_test.cpp found -(a > b) typed bool: the emulator computed 1 where the
+  // generated C++ computed -1.
+  auto c = compile("negation.tyl");
+  for (auto [a, b] : {std::pair{3, 1}, std::pair{1, 1}}) {
+    INFO("a = " << a << ", b = " << b);
+    std::vector<emu::Buffer> buffers = {emu::makeBuffer(Type::I32, 3), emu::makeBuffer(Type::F16, 1)};
+    emu::RunResult r = emu::run(kernelNamed(*c, "negate"),
+                                {emu::Arg::pointer(0), emu::Arg::pointer(1), emu::Arg::integer(a), emu::Arg::integer(b),
+                                 emu::Arg::real(1.5)},
+                                buffers);
+    REQUIRE(r.ok());
+    const int32_t gt = a > b ? -1 : 0, eq = a == b ? -1 : 0;
+    CHECK(emu::getElement(buffers[0], Type::I32, 0) == gt);
+    CHECK(emu::getElement(buffers[0], Type::I32, 1) == gt * 5 + 1);
+    CHECK(emu::getElement(buffers[0], Type::I32, 2) == (eq >> 1));
+    CHECK(emu::getElement(buffers[1], Type::F16, 0) == -1.5);
+  }
 }

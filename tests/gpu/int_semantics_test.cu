@@ -1,6 +1,6 @@
 // The integer operations that C++ leaves undefined for some operands compute the thread IR's
 // results in generated CUDA, against the table the emulator is checked against too
-// (tests/support/IntSemanticsCases.h).
+// (tests/support/IntSemanticsCases.h); so do f32 min, max and relu with signed zeros and NaNs.
 //   int_semantics_test host     the runtime's helpers (tylo::wrap_add, div, shl, loop_next,
 //                               float_to_i32, ...) on the host: no GPU needed
 //   int_semantics_test device   the kernels of tests/emu/kernels/int_semantics.tyl, compiled
@@ -62,6 +62,17 @@ int64_t applyUnsigned(IntOp op, uint32_t a, uint32_t b) {
   return -1;
 }
 
+float bitsToFloat(uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+int64_t floatBits(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  return bits;
+}
+
 void host() {
   size_t i = 0;
   for (const IntCase& c : tyl::test::kIntCases) {
@@ -80,6 +91,14 @@ void host() {
                         : c.to == IntType::I64 ? tylo::float_to_i64(x)
                                                : int64_t{tylo::float_to_u32(x)};
     expect("host float", i++, got, c.expected);
+  }
+  i = 0;
+  for (const tyl::test::MinMaxCase& c : tyl::test::kMinMaxCases) {
+    const float a = bitsToFloat(c.a), b = bitsToFloat(c.b);
+    expect("host min", i, floatBits(tylo::min(a, b)), c.min);
+    expect("host max", i, floatBits(tylo::max(a, b)), c.max);
+    expect("host relu", i, floatBits(tylo::max(a, 0.0f)), c.reluA);
+    expect("host relu", i++, floatBits(tylo::max(b, 0.0f)), c.reluB);
   }
 }
 
@@ -150,6 +169,18 @@ void device() {
     cudaMemcpy(&got32, out32, sizeof got32, cudaMemcpyDeviceToHost);
     cudaMemcpy(&got64, out64, sizeof got64, cudaMemcpyDeviceToHost);
     expect("device float", index, c.to == IntType::I32 ? int64_t{got32} : got64, c.expected);
+  }
+  i = 0;
+  float* outf = reinterpret_cast<float*>(out64);  // 4 floats fit in its 64 bytes
+  for (const tyl::test::MinMaxCase& c : tyl::test::kMinMaxCases) {
+    const size_t index = i++;
+    uint32_t got[4];
+    if (!ok(minmax(outf, bitsToFloat(c.a), bitsToFloat(c.b)), "minmax")) continue;
+    cudaMemcpy(got, outf, sizeof got, cudaMemcpyDeviceToHost);
+    expect("device min", index, got[0], c.min);
+    expect("device max", index, got[1], c.max);
+    expect("device relu", index, got[2], c.reluA);
+    expect("device relu", index, got[3], c.reluB);
   }
   cudaFree(out32);
   cudaFree(out64);

@@ -120,4 +120,22 @@ inline constexpr FloatToIntCase kFloatToIntCases[] = {
     {IntType::U32, 0.0f, true, 0},
 };
 
+// min, max and relu of f32 (the kernel minmax of int_semantics.tyl: min(a, b), max(a, b),
+// relu(a), relu(b)), as bit patterns: a NaN operand gives the other one, and -0 is below +0, so
+// max(-0, +0) and relu(-0) are +0 (IEEE 754-2019 minimumNumber and maximumNumber).
+inline constexpr uint32_t kPlusZero = 0x00000000u, kMinusZero = 0x80000000u, kQuietNaN = 0x7fc00000u;
+inline constexpr uint32_t kOne = 0x3f800000u, kMinusTwo = 0xc0000000u, kThree = 0x40400000u;
+struct MinMaxCase {
+  uint32_t a, b;
+  uint32_t min, max, reluA, reluB;
+};
+inline constexpr MinMaxCase kMinMaxCases[] = {
+    {kMinusZero, kPlusZero, kMinusZero, kPlusZero, kPlusZero, kPlusZero},
+    {kPlusZero, kMinusZero, kMinusZero, kPlusZero, kPlusZero, kPlusZero},
+    {kMinusZero, kMinusZero, kMinusZero, kMinusZero, kPlusZero, kPlusZero},
+    {kQuietNaN, kOne, kOne, kOne, kPlusZero, kOne},
+    {kOne, kQuietNaN, kOne, kOne, kOne, kPlusZero},
+    {kMinusTwo, kThree, kMinusTwo, kThree, kPlusZero, kThree},
+};
+
 }  // namespace tyl::test
