@@ -6,16 +6,12 @@
 #include <catch2/catch.hpp>
 
 #include <map>
-#include <tuple>
-#include <type_traits>
-#include <utility>
 
 #include "add_one.cuh"
 #include "examples/emulate/ExampleChecks.h"
 #include "gemm.cuh"
 #include "gemm_stages.cuh"
-#include "tests/hostrun/GuardedBuffers.h"
-#include "tylo/runtime.cuh"  // the harness's (include/tylo), for tylo::last_launch_error
+#include "tests/hostrun/HostRunner.h"
 #ifdef TYLO_HOST_RUN_VARIANTS
 #include "gemm_variants.h"
 #endif
@@ -25,69 +21,24 @@ using tir::Type;
 
 namespace {
 
-template <class T>
-T argument(const emu::Arg& a, const tylo_host::GuardedBuffers& memory) {
-  if constexpr (std::is_pointer_v<T>) {
-    if (a.kind != emu::Arg::Kind::Pointer) throw std::invalid_argument("a pointer parameter got a scalar");
-    return reinterpret_cast<T>(memory.data(a.buffer) + a.offsetBytes);
-  } else if constexpr (std::is_same_v<T, bool>) {
-    return a.i != 0;
-  } else if constexpr (std::is_integral_v<T>) {
-    return static_cast<T>(a.i);
-  } else {
-    return static_cast<T>(a.f);
-  }
-}
-
-template <class... P, size_t... I>
-cudaError_t call(cudaError_t (*launcher)(P...), const std::vector<emu::Arg>& args,
-                 const tylo_host::GuardedBuffers& memory, std::index_sequence<I...>) {
-  using Params = std::tuple<P...>;
-  return launcher(argument<std::tuple_element_t<I, Params>>(args.at(I), memory)..., cudaStream_t{});
-}
-
-// Runs a generated launcher on guarded copies of the buffers.
-template <class... P>
-examples::Runner runner(cudaError_t (*launcher)(P...)) {
-  return [launcher](const tir::Kernel& k, const std::vector<emu::Arg>& args, std::vector<emu::Buffer>& buffers,
-                    std::string& problems) {
-    constexpr size_t n = sizeof...(P) - 1;  // the last parameter is the stream
-    if (args.size() != n) throw std::invalid_argument(k.name + ": the launcher takes another number of arguments");
-    tylo_host::reportGuardPageFaults();
-    tylo_host::GuardedBuffers memory(buffers);
-    const int before = tylo_host::launches();
-    const cudaError_t e = call(launcher, args, memory, std::make_index_sequence<n>{});
-    std::string found = tylo_host::take_problems() + memory.copyBack(buffers);
-    if (e != cudaSuccess) {
-      const char* why = tylo::last_launch_error();
-      found += k.name + ": the launcher returned error " + std::to_string(e) + (why ? std::string(": ") + why : "") + "\n";
-    }
-    // Every check here has something to compute: a launcher that returns without launching
-    // would leave its outputs NaN, and say nothing.
-    if (tylo_host::launches() == before) found += k.name + ": nothing was launched\n";
-    problems += found;
-    return found.empty();
-  };
-}
-
 const std::map<std::string, examples::Runner>& launchers() {
   static const std::map<std::string, examples::Runner> all = [] {
     std::map<std::string, examples::Runner> m{
-        {"add_one", runner(add_one)},
-        {"add_one_n", runner(add_one_n)},
-        {"gemm_f16", runner(gemm_f16)},
-        {"gemm_bf16", runner(gemm_bf16)},
-        {"gemm_beta_f16", runner(gemm_beta_f16)},
-        {"gemm_beta_bf16", runner(gemm_beta_bf16)},
-        {"gemm_one_stage_f16", runner(gemm_one_stage_f16)},
-        {"gemm_one_stage_bf16", runner(gemm_one_stage_bf16)},
-        {"gemm_two_stage_f16", runner(gemm_two_stage_f16)},
-        {"gemm_two_stage_bf16", runner(gemm_two_stage_bf16)},
-        {"gemm_prefetch_f16", runner(gemm_prefetch_f16)},
-        {"gemm_prefetch_bf16", runner(gemm_prefetch_bf16)},
+        {"add_one", tylo_host::runner(add_one)},
+        {"add_one_n", tylo_host::runner(add_one_n)},
+        {"gemm_f16", tylo_host::runner(gemm_f16)},
+        {"gemm_bf16", tylo_host::runner(gemm_bf16)},
+        {"gemm_beta_f16", tylo_host::runner(gemm_beta_f16)},
+        {"gemm_beta_bf16", tylo_host::runner(gemm_beta_bf16)},
+        {"gemm_one_stage_f16", tylo_host::runner(gemm_one_stage_f16)},
+        {"gemm_one_stage_bf16", tylo_host::runner(gemm_one_stage_bf16)},
+        {"gemm_two_stage_f16", tylo_host::runner(gemm_two_stage_f16)},
+        {"gemm_two_stage_bf16", tylo_host::runner(gemm_two_stage_bf16)},
+        {"gemm_prefetch_f16", tylo_host::runner(gemm_prefetch_f16)},
+        {"gemm_prefetch_bf16", tylo_host::runner(gemm_prefetch_bf16)},
     };
 #ifdef TYLO_HOST_RUN_VARIANTS
-#define TYLO_ADD_VARIANT(name, description) m.emplace("gemm_" #name "_bf16", runner(gemm_##name##_bf16));
+#define TYLO_ADD_VARIANT(name, description) m.emplace("gemm_" #name "_bf16", tylo_host::runner(gemm_##name##_bf16));
     TYLO_GEMM_VARIANTS(TYLO_ADD_VARIANT)
 #undef TYLO_ADD_VARIANT
 #endif
