@@ -4,12 +4,14 @@ emulator (tests/hostrun/README.md, "Random kernels").
 
     random_kernels.py SEED COUNT OUT.tyl OUT.h
 
-Each kernel runs 2 blocks of 64 threads; every thread computes integer (i32, i64) and float
+The scalar kernels run 2 blocks of 64 threads; every thread computes integer (i32, i64) and float
 expressions of its ids, four scalar parameters, earlier values, loop variables and literals
 (around the ends of the types too), under random ifs and loops, and stores one result of each
 type in the three outputs. Every operator the language has at run time appears: wrapping
-arithmetic, divisions and shifts by any value, comparisons, min and max, conversions. The
-output is a function of SEED alone. OUT.h lists the kernels: TYLO_RANDOM_KERNELS(X) calls
+arithmetic, divisions and shifts by any value, comparisons, min and max, conversions. COUNT / 2
+fragment kernels follow: tiles of M rows (a parameter) in register fragments of several
+layouts and float types, fragment arithmetic with scalars and a memory operand, stores with
+conversion, rows past M predicated. The output is a function of SEED alone. OUT.h lists the kernels: TYLO_RANDOM_KERNELS(X) calls
 X(name) for each."""
 import random
 import sys
@@ -164,6 +166,72 @@ class Kernel:
         return "\n".join([head] + self.lines + ["}"]) + "\n"
 
 
+# Fragment kernels: tiles of a runtime number of rows M copied from global tensors into register
+# fragments of one of these layouts (layout, rows per block, threads per block), combined by
+# fragment arithmetic with scalars, conversions and a global memory operand, and stored with
+# conversion to the output's type. Rows past M are predicated.
+LAYOUTS = [
+    ("S[(32, {c}) : (1@laneid, 1)]", 32, 32),
+    ("S[(16, 2, {c}) : (2@laneid, 1@laneid, 1)]", 32, 32),      # lanes interleave the rows
+    ("S[(8, 4, {c}) : (1@laneid, 8@laneid, 1)]", 32, 32),       # lanes in transposed order
+    ("S[(32, {h}, 2) : (1@laneid, 1, {h})]", 32, 32),           # a row's slots not in order
+    ("S[(64, {c}) : (1@tx, 1)]", 64, 64),
+    ("S[(32, {c}) : (1@laneid, 1)] + R[2 : 1@warpid]", 32, 64),  # both warps hold the tile
+]
+FLOAT_TYPES = ["f32", "f16", "bf16"]
+
+
+class FragmentKernel:
+    def __init__(self, rng, name):
+        self.rng = rng
+        self.name = name
+
+    def expr(self, depth, leaves):
+        r = self.rng
+        if depth <= 0 or r.random() < 0.2:
+            return r.choice(leaves)
+        choice = r.random()
+        if choice < 0.5:
+            other = r.choice(["alpha", "beta", "0.5", "2.0", "-1.5"]) if r.random() < 0.4 else self.expr(depth - 1, leaves)
+            left, right = self.expr(depth - 1, leaves), other
+            if r.random() < 0.5:
+                left, right = right, left
+            return f"({left} {r.choice(['+', '-', '*', '/'])} {right})"
+        if choice < 0.65:
+            return f"{r.choice(['min', 'max'])}({self.expr(depth - 1, leaves)}, {self.expr(depth - 1, leaves)})"
+        if choice < 0.75:
+            return f"relu({self.expr(depth - 1, leaves)})"
+        if choice < 0.85:
+            return f"(-{self.expr(depth - 1, leaves)})"
+        return f"{r.choice(FLOAT_TYPES)}({self.expr(depth - 1, leaves)})"
+
+    def text(self):
+        r = self.rng
+        layout, rows, block = r.choice(LAYOUTS)
+        cols = r.choice([4, 8])
+        ta, tb, te, td = (r.choice(FLOAT_TYPES) for _ in range(4))
+        tx, ty, tz = (r.choice(FLOAT_TYPES) for _ in range(3))
+        lay = layout.format(c=cols, h=cols // 2)
+        win = f"((block_id.x * {rows}, 0), ({rows}, {cols}))"
+        lines = [
+            f"    let x = alloc_local({tx}[{rows}, {cols}], layout = L);",
+            f"    copy(x, A.window{win});",
+            f"    let y = alloc_local({ty}[{rows}, {cols}], layout = L);",
+            f"    copy(y, B.window{win});",
+            f"    let z = alloc_local({tz}[{rows}, {cols}], layout = L);",
+            f"    z = {self.expr(3, ['x', 'y'])};",
+        ]
+        if r.random() < 0.5:
+            lines.append(f"    z {r.choice(['+=', '-=', '*='])} {self.expr(2, ['x', 'y', 'z'])};")
+        memory = f"E.window{win}"
+        lines.append(f"    store(D.window{win}, {self.expr(2, ['x', 'y', 'z'])} {r.choice(['+', '*', '-'])} "
+                     f"{r.choice(['alpha', 'beta'])} * {memory});")
+        head = (f"kernel {self.name}(M: i32, alpha: f32, beta: f32, A: global {ta}[M, {cols}] align 16, "
+                f"B: global {tb}[M, {cols}] align 16, E: global {te}[M, {cols}] align 16, "
+                f"D: global {td}[M, {cols}] align 16) launch(grid = cdiv(M, {rows}), block = {block}) {{")
+        return f"layout L_{self.name} = {lay};\n" + "\n".join([head] + lines).replace("layout = L)", f"layout = L_{self.name})") + "\n}\n"
+
+
 def main(argv):
     if len(argv) != 5:
         sys.exit("usage: random_kernels.py SEED COUNT OUT.tyl OUT.h")
@@ -171,6 +239,9 @@ def main(argv):
     rng = random.Random(seed)
     names = [f"random{seed}_{n}" for n in range(count)]
     kernels = [Kernel(rng, name).text() for name in names]
+    fragments = [f"fragments{seed}_{n}" for n in range(count // 2)]
+    kernels += [FragmentKernel(rng, name).text() for name in fragments]
+    names += fragments
     with open(argv[3], "w") as f:
         f.write(f"// Written by tests/hostrun/random_kernels.py {seed} {count}: random scalar kernels.\n")
         f.write("\n".join(kernels))
