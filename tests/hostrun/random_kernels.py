@@ -11,7 +11,9 @@ type in the three outputs. Every operator the language has at run time appears: 
 arithmetic, divisions and shifts by any value, comparisons, min and max, conversions. COUNT / 2
 fragment kernels follow: tiles of M rows (a parameter) in register fragments of several
 layouts and float types, fragment arithmetic with scalars and a memory operand, stores with
-conversion, rows past M predicated. The output is a function of SEED alone. OUT.h lists the kernels: TYLO_RANDOM_KERNELS(X) calls
+conversion, rows past M predicated; and COUNT / 2 kernels that stage such a tile in shared memory
+(swizzled or not, by cp.async or the block's copy) between the tensors and the fragment. The
+output is a function of SEED alone. OUT.h lists the kernels: TYLO_RANDOM_KERNELS(X) calls
 X(name) for each."""
 import random
 import sys
@@ -232,6 +234,57 @@ class FragmentKernel:
         return f"layout L_{self.name} = {lay};\n" + "\n".join([head] + lines).replace("layout = L)", f"layout = L_{self.name})") + "\n}\n"
 
 
+# Shared-memory kernels: a tile of a global tensor copied into shared memory (cp.async or the
+# block's plain copy) in one of these swizzles, (bits, base, shift) by element type and row width,
+# which tyloc accepts without a bank-conflict warning for a lane-per-row fragment, read into a
+# fragment after the barrier, and stored either through a second shared tile or with the first as
+# a memory operand.
+SWIZZLES = {
+    ("f16", 8): [(3, 2, 3), (3, 3, 3), (3, 3, 5), (3, 4, 4)],
+    ("f16", 16): [(3, 2, 3), (3, 3, 3)],
+    ("f16", 32): [(3, 2, 3), (3, 3, 3)],
+    ("f32", 8): [(2, 2, 3), (2, 3, 3)],
+    ("f32", 16): [(2, 2, 3), (2, 3, 3)],
+    ("f32", 32): [(2, 3, 3)],
+}
+
+
+class SharedKernel(FragmentKernel):
+    def tile_layout(self, t, rows, cols):
+        r = self.rng
+        if r.random() < 0.3:
+            return f"S[({rows}, {cols}) : ({cols}, 1)]"
+        b, m, sh = r.choice(SWIZZLES[(t, cols)])
+        return f"ComposeLayout({b}, {m}, {sh}, S[({rows}, {cols}) : ({cols}, 1)])"
+
+    def text(self):
+        r = self.rng
+        layout, rows, block = r.choice(LAYOUTS)
+        ts, td = r.choice(["f16", "f32"]), r.choice(["f16", "f32"])
+        cols = r.choice([8, 16, 32])
+        tx = r.choice(FLOAT_TYPES)
+        name = self.name
+        win = f"((block_id.x * {rows}, 0), ({rows}, {cols}))"
+        lines = [f"    let s = alloc_shared({ts}[{rows}, {cols}], layout = T_{name});"]
+        if r.random() < 0.6:
+            lines += [f"    copy_async(s, A.window{win});", "    commit_copies();", "    wait_copies(0);"]
+        else:
+            lines.append(f"    copy(s, A.window{win});")
+        lines += ["    barrier();", f"    let x = alloc_local({tx}[{rows}, {cols}], layout = L_{name});",
+                  "    copy(x, s);"]
+        layouts = [f"layout L_{name} = {layout.format(c=cols, h=cols // 2)};",
+                   f"layout T_{name} = {self.tile_layout(ts, rows, cols)};"]
+        if r.random() < 0.5:
+            layouts.append(f"layout U_{name} = {self.tile_layout(td, rows, cols)};")
+            lines += [f"    let u = alloc_shared({td}[{rows}, {cols}], layout = U_{name});",
+                      f"    copy(u, {self.expr(2, ['x'])});", "    barrier();", f"    copy(D.window{win}, u);"]
+        else:
+            lines.append(f"    store(D.window{win}, {self.expr(2, ['x'])} + alpha * s);")
+        head = (f"kernel {name}(M: i32, alpha: f32, beta: f32, A: global {ts}[M, {cols}] align 16, "
+                f"D: global {td}[M, {cols}] align 16) launch(grid = cdiv(M, {rows}), block = {block}) {{")
+        return "\n".join(layouts + [head] + lines + ["}"]) + "\n"
+
+
 def main(argv):
     if len(argv) != 5:
         sys.exit("usage: random_kernels.py SEED COUNT OUT.tyl OUT.h")
@@ -242,6 +295,9 @@ def main(argv):
     fragments = [f"fragments{seed}_{n}" for n in range(count // 2)]
     kernels += [FragmentKernel(rng, name).text() for name in fragments]
     names += fragments
+    tiles = [f"shared{seed}_{n}" for n in range(count // 2)]
+    kernels += [SharedKernel(rng, name).text() for name in tiles]
+    names += tiles
     with open(argv[3], "w") as f:
         f.write(f"// Written by tests/hostrun/random_kernels.py {seed} {count}: random scalar kernels.\n")
         f.write("\n".join(kernels))
