@@ -263,7 +263,8 @@ bool runBlock(Launch& l) {
       continue;
     }
     if (!ran) {
-      problem("deadlock: some threads wait at __syncthreads() while others wait at a warp collective");
+      problem("deadlock: threads wait at a __syncthreads() or a warp collective that the others (waiting elsewhere, "
+              "or exited) never reach");
       return false;
     }
   }
