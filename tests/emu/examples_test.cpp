@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "examples/emulate/ExampleChecks.h"
+#include "tests/support/ExampleCases.h"
 
 using namespace tyl;
 using tir::Type;
@@ -19,12 +20,7 @@ std::unique_ptr<examples::Example> compileExample(const std::string& relPath) {
   return ex;
 }
 
-void require(const examples::Check& c) {
-  INFO(c.line);
-  INFO(c.findings);
-  REQUIRE(c.findings.empty());
-  REQUIRE(c.ok);
-}
+void require(const examples::Check& c) { test::requireClean(c); }
 
 }  // namespace
 
@@ -35,23 +31,19 @@ TEST_CASE("add_one runs on the emulator and adds one to every element") {
 
 TEST_CASE("add_one_n handles sizes that are not multiples of the block tile") {
   auto ex = compileExample("examples/add_one/add_one.tyl");
-  require(examples::addOneN(*ex, {0, 1, 3, 1023, 1024, 1025, 4096 + 5}));
+  std::vector<int64_t> sizes = test::kAddOneSizes;
+  sizes.insert(sizes.begin(), 0);  // an empty grid: nothing is launched
+  require(examples::addOneN(*ex, sizes));
 }
 
 TEST_CASE("gemm matches a CPU reference at several sizes for f16 and bf16") {
   auto ex = compileExample("examples/gemm/gemm.tyl");
-  for (Type t : {Type::F16, Type::BF16}) {
-    require(examples::gemm(*ex, "gemm", t, {64, 64, 32}, false));
-    require(examples::gemm(*ex, "gemm", t, {128, 256, 64}, true));
-    require(examples::gemm(*ex, "gemm", t, {200, 136, 72}, false));
-    require(examples::gemm(*ex, "gemm", t, {200, 136, 72}, true));
-  }
+  for (Type t : {Type::F16, Type::BF16})
+    for (const test::GemmCase& c : test::kGemmCases) require(examples::gemm(*ex, "gemm", t, c.problem, c.relu));
 }
 
 TEST_CASE("gemm_beta matches a CPU reference within 16-bit rounding, at tile multiples and not") {
   auto ex = compileExample("examples/gemm/gemm.tyl");
-  for (Type t : {Type::F16, Type::BF16}) {
-    require(examples::gemmBeta(*ex, t, {128, 128, 64}));
-    require(examples::gemmBeta(*ex, t, {200, 136, 72}));
-  }
+  for (Type t : {Type::F16, Type::BF16})
+    for (const examples::Problem& p : test::kGemmBetaProblems) require(examples::gemmBeta(*ex, t, p));
 }

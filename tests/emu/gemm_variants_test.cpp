@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "examples/emulate/ExampleChecks.h"
+#include "tests/support/ExampleCases.h"
 
 using namespace tyl;
 namespace fs = std::filesystem;
@@ -26,10 +27,8 @@ TEST_CASE("every gemm_bench variant matches a CPU reference on the emulator") {
     bool ok = examples::compile(file.string(), ex);
     INFO(ex.diagnostics);
     REQUIRE(ok);
-    std::vector<std::pair<examples::Problem, bool>> problems = {{{200, 136, 72}, false}};
-    if (stem.find("grouped") != std::string::npos) problems.push_back({{9 * 128 + 8, 264, 40}, true});
-    for (const auto& [p, relu] : problems) {
-      examples::Check c = examples::gemm(ex, stem, tir::Type::BF16, p, relu);
+    for (const test::GemmCase& gc : test::variantCases(stem)) {
+      examples::Check c = examples::gemm(ex, stem, tir::Type::BF16, gc.problem, gc.relu);
       INFO(c.line);
       INFO(c.findings);
       CHECK(c.findings.empty());

@@ -309,35 +309,37 @@ void cp_async_wait(int pending) {
   }
 }
 
-void ldmatrix(uint32_t addr, bool trans, std::initializer_list<uint32_t*> dst) {
+namespace {
+
+// The running lane's operands of a collective, cleared and set up for `kind`; the caller adds
+// its registers, then suspends.
+LaneOp& arrive(Collective kind, bool flag, uint32_t addr, int count) {
   LaneOp& op = self().op;
   op = LaneOp{};
-  op.kind = Collective::Ldmatrix;
-  op.flag = trans;
+  op.kind = kind;
+  op.flag = flag;
   op.addr = addr;
-  op.count = static_cast<int>(dst.size());
+  op.count = count;
+  return op;
+}
+
+}  // namespace
+
+void ldmatrix(uint32_t addr, bool trans, std::initializer_list<uint32_t*> dst) {
+  LaneOp& op = arrive(Collective::Ldmatrix, trans, addr, static_cast<int>(dst.size()));
   std::copy(dst.begin(), dst.end(), op.wordsOut.begin());
   suspend(State::AtCollective);
 }
 
 void stmatrix(uint32_t addr, bool trans, std::initializer_list<uint32_t> src) {
-  LaneOp& op = self().op;
-  op = LaneOp{};
-  op.kind = Collective::Stmatrix;
-  op.flag = trans;
-  op.addr = addr;
-  op.count = static_cast<int>(src.size());
+  LaneOp& op = arrive(Collective::Stmatrix, trans, addr, static_cast<int>(src.size()));
   std::copy(src.begin(), src.end(), op.words.begin());
   suspend(State::AtCollective);
 }
 
 void mma(bool bf16, std::initializer_list<float*> d, std::initializer_list<uint32_t> a,
          std::initializer_list<uint32_t> b, std::initializer_list<float> c) {
-  LaneOp& op = self().op;
-  op = LaneOp{};
-  op.kind = Collective::Mma;
-  op.flag = bf16;
-  op.count = 4;
+  LaneOp& op = arrive(Collective::Mma, bf16, 0, 4);
   std::copy(d.begin(), d.end(), op.floatsOut.begin());
   std::copy(a.begin(), a.end(), op.words.begin());
   std::copy(b.begin(), b.end(), op.b.begin());

@@ -12,6 +12,7 @@
 #include "gemm.cuh"
 #include "gemm_stages.cuh"
 #include "tests/hostrun/HostRunner.h"
+#include "tests/support/ExampleCases.h"
 #ifdef TYLO_HOST_RUN_VARIANTS
 #include "gemm_variants.h"
 #endif
@@ -69,46 +70,32 @@ std::unique_ptr<examples::Example> example(const std::string& relPath) {
   return compileForHost(std::string(TYLO_SOURCE_DIR) + "/" + relPath);
 }
 
-void require(const examples::Check& c) {
-  INFO(c.line);
-  INFO(c.findings);
-  REQUIRE(c.findings.empty());
-  REQUIRE(c.ok);
-}
-
 }  // namespace
 
 TEST_CASE("generated add_one adds one to every element, run on the host") {
   auto ex = example("examples/add_one/add_one.tyl");
-  require(examples::addOne(*ex));
-  require(examples::addOneN(*ex, {1, 3, 1023, 1024, 1025, 4096 + 5}));
+  test::requireClean(examples::addOne(*ex));
+  test::requireClean(examples::addOneN(*ex, test::kAddOneSizes));
 }
 
 TEST_CASE("generated gemm matches a CPU reference at several sizes for f16 and bf16, run on the host") {
   auto ex = example("examples/gemm/gemm.tyl");
-  for (Type t : {Type::F16, Type::BF16}) {
-    require(examples::gemm(*ex, "gemm", t, {64, 64, 32}, false));
-    require(examples::gemm(*ex, "gemm", t, {128, 256, 64}, true));
-    require(examples::gemm(*ex, "gemm", t, {200, 136, 72}, false));
-    require(examples::gemm(*ex, "gemm", t, {200, 136, 72}, true));
-  }
+  for (Type t : {Type::F16, Type::BF16})
+    for (const test::GemmCase& c : test::kGemmCases) test::requireClean(examples::gemm(*ex, "gemm", t, c.problem, c.relu));
 }
 
 TEST_CASE("generated gemm_beta matches a CPU reference within 16-bit rounding, run on the host") {
   auto ex = example("examples/gemm/gemm.tyl");
-  for (Type t : {Type::F16, Type::BF16}) {
-    require(examples::gemmBeta(*ex, t, {128, 128, 64}));
-    require(examples::gemmBeta(*ex, t, {200, 136, 72}));
-  }
+  for (Type t : {Type::F16, Type::BF16})
+    for (const examples::Problem& p : test::kGemmBetaProblems) test::requireClean(examples::gemmBeta(*ex, t, p));
 }
 
 TEST_CASE("generated hand-written pipelines match a CPU reference, run on the host") {
   auto ex = example("examples/gemm/gemm_stages.tyl");
   for (const char* base : {"gemm_one_stage", "gemm_two_stage", "gemm_prefetch"})
-    for (Type t : {Type::F16, Type::BF16}) {
-      require(examples::gemm(*ex, base, t, {128, 128, 96}, false));
-      require(examples::gemm(*ex, base, t, {200, 136, 72}, true));
-    }
+    for (Type t : {Type::F16, Type::BF16})
+      for (const test::GemmCase& c : test::kPipelineCases)
+        test::requireClean(examples::gemm(*ex, base, t, c.problem, c.relu));
 }
 
 #ifdef TYLO_HOST_RUN_VARIANTS
@@ -118,9 +105,8 @@ TEST_CASE("every generated gemm_bench variant matches a CPU reference, run on th
   {                                                                                                        \
     INFO("gemm_" #name ": " description);                                                                  \
     auto ex = compileForHost(std::string(TYLO_VARIANTS_DIR) + "/gemm_" #name ".tyl");                      \
-    require(examples::gemm(*ex, "gemm_" #name, Type::BF16, {200, 136, 72}, false));                        \
-    if (std::string(#name).find("grouped") != std::string::npos)                                           \
-      require(examples::gemm(*ex, "gemm_" #name, Type::BF16, {9 * 128 + 8, 264, 40}, true));               \
+    for (const test::GemmCase& c : test::variantCases(#name))                                              \
+      test::requireClean(examples::gemm(*ex, "gemm_" #name, Type::BF16, c.problem, c.relu));               \
     ++count;                                                                                               \
   }
   TYLO_GEMM_VARIANTS(TYLO_CHECK_VARIANT)

@@ -1,0 +1,45 @@
+// The sizes the test suite checks the examples at, through examples/emulate/ExampleChecks.h:
+// on the emulator (tests/emu) and as generated code run on the host (tests/hostrun) alike.
+#pragma once
+
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "examples/emulate/ExampleChecks.h"
+
+namespace tyl::test {
+
+// add_one_n: around the block's 1024 elements and not multiples of its 16-byte vectors.
+inline const std::vector<int64_t> kAddOneSizes = {1, 3, 1023, 1024, 1025, 4096 + 5};
+
+struct GemmCase {
+  examples::Problem problem;
+  bool relu;
+};
+// gemm (each of f16 and bf16): one tile, a tile multiple with relu, and a size that is not.
+inline const std::vector<GemmCase> kGemmCases = {
+    {{64, 64, 32}, false}, {{128, 256, 64}, true}, {{200, 136, 72}, false}, {{200, 136, 72}, true}};
+// gemm_beta: a tile multiple and not.
+inline const std::vector<examples::Problem> kGemmBetaProblems = {{128, 128, 64}, {200, 136, 72}};
+// gemm_stages.tyl's pipelines: several K steps, and a size that is no tile multiple.
+inline const std::vector<GemmCase> kPipelineCases = {{{128, 128, 96}, false}, {{200, 136, 72}, true}};
+
+// A gemm_bench variant: a size that is not a multiple of its tiles; a grouped block order also
+// over more rows of tiles than a group holds (the last group is partial).
+inline std::vector<GemmCase> variantCases(const std::string& name) {
+  std::vector<GemmCase> cases = {{{200, 136, 72}, false}};
+  if (name.find("grouped") != std::string::npos) cases.push_back({{9 * 128 + 8, 264, 40}, true});
+  return cases;
+}
+
+// The check passed with nothing found.
+inline void requireClean(const examples::Check& c) {
+  INFO(c.line);
+  INFO(c.findings);
+  REQUIRE(c.findings.empty());
+  REQUIRE(c.ok);
+}
+
+}  // namespace tyl::test
