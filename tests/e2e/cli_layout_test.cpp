@@ -94,6 +94,12 @@ TEST_CASE("semantic misuse exits 1 and command-line misuse exits 2") {
   CHECK(tyloc({"layout", "--help"}).exitCode == 0);
 }
 
+TEST_CASE("--help names the program in its usage lines") {
+  CHECK(tyloc({"--help"}).out.find("Usage: tyloc [OPTIONS]") != std::string::npos);
+  CHECK(tyloc({"layout", "--help"}).out.find("Usage: tyloc layout [OPTIONS]") != std::string::npos);
+  CHECK(tyloc({"run", "--help"}).out.find("Usage: tyloc run [OPTIONS]") != std::string::npos);
+}
+
 TEST_CASE("odd inputs never crash: every exit code is 0 and 1 or 2") {
   for (const char* expr : {"", " ", "S", "S[", "S[]", "S[()]", "S[(,)]", "R[4]", "@", "@laneid", "S[4] +",
                            "S[4] + + 4", "S[4 : @]", "S[(1,) : (1,)]", "S[4] + 1e308", "S[2147483648, 4]",

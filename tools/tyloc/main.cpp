@@ -37,7 +37,7 @@ std::vector<std::string> normalizeArgs(int argc, char** argv) {
 }
 
 int run(int argc, char** argv) {
-  CLI::App app{"tyloc: compiles .tyl kernels with first-class data layouts to CUDA C++"};
+  CLI::App app{"tyloc: compiles .tyl kernels with first-class data layouts to CUDA C++", "tyloc"};
   app.set_version_flag("--version", "tyloc 0.1.0");
   app.require_subcommand(0, 1);
   app.footer(
