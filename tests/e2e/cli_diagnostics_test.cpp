@@ -8,8 +8,10 @@
 #include <catch2/catch.hpp>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -99,6 +101,20 @@ std::vector<Misuse> misuses(const TempDir& dir) {
       {{"run", ok}, "--kernel"},
       {{"run", ok, "--kernel", "no_such_kernel"}, "no_such_kernel"},
       {{"run", dir.file("missing.tyl"), "--kernel", "add_one"}, "missing.tyl"},
+      // Options before a subcommand belong to compiling and would be ignored.
+      {{"-Werror", "check", ok}, "--Werror comes before 'check'"},
+      {{"--diagnostics-format", "json", "check", ok}, "--diagnostics-format comes before 'check'"},
+      {{ok, "check", ok}, "the input file"},
+      {{"--remarks", "run", ok, "--kernel", "add_one"}, "--remarks comes before 'run'"},
+      {{"-o", dir.file("x.cu"), "layout", "S[4]"}, "--output comes before 'layout'"},
+      // Outputs that are empty, the input, or each other.
+      {{ok, "-o", ""}, "--output: the path is empty"},
+      {{ok, "-o", dir.file("x.cu"), "--header", ""}, "--header: the path is empty"},
+      {{ok, "-o", ok}, "is also the input file"},
+      {{ok, "-o", dir.file("sub/../ok.tyl")}, "is also the input file"},
+      {{ok, "-o", dir.file("x.cu"), "--header", dir.file("x.cu")}, "is also --output"},
+      {{ok, "-o", dir.file("x.cu"), "--depfile", dir.file("./x.cu")}, "is also --output"},
+      {{ok, "-o", dir.file("x.cu"), "--header", dir.file("x.cuh"), "--depfile", dir.file("x.cuh")}, "is also --header"},
   };
 }
 
@@ -122,6 +138,34 @@ TEST_CASE("command-line misuse exits 2 with an error line that names the problem
     // One line: never CLI11's help text or a diagnostic with a source excerpt.
     CHECK(lineCount(r.err) == 1);
     CHECK(r.err.find(" | ") == std::string::npos);
+  }
+}
+
+TEST_CASE("misused output paths leave the input and existing outputs untouched") {
+  TempDir dir;
+  const std::string ok = dir.write("ok.tyl", readFile(kAddOne));
+  const std::string cu = dir.write("x.cu", "old");
+  CHECK(tyloc({ok, "-o", ok}).exitCode == 2);
+  CHECK(tyloc({ok, "-o", cu, "--header", cu}).exitCode == 2);
+  CHECK(readFile(ok) == readFile(kAddOne));
+  CHECK(readFile(cu) == "old");
+  // A device may be named for several outputs.
+  CHECK(tyloc({ok, "-o", "/dev/null", "--header", "/dev/null"}).exitCode == 0);
+}
+
+TEST_CASE("output that cannot be written to standard output exits 2") {
+  if (!fs::exists("/dev/full")) {
+    WARN("no /dev/full: not checked");
+    return;
+  }
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{kAddOne}, {"layout", "S[4]"}, {"--list-diagnostics"}}) {
+    std::string cmd = TYLOC_PATH;
+    for (const std::string& a : args) cmd += " '" + a + "'";
+    INFO(cmd);
+    const int status = std::system((cmd + " >/dev/full 2>/dev/null").c_str());
+    REQUIRE(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 2);
   }
 }
 

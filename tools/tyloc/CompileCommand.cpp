@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
+
 #include "tools/tyloc/Pipeline.h"
 
 namespace tyl::driver {
@@ -36,6 +38,30 @@ void applyCommon(const CommonFlags& f, CompileOptions& o) {
     if (kind->severity != Severity::Warning)
       throw CLI::ValidationError("-Wno-" + id, fmt::format("'{}' is not a warning and cannot be silenced", id));
     o.diag.disabledWarnings.insert(id);
+  }
+}
+
+// Refuses output paths that are empty, that name the input, or that name each other: writing
+// one would destroy the input or another output. Devices (e.g. /dev/null) may be named twice.
+void checkOutputPaths(const CLI::App& app, const CompileOptions& o) {
+  const std::pair<const char*, const std::string*> outputs[] = {
+      {"--output", &o.output}, {"--header", &o.header}, {"--depfile", &o.depfile}};
+  for (const auto& [flag, path] : outputs)
+    if (app.count(flag) > 0 && path->empty()) throw CLI::ValidationError(flag, "the path is empty");
+  namespace fs = std::filesystem;
+  auto sameFile = [](const std::string& a, const std::string& b) {
+    std::error_code ec;
+    fs::path pa = fs::weakly_canonical(fs::absolute(a, ec), ec), pb = fs::weakly_canonical(fs::absolute(b, ec), ec);
+    if (ec || pa != pb) return false;
+    return !fs::exists(pa, ec) || fs::is_regular_file(pa, ec);
+  };
+  std::vector<std::pair<const char*, const std::string*>> named = {{"the input file", &o.input}};
+  for (const auto& [flag, path] : outputs) {
+    if (path->empty()) continue;
+    for (const auto& [other, otherPath] : named)
+      if (sameFile(*path, *otherPath))
+        throw CLI::ValidationError(flag, fmt::format("'{}' is also {}", *path, other));
+    named.push_back({flag, path});
   }
 }
 
@@ -91,6 +117,7 @@ void addCompileCommands(CLI::App& app, std::function<int()>& run) {
       if (st->emit == name) o.emit = stage;
     if (o.emit != Stage::Cuda && (!o.header.empty() || !o.depfile.empty()))
       throw CLI::ValidationError("--emit", "--header and --depfile go with --emit cuda");
+    checkOutputPaths(app, o);
     applyCommon(st->common, o);
     run = [o] { return compile(o); };
   });

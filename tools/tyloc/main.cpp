@@ -66,12 +66,38 @@ int run(int argc, char** argv) {
     return kExitMisuse;
   }
 
+  // The top-level options belong to compiling a file. Before a subcommand they would be ignored
+  // (`tyloc -Werror check f.tyl` would not treat warnings as errors), so they are refused.
+  if (!app.get_subcommands().empty()) {
+    const std::string sub = app.get_subcommands().front()->get_name();
+    for (const CLI::Option* opt : app.get_options()) {
+      if (opt->count() == 0) continue;
+      std::string what = opt->get_positional() && opt->get_lnames().empty() ? "the input file '" + opt->as<std::string>() + "'"
+                                                                             : opt->get_name(false, true);
+      std::cerr << fmt::format("tyloc: error: {} comes before '{}'; give '{}' its options after it (see tyloc {} --help)\n",
+                               what, sub, sub, sub);
+      return kExitMisuse;
+    }
+  }
+
   if (listDiagnostics) {
     for (const tyl::DiagKind* kind : tyl::registeredDiagKinds())
       std::cout << kind->id << "\t" << tyl::severityName(kind->severity) << "\t" << kind->summary << "\n";
+    if (!std::cout.flush()) {
+      std::cerr << "tyloc: error: cannot write to standard output\n";
+      return kExitMisuse;
+    }
     return 0;
   }
-  if (action) return action();
+  if (action) {
+    int code = action();
+    // Output to a full disk or a closed pipe is an error, not a success with nothing written.
+    if (!std::cout.flush()) {
+      std::cerr << "tyloc: error: cannot write to standard output\n";
+      return std::max(code, kExitMisuse);
+    }
+    return code;
+  }
   std::cerr << "tyloc: error: no input file (see tyloc --help)\n";
   return kExitMisuse;
 }
