@@ -109,10 +109,13 @@ std::string locationPrefix(const SourceManager& sm, SourceRange range) {
 
 // The source line with a caret under the start of the range and tildes under the rest.
 // Long lines are cut to a window around the caret, so that a diagnostic stays readable
-// (and its size bounded) whatever the line.
+// (and its size bounded) whatever the line. Columns count bytes (as in the location); the
+// marker line takes one cell per character, so it stays under the range when the line
+// holds multi-byte UTF-8, and control characters other than tabs are shown as '?'.
 void renderSnippet(std::ostream& os, const SourceManager& sm, SourceRange range) {
   if (!range.valid()) return;
   constexpr size_t kBefore = 60, kWidth = 160;
+  auto continuation = [](char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; };
   LineCol begin = sm.lineCol(range.begin);
   std::string_view line = sm.lineText(range.begin.file, begin.line);
   size_t col = begin.column - 1;
@@ -122,32 +125,52 @@ void renderSnippet(std::ostream& os, const SourceManager& sm, SourceRange range)
   std::string prefix, suffix;
   if (line.size() > kWidth) {
     first = col > kBefore ? col - kBefore : 0;
+    while (first > 0 && continuation(line[first])) --first;  // never cut a character in two
+    size_t last = std::min(first + kWidth, line.size());
+    while (last < line.size() && continuation(line[last])) ++last;
     if (first > 0) prefix = "...";
-    if (first + kWidth < line.size()) suffix = "...";
-    line = line.substr(first, kWidth);
+    if (last < line.size()) suffix = "...";
+    line = line.substr(first, last - first);
     col = col - first + prefix.size();
     endCol = std::min(endCol - first, line.size()) + prefix.size();
   }
-  std::string gutter = fmt::format("{:>5}", begin.line);
-  os << gutter << " | " << prefix << line << suffix << "\n";
   std::string shown = prefix + std::string(line);
+  for (char& c : shown)
+    if ((static_cast<unsigned char>(c) < 0x20 && c != '\t') || c == 0x7F) c = '?';
+  std::string gutter = fmt::format("{:>5}", begin.line);
+  os << gutter << " | " << shown << suffix << "\n";
   std::string marker;
-  for (size_t i = 0; i < col && i < shown.size(); ++i) marker += shown[i] == '\t' ? '\t' : ' ';
+  for (size_t i = 0; i < col && i < shown.size(); ++i)
+    if (!continuation(shown[i])) marker += shown[i] == '\t' ? '\t' : ' ';
   if (col > shown.size()) marker.append(col - shown.size(), ' ');
   marker += '^';
-  for (size_t i = col + 1; i < endCol; ++i) marker += '~';
+  for (size_t i = col + 1; i < endCol; ++i)
+    if (i >= shown.size() || !continuation(shown[i])) marker += '~';
   os << std::string(gutter.size(), ' ') << " | " << marker << "\n";
+}
+
+// A message for a terminal: control characters (from quoted input) written as \xNN.
+std::string printable(const std::string& message) {
+  std::string out;
+  for (char c : message) {
+    auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7F)
+      out += fmt::format("\\x{:02x}", u);
+    else
+      out += c;
+  }
+  return out;
 }
 
 }  // namespace
 
 void DiagnosticEngine::renderText(std::ostream& os) const {
   for (const Diagnostic& d : diags_) {
-    os << locationPrefix(sources_, d.range) << severityName(d.severity) << ": " << d.message << " ["
+    os << locationPrefix(sources_, d.range) << severityName(d.severity) << ": " << printable(d.message) << " ["
        << d.kind->id << "]\n";
     renderSnippet(os, sources_, d.range);
     for (const DiagNote& n : d.notes) {
-      os << locationPrefix(sources_, n.range) << "note: " << n.message << "\n";
+      os << locationPrefix(sources_, n.range) << "note: " << printable(n.message) << "\n";
       renderSnippet(os, sources_, n.range);
     }
     if (d.repeats > 0) os << locationPrefix(sources_, d.range) << "note: " << repeatsNote(d) << "\n";

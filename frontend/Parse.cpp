@@ -134,7 +134,7 @@ bool checkLimits(FileId file, DiagnosticEngine& diags) {
   const std::string& text = diags.sources().file(file).text;
   if (text.size() > kMaxSourceBytes) {
     diags.report(kInputLimit, SourceRange::at(SourceLoc{file, 0}),
-                 fmt::format("input is {} bytes; the limit is {} bytes", text.size(), kMaxSourceBytes));
+                 fmt::format("input is larger than the limit of {} bytes", kMaxSourceBytes));
     return false;
   }
   size_t bad = 0;

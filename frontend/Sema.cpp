@@ -87,6 +87,18 @@ tile::View KernelSema::wholeView(uint32_t tensor, SourceRange loc) const {
   return v;
 }
 
+bool KernelSema::countUnrolledIteration(SourceRange where) {
+  if (tooLarge_) return false;
+  if (++unrolledIterations_ > kMaxUnrolledIterations) {
+    diags_.report(kTooLarge, where,
+                  fmt::format("the kernel's unrolled loops run more than {} iterations in all",
+                              kMaxUnrolledIterations));
+    tooLarge_ = true;
+    return false;
+  }
+  return true;
+}
+
 bool KernelSema::countStmt(SourceRange where) {
   if (tooLarge_) return false;
   if (++expanded_ > kMaxExpandedStmts) {
@@ -238,6 +250,16 @@ std::optional<tile::Tensor> KernelSema::tensorParam(const ast::Param& p, int par
       tl.shard.push_back({t.staticShape[d], s, layout::Axis::m});
     }
     if (tl.shard.size() == t.shape.size()) t.layout = layout::Layout(tl);
+    // Addresses into the tensor, in bytes, must fit 64 bits.
+    try {
+      int64_t elems = layout::shapeSize(t.staticShape);
+      if (t.layout) elems = std::max(elems, layout::cosize(*t.layout, layout::Axis::m));
+      (void)layout::checkedMul(elems, tile::dtypeBytes(t.dtype));
+    } catch (const layout::OverflowError&) {
+      diags_.report(kIntegerOverflow, p.range,
+                    fmt::format("the size in bytes of '{}' overflows 64-bit integers", t.name));
+      return std::nullopt;
+    }
   }
   tir::Buffer buf;
   buf.name = t.name;
@@ -491,6 +513,23 @@ std::optional<tile::Module> analyze(const ast::Module& module, DiagnosticEngine&
       diags.report(kTooLarge, k->name.range,
                    fmt::format("kernel '{}' has more than {} instantiations", k->name.name, kMaxInstances));
       continue;
+    }
+    // A type parameter's name is unique among the kernel's type and value parameters.
+    std::map<std::string, SourceRange> typeNames;
+    for (const ast::TypeParam& tp : k->typeParams) {
+      if (auto [it, fresh] = typeNames.emplace(tp.name.name, tp.name.range); !fresh) {
+        diags.report(kDuplicateName, tp.name.range, fmt::format("type parameter '{}' is declared twice", tp.name.name))
+            .note(it->second, "the first declaration is here");
+        ok = false;
+      }
+    }
+    for (const ast::Param& p : k->params) {
+      if (auto it = typeNames.find(p.name.name); it != typeNames.end()) {
+        diags.report(kDuplicateName, p.name.range,
+                     fmt::format("parameter '{}' has the name of a type parameter", p.name.name))
+            .note(it->second, "the type parameter is declared here");
+        ok = false;
+      }
     }
     for (const ast::TypeParam& tp : k->typeParams) {
       std::vector<std::map<std::string, tile::DType>> next;

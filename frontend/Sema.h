@@ -17,6 +17,9 @@ namespace tyl {
 // Bounds that keep hostile input from making the compiler run for minutes.
 inline constexpr int64_t kMaxUnrollCount = 1024;
 inline constexpr int64_t kMaxExpandedStmts = 200000;
+// Unrolled iterations in one kernel, counted also where they expand to nothing (nested
+// unrolls of `let`s or of `if`s that are false).
+inline constexpr int64_t kMaxUnrolledIterations = int64_t{1} << 18;
 // The most instantiations one generic kernel may have (the product of its choices).
 inline constexpr int64_t kMaxInstances = 64;
 

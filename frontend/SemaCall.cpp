@@ -1,6 +1,8 @@
 // Semantic analysis of calls: builtins, allocations, views, and tile operations.
 #include <fmt/format.h>
 
+#include <limits>
+
 #include <set>
 
 #include "frontend/CommonDiags.h"
@@ -186,6 +188,12 @@ std::optional<Value> KernelSema::allocShared(const ast::Expr& e, const ast::Call
     return std::nullopt;
   }
   int64_t elems = layout::cosize(*t.layout, layout::Axis::m);
+  if (elems > std::numeric_limits<int64_t>::max() / 2 / tile::dtypeBytes(t.dtype)) {  // bytes would overflow
+    diags_.report(kSharedLimit, e.range,
+                  fmt::format("the tile spans {} elements of {} bytes; a block can have at most {} bytes of shared memory",
+                              elems, tile::dtypeBytes(t.dtype), kMaxSharedBytes));
+    return std::nullopt;
+  }
   int64_t bytes = elems * tile::dtypeBytes(t.dtype);
   // Allocations start on 128 bytes, or on the swizzle's whole period, so the pattern's
   // phase is the one the layout describes.

@@ -258,6 +258,7 @@ class KernelSema {
   uint32_t addTensor(tile::Tensor t);
   tile::View wholeView(uint32_t tensor, SourceRange loc) const;
   bool countStmt(SourceRange where);
+  bool countUnrolledIteration(SourceRange where);
 
   DiagnosticEngine& diags_;
   const ModuleEnv& env_;
@@ -280,6 +281,7 @@ class KernelSema {
   std::optional<uint32_t> loadInto_;
   std::map<std::string, int> nameCounts_;
   int64_t expanded_ = 0;
+  int64_t unrolledIterations_ = 0;
   bool tooLarge_ = false;
 };
 

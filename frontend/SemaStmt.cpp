@@ -314,7 +314,7 @@ void KernelSema::forLoop(const ast::Stmt& s, const ast::For& f) {
   if (unrolled) {
     std::optional<UnrollRange> r = unrollRange(f, *c);
     if (!r) return;
-    for (int64_t i = 0; i < r->count && !tooLarge_; ++i) {
+    for (int64_t i = 0; i < r->count && countUnrolledIteration(f.iterable->range); ++i) {
       pushScope();
       Binding b;
       b.value = Value::constant(ConstValue{r->begin + i * r->step});

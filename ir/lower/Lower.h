@@ -15,6 +15,11 @@ namespace tyl::lower {
 // unrolled loops multiply quickly); beyond it the kernel is reported as too large.
 inline constexpr int64_t kMaxThreadStmts = 50000;
 
+// The most elements one tile statement may touch in one tensor or view (lowering
+// enumerates them one by one); beyond it the statement is reported as too large before any
+// table of its elements is built.
+inline constexpr int64_t kMaxStatementElements = int64_t{1} << 22;
+
 std::optional<tir::Module> lower(const tile::Module& module, DiagnosticEngine& diags);
 
 }  // namespace tyl::lower

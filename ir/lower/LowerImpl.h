@@ -90,6 +90,8 @@ class KernelLowering {
   void block(const tile::Block& b);
   void stmt(const tile::Stmt& s);
   void stmtNode(const tile::Stmt& s);
+  // The most elements `s` touches in one view or register fragment.
+  int64_t largestOperand(const tile::Stmt& s) const;
   void emit(SourceRange loc, auto node) {
     ++emitted_;
     out_.back()->push_back(tir::Stmt{loc, std::move(node)});

@@ -166,7 +166,48 @@ void KernelLowering::block(const tile::Block& b) {
   }
 }
 
+int64_t KernelLowering::largestOperand(const tile::Stmt& s) const {
+  int64_t most = 0;
+  auto view = [&](const tile::View& v) {
+    // Views of register fragments enumerate the whole fragment (its owners and slots).
+    const tile::Tensor& t = tk_.tensors[v.tensor];
+    most = std::max(most, t.space == tile::MemSpace::Local ? t.staticSize() : v.size());
+  };
+  auto fragment = [&](uint32_t tensor) { most = std::max(most, tk_.tensors[tensor].staticSize()); };
+  auto expr = [&](auto& self, const tile::FragRef& f) -> void {
+    if (!f) return;
+    if (f->kind == tile::FragExpr::Kind::Tensor) fragment(f->tensor);
+    if (f->kind == tile::FragExpr::Kind::Memory) view(f->memory);
+    self(self, f->a);
+    self(self, f->b);
+  };
+  std::visit(
+      [&](const auto& n) {
+        using N = std::decay_t<decltype(n)>;
+        if constexpr (std::is_same_v<N, tile::Copy>) {
+          view(n.dst);
+          if (n.src) view(*n.src);
+          expr(expr, n.value);
+        } else if constexpr (std::is_same_v<N, tile::FragAssign>) {
+          fragment(n.dst);
+          expr(expr, n.value);
+        } else if constexpr (std::is_same_v<N, tile::Mma>) {
+          for (uint32_t t : {n.d, n.a, n.b, n.c}) fragment(t);
+        } else if constexpr (std::is_same_v<N, tile::ElemLoad> || std::is_same_v<N, tile::ElemStore>) {
+          if (tk_.tensors[n.view.tensor].space == tile::MemSpace::Local) fragment(n.view.tensor);
+        }
+      },
+      s.node);
+  return most;
+}
+
 void KernelLowering::stmt(const tile::Stmt& s) {
+  if (int64_t n = largestOperand(s); n > kMaxStatementElements) {
+    diags_.report(kTooLarge, s.loc,
+                  fmt::format("this statement touches {} elements of one tensor; tyloc lowers at most {} per statement",
+                              n, kMaxStatementElements));
+    return;
+  }
   // Layout arithmetic for the statement's tensors may leave 64 bits, or meet a layout the
   // algebra rejects; the statement is then reported, not the compiler.
   try {

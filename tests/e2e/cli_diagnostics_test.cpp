@@ -540,6 +540,35 @@ TEST_CASE("text diagnostics are gcc style with the source line and a caret under
                      "      |                           ^~~~\n");
 }
 
+TEST_CASE("the caret stays under the range after multi-byte characters and control bytes are shown as such") {
+  TempDir dir;
+  // "é" and "€" are 2 and 3 bytes: the column counts bytes, the marker one cell per character.
+  const std::string utf8 = dir.write("utf8.tyl", "const X = 1; /* \xc3\xa9\xe2\x82\xac */ const Y = 2 +;\n");
+  auto r = tyloc({"check", utf8});
+  CHECK(r.exitCode == 1);
+  CHECK(r.err.find(":1:39: error: ") != std::string::npos);
+  CHECK(r.err.find("    1 | const X = 1; /* \xc3\xa9\xe2\x82\xac */ const Y = 2 +;\n"
+                   "      |                                    ^\n") != std::string::npos);
+  // An escape sequence in the input neither reaches the terminal from the message nor from the line.
+  const std::string ctrl = dir.write("ctrl.tyl", std::string("const A = 1;\x1b[31m const B = 2;\n"));
+  r = tyloc({"check", ctrl});
+  CHECK(r.exitCode == 1);
+  CHECK(r.err.find('\x1b') == std::string::npos);
+  CHECK(r.err.find("\\x1b") != std::string::npos);
+  CHECK(r.err.find("    1 | const A = 1;?[31m const B = 2;\n") != std::string::npos);
+}
+
+TEST_CASE("an endless input is read only up to the size limit") {
+  if (!fs::exists("/dev/zero")) {
+    WARN("no /dev/zero: not checked");
+    return;
+  }
+  auto r = tyloc({"check", "/dev/zero"});
+  CHECK(r.exitCode == 1);
+  CHECK(r.err.find("input is larger than the limit of 8388608 bytes [input-limit]") != std::string::npos);
+  CHECK(r.err.size() < 1000);
+}
+
 TEST_CASE("more than 50 errors are cut off with a count") {
   TempDir dir;
   std::string text;

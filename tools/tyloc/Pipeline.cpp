@@ -35,13 +35,16 @@ std::optional<std::string> readFile(const std::string& path, std::string& error)
     error = std::strerror(errno);
     return std::nullopt;
   }
-  std::ostringstream ss;
-  ss << in.rdbuf();
+  // One byte past the parser's limit is enough for it to report the input as too large
+  // (and keeps an endless input such as /dev/zero from filling memory).
+  std::string text(kMaxSourceBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
   if (in.bad()) {
     error = "read error";
     return std::nullopt;
   }
-  return ss.str();
+  text.resize(static_cast<size_t>(in.gcount()));
+  return text;
 }
 
 std::optional<FileId> loadInput(SourceManager& sources, const std::string& path) {
