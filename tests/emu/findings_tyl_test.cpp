@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include "CountOps.h"
@@ -373,25 +374,71 @@ TEST_CASE("tyloc run dumps tensors as npy and reads them back as inputs") {
   std::filesystem::remove_all(dir);
 }
 
+const std::string kRunFlags = kernelPath("tests/emu/kernels/run_flags.tyl");
+
 TEST_CASE("tyloc run misuse is one clear line and exit 2") {
   std::string file = kernelPath("examples/add_one/add_one.tyl");
+  const std::string& flags = kRunFlags;
   for (std::vector<std::string> args : std::vector<std::vector<std::string>>{
            {"run", file, "--kernel", "nope"},
            {"run", file, "--kernel", "add_one_n"},
            {"run", file, "--kernel", "add_one_n", "--set", "n=abc"},
            {"run", file, "--kernel", "add_one_n", "--set", "n=4", "--set", "m=2"},
            {"run", file, "--kernel", "add_one", "--input", "A=/nonexistent.npy"},
-           {"run", file, "--kernel", "add_one_n", "--set", "n=-5"},
            {"run", file, "--kernel", "add_one_n", "--set", "n=9223372036854775807"},
            {"run", kernelPath("tests/emu/kernels/huge_tensor.tyl"), "--kernel", "square", "--set", "n=4294967296"},
            {"run", kernelPath("tests/emu/kernels/huge_tensor.tyl"), "--kernel", "doubled",
             "--set", "n=4611686018427387904"},
-           {"run", file}}) {
+           {"run", file},
+           // Values the parameter cannot hold, names given twice, seeds that are not 0..2^64-1.
+           {"run", flags, "--kernel", "store", "--set", "n=2147483648"},
+           {"run", flags, "--kernel", "store", "--set", "n=-2147483649"},
+           {"run", flags, "--kernel", "store", "--set", "n=99999999999999999999"},
+           {"run", flags, "--kernel", "store", "--set", "n=1", "--set", "n=2"},
+           {"run", file, "--kernel", "add_one", "--input", "A=a.npy", "--input", "A=b.npy"},
+           {"run", flags, "--kernel", "store", "--set", "n=1", "--seed", "-1"},
+           {"run", flags, "--kernel", "store", "--set", "n=1", "--seed", "18446744073709551616"},
+           {"run", flags, "--kernel", "spin", "--set", "n=1", "--max-steps", "0"}}) {
     auto r = tyloc(args);
-    INFO(args.back() << "\n" << r.err);
+    std::string cmd;
+    for (const std::string& a : args) cmd += " " + a;
+    INFO(cmd << "\n" << r.err);
     CHECK(r.exitCode == 2);
     CHECK(r.err.find("tyloc: error:") != std::string::npos);
+    CHECK(r.out.empty());
   }
+  // The extremes are accepted.
+  CHECK(tyloc({"run", flags, "--kernel", "store", "--set", "n=-2147483648", "--seed", "18446744073709551615"})
+            .exitCode == 0);
+}
+
+TEST_CASE("tyloc run: a negative size is the launch's failure, and the step limit is a flag") {
+  auto r = tyloc({"run", kernelPath("examples/add_one/add_one.tyl"), "--kernel", "add_one_n", "--set", "n=-5"});
+  CHECK(r.exitCode == 1);
+  CHECK(r.err.find("dimension 0 of A must not be negative [emu-launch-failure]") != std::string::npos);
+  r = tyloc({"run", kRunFlags, "--kernel", "spin", "--set", "n=9223372036854775807", "--max-steps", "100000"});
+  CHECK(r.exitCode == 1);
+  CHECK(r.err.find("the run exceeded 100000 warp instructions (an endless loop?) [emu-step-limit]") !=
+        std::string::npos);
+  CHECK(tyloc({"run", kRunFlags, "--kernel", "spin", "--set", "n=1000", "--max-steps", "100000"}).exitCode == 0);
+}
+
+TEST_CASE("tyloc run --dump: checked before the run, written also when problems were found") {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "tyloc-run-dump-checks";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string notFolder = (dir / "file").string();
+  std::ofstream(notFolder) << "x";
+  auto r = tyloc({"run", kRunFlags, "--kernel", "store", "--set", "n=7", "--dump", notFolder});
+  CHECK(r.exitCode == 2);
+  CHECK(r.out.empty());  // nothing ran
+  CHECK(r.err.find("--dump " + notFolder) != std::string::npos);
+  // A run that hits the step limit still leaves its tensors for inspection.
+  r = tyloc({"run", kRunFlags, "--kernel", "spin", "--set", "n=100000", "--max-steps", "1000", "--dump",
+             (dir / "out").string()});
+  CHECK(r.exitCode == 1);
+  CHECK(std::filesystem::exists(dir / "out" / "A.npy"));
+  std::filesystem::remove_all(dir);
 }
 
 namespace {

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <limits>
 #include <iostream>
 #include <map>
 
@@ -15,13 +17,18 @@ namespace tyl::driver {
 
 namespace {
 
+// The emulator runs about a million warp instructions a second: the default stops an
+// endless loop within a minute or two; --max-steps raises it for long runs.
+constexpr int64_t kDefaultMaxSteps = int64_t{1} << 26;
+
 struct RunOptions {
   std::string input;
   std::string kernel;
   std::vector<std::string> sets;
   std::vector<std::string> inputs;
   std::string dumpDir;
-  uint64_t seed = 1;
+  std::string seed = "1";
+  int64_t maxSteps = kDefaultMaxSteps;
   bool diagnosticsJson = false;
 };
 
@@ -50,9 +57,18 @@ emu::Arg scalarArg(const tir::Param& p, const std::string& text) {
       if (used == text.size()) return emu::Arg::real(v);
     } else {
       long long v = std::stoll(text, &used, 0);
-      if (used == text.size()) return emu::Arg::integer(v);
+      if (used == text.size()) {
+        // A value the parameter's type cannot hold would silently wrap.
+        const bool fits = p.type == tir::Type::I32   ? v >= INT32_MIN && v <= INT32_MAX
+                          : p.type == tir::Type::U32 ? v >= 0 && v <= UINT32_MAX
+                                                     : true;
+        if (!fits) throw Misuse{fmt::format("--set {}={}: out of range for {}", p.name, text, tir::typeName(p.type))};
+        return emu::Arg::integer(v);
+      }
     }
-  } catch (const std::exception&) {
+  } catch (const std::invalid_argument&) {
+  } catch (const std::out_of_range&) {
+    throw Misuse{fmt::format("--set {}={}: out of range for {}", p.name, text, tir::typeName(p.type))};
   }
   throw Misuse{fmt::format("--set {}={}: expected {} value", p.name, text,
                            tir::isFloat(p.type) ? "a floating-point" : "an integer")};
@@ -77,6 +93,31 @@ void forEachElement(const std::vector<int64_t>& shape, const std::vector<int64_t
     }
     f(i, offset);
   }
+}
+
+// NAME=VALUE arguments of a repeatable flag, each name at most once.
+std::map<std::string, std::string> namedValues(const char* flag, const std::vector<std::string>& given,
+                                               const char* form) {
+  std::map<std::string, std::string> values;
+  for (const std::string& s : given) {
+    size_t eq = s.find('=');
+    if (eq == std::string::npos || eq == 0) throw Misuse{fmt::format("{} {}: expected {}", flag, s, form)};
+    if (!values.emplace(s.substr(0, eq), s.substr(eq + 1)).second)
+      throw Misuse{fmt::format("{} {}: '{}' is given twice", flag, s, s.substr(0, eq))};
+  }
+  return values;
+}
+
+uint64_t parseSeed(const std::string& text) {
+  size_t used = 0;
+  try {
+    if (!text.empty() && text[0] != '-' && text[0] != '+') {
+      unsigned long long v = std::stoull(text, &used, 10);
+      if (used == text.size()) return v;
+    }
+  } catch (const std::exception&) {
+  }
+  throw Misuse{fmt::format("--seed {}: expected an integer from 0 to {}", text, UINT64_MAX)};
 }
 
 int runKernel(const RunOptions& o) {
@@ -107,18 +148,9 @@ int runKernel(const RunOptions& o) {
   }
   try {
     // Scalars from --set; every scalar parameter needs one.
-    std::map<std::string, std::string> sets;
-    for (const std::string& s : o.sets) {
-      size_t eq = s.find('=');
-      if (eq == std::string::npos || eq == 0) throw Misuse{fmt::format("--set {}: expected NAME=VALUE", s)};
-      sets[s.substr(0, eq)] = s.substr(eq + 1);
-    }
-    std::map<std::string, std::string> npyInputs;
-    for (const std::string& s : o.inputs) {
-      size_t eq = s.find('=');
-      if (eq == std::string::npos || eq == 0) throw Misuse{fmt::format("--input {}: expected NAME=FILE.npy", s)};
-      npyInputs[s.substr(0, eq)] = s.substr(eq + 1);
-    }
+    std::map<std::string, std::string> sets = namedValues("--set", o.sets, "NAME=VALUE");
+    std::map<std::string, std::string> npyInputs = namedValues("--input", o.inputs, "NAME=FILE.npy");
+    uint64_t seed = parseSeed(o.seed);
     std::vector<emu::Arg> args(kernel->params.size());
     std::vector<std::string> missing;
     for (size_t i = 0; i < kernel->params.size(); ++i) {
@@ -155,9 +187,8 @@ int runKernel(const RunOptions& o) {
       for (size_t d = 0; d < p.shape.size(); ++d) {
         info.shape.push_back(evalHost(p.shape[d], args));
         info.strides.push_back(evalHost(p.strides[d], args));
-        if (info.shape.back() < 0)
-          throw Misuse{fmt::format("tensor '{}' would have a negative dimension ({})", p.name, info.shape.back())};
-        empty |= info.shape.back() == 0;
+        // A negative dimension allocates nothing: the launch checks refuse it (emu-launch-failure).
+        empty |= info.shape.back() <= 0;
         int64_t reach = 0;
         if (info.shape.back() > 0 &&
             (__builtin_mul_overflow(info.shape.back() - 1, info.strides.back(), &reach) ||
@@ -184,7 +215,7 @@ int runKernel(const RunOptions& o) {
         });
         npyInputs.erase(npy);
       } else {
-        emu::fillRandom(b, p.type, o.seed * 1000003 + i);
+        emu::fillRandom(b, p.type, seed * 1000003 + i);
       }
       args[i] = emu::Arg::pointer(static_cast<int>(buffers.size()));
       buffers.push_back(std::move(b));
@@ -193,7 +224,16 @@ int runKernel(const RunOptions& o) {
     if (!npyInputs.empty())
       throw Misuse{fmt::format("kernel '{}' has no tensor parameter '{}'", o.kernel, npyInputs.begin()->first)};
 
-    emu::RunResult r = emu::run(*kernel, args, buffers);
+    // Where the dump goes is checked before the run, which may take long.
+    if (!o.dumpDir.empty()) {
+      std::error_code ec;
+      std::filesystem::create_directories(o.dumpDir, ec);
+      if (ec || !std::filesystem::is_directory(o.dumpDir))
+        throw Misuse{fmt::format("--dump {}: {}", o.dumpDir, ec ? ec.message() : "not a folder")};
+    }
+    emu::Options options;
+    options.maxWarpInstructions = o.maxSteps;
+    emu::RunResult r = emu::run(*kernel, args, buffers, options);
     emu::reportFindings(r.findings, diags);
     render();
     for (size_t t = 0; t < tensors.size(); ++t) {
@@ -205,10 +245,10 @@ int runKernel(const RunOptions& o) {
                              r.stats.blocks, r.stats.warpInstructions, r.stats.mmas, r.stats.barriers,
                              r.ok() ? "" : fmt::format(", {} problems found", r.findings.size()));
     if (!o.dumpDir.empty()) {
-      std::error_code ec;
-      std::filesystem::create_directories(o.dumpDir, ec);
       for (size_t t = 0; t < tensors.size(); ++t) {
         const tir::Param& p = kernel->params[tensors[t].param];
+        if (std::any_of(tensors[t].shape.begin(), tensors[t].shape.end(), [](int64_t d) { return d < 0; }))
+          continue;  // no such tensor: the launch was refused
         emu::NpyArray a;
         a.type = p.type;
         a.shape = tensors[t].shape;
@@ -248,7 +288,12 @@ void addRunCommand(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--set", o->sets, "A scalar parameter, NAME=VALUE (repeatable; every scalar needs one)");
   cmd->add_option("--input", o->inputs, "Read a tensor parameter from a .npy file, NAME=FILE.npy (repeatable)");
   cmd->add_option("--dump", o->dumpDir, "Write every tensor after the run to DIR/NAME.npy");
-  cmd->add_option("--seed", o->seed, "Seed for the random inputs (default 1)");
+  cmd->add_option("--seed", o->seed, "Seed for the random inputs, 0 to 2^64-1 (default 1)");
+  cmd->add_option("--max-steps", o->maxSteps,
+                  fmt::format("Stop with emu-step-limit after this many warp instructions (default {}; about a "
+                              "million run per second)",
+                              kDefaultMaxSteps))
+      ->check(CLI::Range(int64_t{1}, std::numeric_limits<int64_t>::max()));
   cmd->add_option("--diagnostics-format", *fmtPtr, "How problems are printed: text or json")
       ->check(CLI::IsMember({"text", "json"}));
   cmd->callback([o, fmtPtr, &run] {
