@@ -60,18 +60,42 @@ __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t addr, uint32_t& r0, u
                : "r"(addr));
 }
 
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+// stmatrix needs sm_90. nvcc also parses kernel bodies in its host pass, so the host pass sees
+// these declarations (with no body to speak of); a device pass for an older target does not,
+// and a call there fails to compile instead of doing nothing.
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+#if defined(__CUDA_ARCH__)
+#define TYLO_STMATRIX_ASM(...) asm volatile(__VA_ARGS__)
+#else
+#define TYLO_STMATRIX_ASM(...) ((void)0)
+#endif
 __device__ __forceinline__ void stmatrix_x1(uint32_t addr, uint32_t r0) {
-  asm volatile("stmatrix.sync.aligned.m8n8.x1.shared.b16 [%0], {%1};\n" ::"r"(addr), "r"(r0) : "memory");
+  TYLO_STMATRIX_ASM("stmatrix.sync.aligned.m8n8.x1.shared.b16 [%0], {%1};\n" ::"r"(addr), "r"(r0) : "memory");
 }
 __device__ __forceinline__ void stmatrix_x2(uint32_t addr, uint32_t r0, uint32_t r1) {
-  asm volatile("stmatrix.sync.aligned.m8n8.x2.shared.b16 [%0], {%1, %2};\n" ::"r"(addr), "r"(r0), "r"(r1) : "memory");
+  TYLO_STMATRIX_ASM("stmatrix.sync.aligned.m8n8.x2.shared.b16 [%0], {%1, %2};\n" ::"r"(addr), "r"(r0), "r"(r1)
+                    : "memory");
 }
 __device__ __forceinline__ void stmatrix_x4(uint32_t addr, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3) {
-  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(r0), "r"(r1),
-               "r"(r2), "r"(r3)
-               : "memory");
+  TYLO_STMATRIX_ASM("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(r0),
+                    "r"(r1), "r"(r2), "r"(r3)
+                    : "memory");
 }
+__device__ __forceinline__ void stmatrix_x1_trans(uint32_t addr, uint32_t r0) {
+  TYLO_STMATRIX_ASM("stmatrix.sync.aligned.m8n8.x1.trans.shared.b16 [%0], {%1};\n" ::"r"(addr), "r"(r0) : "memory");
+}
+__device__ __forceinline__ void stmatrix_x2_trans(uint32_t addr, uint32_t r0, uint32_t r1) {
+  TYLO_STMATRIX_ASM("stmatrix.sync.aligned.m8n8.x2.trans.shared.b16 [%0], {%1, %2};\n" ::"r"(addr), "r"(r0),
+                    "r"(r1)
+                    : "memory");
+}
+__device__ __forceinline__ void stmatrix_x4_trans(uint32_t addr, uint32_t r0, uint32_t r1, uint32_t r2,
+                                                  uint32_t r3) {
+  TYLO_STMATRIX_ASM("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr),
+                    "r"(r0), "r"(r1), "r"(r2), "r"(r3)
+                    : "memory");
+}
+#undef TYLO_STMATRIX_ASM
 #endif
 
 // mma.sync m16n8k16, f32 accumulate: d = a * b + c.

@@ -416,6 +416,32 @@ TEST_CASE("add_one PTX loads with ld.global.nc.v4 and stores with st.global.v4")
   CHECK(entry.find("st.local") == std::string::npos);
 }
 
+TEST_CASE("the runtime's stmatrix wrappers compile for sm_90 and are missing for sm_80") {
+  const fs::path dir = scratch("stmatrix_wrappers");
+  const fs::path cu = dir / "stmatrix.cu";
+  std::ofstream(cu) << "#include <tylo/runtime.cuh>\n"
+                       "__global__ void k(uint32_t* out) {\n"
+                       "  __shared__ uint32_t s[1024];\n"
+                       "  uint32_t a = tylo::smem_addr(s) + threadIdx.x * 16;\n"
+                       "  tylo::stmatrix_x1(a, 1); tylo::stmatrix_x2(a, 1, 2); tylo::stmatrix_x4(a, 1, 2, 3, 4);\n"
+                       "  tylo::stmatrix_x1_trans(a, 1); tylo::stmatrix_x2_trans(a, 1, 2);\n"
+                       "  tylo::stmatrix_x4_trans(a, 1, 2, 3, 4);\n"
+                       "  __syncthreads();\n"
+                       "  out[threadIdx.x] = s[threadIdx.x];\n"
+                       "}\n";
+  const fs::path ptx = dir / "stmatrix.ptx";
+  auto r = nvcc({"-gencode=arch=compute_90,code=compute_90", "-ptx", cu.string(), "-o", ptx.string()});
+  INFO(r.err);
+  REQUIRE(r.exitCode == 0);
+  const std::string text = readFile(ptx.string());
+  CHECK(text.find("stmatrix.sync.aligned.m8n8.x4.shared.b16") != std::string::npos);
+  CHECK(text.find("stmatrix.sync.aligned.m8n8.x1.trans.shared.b16") != std::string::npos);
+  // For an older target the call is a compile error, not an instruction that does nothing.
+  auto old = nvcc({"-gencode=arch=compute_80,code=compute_80", "-ptx", cu.string(), "-o", (dir / "old.ptx").string()});
+  CHECK(old.exitCode != 0);
+  CHECK(old.err.find("stmatrix_x1") != std::string::npos);
+}
+
 TEST_CASE("a kernel whose names clash with the lowering's temporaries compiles with nvcc") {
   const fs::path dir = scratch("name_clash_nvcc");
   const fs::path cu = compileNameClash(dir);
