@@ -190,7 +190,8 @@ std::optional<Value> KernelSema::allocShared(const ast::Expr& e, const ast::Call
   int64_t elems = layout::cosize(*t.layout, layout::Axis::m);
   if (elems > std::numeric_limits<int64_t>::max() / 2 / tile::dtypeBytes(t.dtype)) {  // bytes would overflow
     diags_.report(kSharedLimit, e.range,
-                  fmt::format("the tile spans {} elements of {} bytes; a block can have at most {} bytes of shared memory",
+                  fmt::format("the tile spans {} elements of {} bytes; a block can have at most {} bytes of "
+                              "shared memory",
                               elems, tile::dtypeBytes(t.dtype), kMaxSharedBytes));
     return std::nullopt;
   }

@@ -36,6 +36,13 @@ std::vector<std::string> normalizeArgs(int argc, char** argv) {
   return args;
 }
 
+// Output to a full disk or a closed pipe is an error, not a success with nothing written.
+bool flushStdout() {
+  if (std::cout.flush()) return true;
+  std::cerr << "tyloc: error: cannot write to standard output\n";
+  return false;
+}
+
 int run(int argc, char** argv) {
   CLI::App app{"tyloc: compiles .tyl kernels with first-class data layouts to CUDA C++", "tyloc"};
   app.set_version_flag("--version", "tyloc 0.1.0");
@@ -72,10 +79,11 @@ int run(int argc, char** argv) {
     const std::string sub = app.get_subcommands().front()->get_name();
     for (const CLI::Option* opt : app.get_options()) {
       if (opt->count() == 0) continue;
-      std::string what = opt->get_positional() && opt->get_lnames().empty() ? "the input file '" + opt->as<std::string>() + "'"
-                                                                             : opt->get_name(false, true);
-      std::cerr << fmt::format("tyloc: error: {} comes before '{}'; give '{}' its options after it (see tyloc {} --help)\n",
-                               what, sub, sub, sub);
+      const bool isInput = opt->get_positional() && opt->get_lnames().empty();
+      const std::string what = isInput ? "the input file '" + opt->as<std::string>() + "'" : opt->get_name(false, true);
+      std::cerr << fmt::format(
+          "tyloc: error: {} comes before '{}'; give '{}' its options after it (see tyloc {} --help)\n", what, sub,
+          sub, sub);
       return kExitMisuse;
     }
   }
@@ -83,20 +91,11 @@ int run(int argc, char** argv) {
   if (listDiagnostics) {
     for (const tyl::DiagKind* kind : tyl::registeredDiagKinds())
       std::cout << kind->id << "\t" << tyl::severityName(kind->severity) << "\t" << kind->summary << "\n";
-    if (!std::cout.flush()) {
-      std::cerr << "tyloc: error: cannot write to standard output\n";
-      return kExitMisuse;
-    }
-    return 0;
+    return flushStdout() ? 0 : kExitMisuse;
   }
   if (action) {
-    int code = action();
-    // Output to a full disk or a closed pipe is an error, not a success with nothing written.
-    if (!std::cout.flush()) {
-      std::cerr << "tyloc: error: cannot write to standard output\n";
-      return std::max(code, kExitMisuse);
-    }
-    return code;
+    const int code = action();
+    return flushStdout() ? code : std::max(code, kExitMisuse);
   }
   std::cerr << "tyloc: error: no input file (see tyloc --help)\n";
   return kExitMisuse;
