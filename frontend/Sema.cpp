@@ -87,27 +87,22 @@ tile::View KernelSema::wholeView(uint32_t tensor, SourceRange loc) const {
   return v;
 }
 
-bool KernelSema::countUnrolledIteration(SourceRange where) {
+// Counts one more towards `limit`; past it, reports `message` (its {} the limit) once.
+bool KernelSema::withinLimit(int64_t& count, int64_t limit, SourceRange where, std::string_view message) {
   if (tooLarge_) return false;
-  if (++unrolledIterations_ > kMaxUnrolledIterations) {
-    diags_.report(kTooLarge, where,
-                  fmt::format("the kernel's unrolled loops run more than {} iterations in all",
-                              kMaxUnrolledIterations));
-    tooLarge_ = true;
-    return false;
-  }
-  return true;
+  if (++count <= limit) return true;
+  diags_.report(kTooLarge, where, fmt::format(fmt::runtime(message), limit));
+  tooLarge_ = true;
+  return false;
+}
+
+bool KernelSema::countUnrolledIteration(SourceRange where) {
+  return withinLimit(unrolledIterations_, kMaxUnrolledIterations, where,
+                     "the kernel's unrolled loops run more than {} iterations in all");
 }
 
 bool KernelSema::countStmt(SourceRange where) {
-  if (tooLarge_) return false;
-  if (++expanded_ > kMaxExpandedStmts) {
-    diags_.report(kTooLarge, where,
-                  fmt::format("the kernel expands to more than {} statements after unrolling", kMaxExpandedStmts));
-    tooLarge_ = true;
-    return false;
-  }
-  return true;
+  return withinLimit(expanded_, kMaxExpandedStmts, where, "the kernel expands to more than {} statements after unrolling");
 }
 
 // ---- Parameters ------------------------------------------------------------------

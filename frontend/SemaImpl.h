@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "frontend/ConstEval.h"
@@ -259,6 +260,7 @@ class KernelSema {
   tile::View wholeView(uint32_t tensor, SourceRange loc) const;
   bool countStmt(SourceRange where);
   bool countUnrolledIteration(SourceRange where);
+  bool withinLimit(int64_t& count, int64_t limit, SourceRange where, std::string_view message);
 
   DiagnosticEngine& diags_;
   const ModuleEnv& env_;

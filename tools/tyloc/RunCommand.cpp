@@ -11,6 +11,7 @@
 #include "backend/emu/Digest.h"
 #include "backend/emu/Emulator.h"
 #include "backend/emu/Npy.h"
+#include "ir/thread/ValueRange.h"
 #include "tools/tyloc/Pipeline.h"
 
 namespace tyl::driver {
@@ -59,10 +60,8 @@ emu::Arg scalarArg(const tir::Param& p, const std::string& text) {
       long long v = std::stoll(text, &used, 0);
       if (used == text.size()) {
         // A value the parameter's type cannot hold would silently wrap.
-        const bool fits = p.type == tir::Type::I32   ? v >= INT32_MIN && v <= INT32_MAX
-                          : p.type == tir::Type::U32 ? v >= 0 && v <= UINT32_MAX
-                                                     : true;
-        if (!fits) throw Misuse{fmt::format("--set {}={}: out of range for {}", p.name, text, tir::typeName(p.type))};
+        const tir::Range range = tir::typeRange(p.type);
+        if (v < range.lo || v > range.hi) throw Misuse{fmt::format("--set {}={}: out of range for {}", p.name, text, tir::typeName(p.type))};
         return emu::Arg::integer(v);
       }
     }
