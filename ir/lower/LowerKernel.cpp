@@ -2,6 +2,7 @@
 
 #include "frontend/CommonDiags.h"
 #include "ir/layout/Analysis.h"
+#include "ir/lower/Convergence.h"
 #include "ir/lower/LowerImpl.h"
 
 namespace tyl::lower {
@@ -354,6 +355,7 @@ std::optional<tir::Kernel> KernelLowering::run() {
   };
   for (tir::Buffer& b : k_.buffers) b.readOnly = b.space == tir::Space::Global;
   markWrites(k_.body);
+  checkConvergence(k_, diags_);
   for (tir::LaunchCheck& c : accessChecks) addLaunchCheck(std::move(c));
   if (diags_.errorCount() > errors) return std::nullopt;
   return std::move(k_);

@@ -1,0 +1,642 @@
+// Which run-time conditions and loop bounds around a barrier or a warp-wide instruction differ
+// between threads (Convergence.h).
+//
+// Two steps. First, how far each register is the same across threads (its spread), from
+// its writes, to a fixed point: a value computed from the same values in every thread is
+// the same, a load from the same address reads the same, a write under a condition that
+// differs makes the register differ. Values computed from thread ids and constants alone
+// (through variables written once) are evaluated in every thread of the block, which
+// gives their exact spread: `thread_id.x / 32` is the same in each warp of a 64-thread block.
+//
+// Second, a walk that keeps, at each statement, the set of threads known to reach it:
+// the conditions around it computed from ids and constants alone are evaluated, the others
+// that are the same in every thread are taken to hold, and the rest are unknown parts that
+// may differ.
+#include "ir/lower/Convergence.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+#include <unordered_map>
+#include <utility>
+
+#include "ir/layout/Error.h"
+#include "ir/lower/Affine.h"
+#include "ir/thread/Builder.h"
+#include "ir/thread/ValueRange.h"
+#include "ir/thread/Walk.h"
+
+namespace tyl::lower {
+
+TYL_DIAG(kDivergentBarrier, Error, "divergent-barrier",
+         "a barrier() that some threads of the block reach and others do not");
+TYL_DIAG(kDivergentCollective, Error, "divergent-collective",
+         "a warp-wide instruction (ldmatrix, stmatrix, mma.sync) that some lanes of a warp execute and others do not");
+TYL_DIAG(kMaybeDivergent, Warning, "maybe-divergent",
+         "a barrier or warp-wide instruction under a condition that may differ between threads");
+
+namespace {
+
+using tir::ExprKind;
+using tir::ExprRef;
+
+// How far a value is the same across threads: in every thread of the block, in the lanes of
+// each warp, or possibly not even that. Ordered so that combining two takes the larger.
+enum class Spread : uint8_t { Block, Warp, Lane };
+
+Spread join(Spread a, Spread b) { return std::max(a, b); }
+
+// The largest expression evaluated thread by thread (after variables are replaced by their
+// definitions); a larger one is treated as unknown.
+constexpr int64_t kMaxEvaluatedNodes = 4096;
+
+bool smallerThan(const ExprRef& e, int64_t& budget) {
+  if (!e) return true;
+  if (--budget < 0) return false;
+  for (const ExprRef& a : e->args)
+    if (!smallerThan(a, budget)) return false;
+  return true;
+}
+
+// evalAtThread, with nullopt for a result past 64 bits.
+std::optional<int64_t> evalInThread(const ExprRef& e, const ThreadPoint& p) {
+  try {
+    return evalAtThread(e, p);
+  } catch (const layout::Error&) {
+    return std::nullopt;
+  }
+}
+
+// The conjuncts of `a && b && ...`.
+void conjuncts(const ExprRef& e, std::vector<ExprRef>& out) {
+  if (e->kind == ExprKind::Binary && e->bin == tir::BinOp::LAnd) {
+    conjuncts(e->args[0], out);
+    conjuncts(e->args[1], out);
+  } else {
+    out.push_back(e);
+  }
+}
+
+// A condition or loop on the way to a statement, computed from thread ids alone, that
+// leaves threads out or repeats the statement a different number of times in different threads.
+struct Step {
+  SourceRange loc;
+  bool loop = false;
+  bool taken = true;           // a condition: the branch the statement is in (then: true)
+  std::vector<int64_t> trips;  // a loop: its iterations in each thread
+};
+
+// A condition or loop whose unknown part may differ between threads, with a note that says so.
+struct Unknown {
+  SourceRange loc;
+  std::string note;
+};
+
+// Two threads of a group (the block or a warp) of which one reaches a statement and the
+// other does not (or not as often), and the step that parts them.
+struct Split {
+  int64_t reached = 0, missed = 0;
+  size_t step = 0;
+};
+
+// What is known at a statement of the threads that reach it.
+struct Reach {
+  // The threads that reach it (in the first iteration of each loop around it), when the
+  // conditions that are the same in every thread hold and the unknown parts are left out;
+  // for each thread left out, the step that left it out.
+  std::vector<uint8_t> in;
+  std::vector<size_t> cutBy;
+  // Steps: the loops around it whose iteration counts differ between threads.
+  std::vector<size_t> loops;
+  // How far the unknown parts of the conditions and loop bounds around it may differ, and
+  // the first whose unknown part may differ between warps, and between lanes.
+  Spread unknown = Spread::Block;
+  std::optional<Unknown> unknownWarps, unknownLanes;
+};
+
+class Checker {
+ public:
+  Checker(const tir::Kernel& k, DiagnosticEngine& diags);
+  void run();
+
+ private:
+  // What the atoms of an expression say: the largest spread among them, and whether they
+  // are all thread ids, constants and thread-only variables.
+  struct Info {
+    Spread spread = Spread::Block;
+    bool threadOnly = true;  // computed from thread ids and constants alone
+  };
+
+  Info info(const ExprRef& e);
+  bool varThreadOnly(uint32_t var);
+  ExprRef resolved(const ExprRef& e);
+  Spread spread(const ExprRef& e);
+  std::optional<std::vector<int64_t>> values(const ExprRef& e);
+  std::optional<std::vector<int64_t>> trips(const tir::For& loop);
+  Spread classify(const std::vector<int64_t>& v) const;
+  Spread loopSpread(const tir::For& loop);
+
+  void raise(const tir::Reg& r, Spread s);
+  void propagate(const tir::Block& b, Spread context);
+
+  void blockers(const ExprRef& e, std::vector<std::string>& out);
+  std::string dependsOn(std::initializer_list<ExprRef> es, const char* subject = "it depends");
+  std::string threadName(int64_t t) const;
+  std::optional<Split> split(const Reach& r, int64_t lo, int64_t hi) const;
+  std::optional<Split> warpSplit(const Reach& r) const;
+  std::string note(const Split& s) const;
+  void raiseUnknown(Reach& r, Spread s, SourceRange loc, const std::string& note) const;
+  Reach enterIf(const Reach& outer, const tir::Stmt& s, const tir::If& n, bool taken);
+  std::optional<Reach> enterLoop(const Reach& outer, const tir::Stmt& s, const tir::For& n);
+  void check(const tir::Block& b, const Reach& r);
+  void barrier(SourceRange loc, const Reach& r);
+  void collective(SourceRange loc, const char* instr, const Reach& r);
+
+  const tir::Kernel& k_;
+  DiagnosticEngine& diags_;
+  int64_t threads_ = 1;
+  std::vector<ThreadPoint> points_;
+  std::array<Spread, 11> special_{};
+  std::vector<ExprRef> def_;       // per variable: its value, when one Assign is its only write
+  std::vector<std::string> origin_;  // per variable: where a write other than an Assign takes its value from
+  std::vector<uint8_t> defState_;  // per variable: 0 not looked at, 1 looking, 2 thread-only, 3 not
+  std::vector<ExprRef> resolvedDef_;
+  std::vector<Spread> var_, array_;
+  bool changed_ = false;
+  std::unordered_map<const tir::Expr*, Info> info_;  // valid while var_ and array_ stay
+  std::unordered_map<const tir::Expr*, Spread> exact_;  // thread-only expressions, by their values
+  std::vector<Step> steps_;
+  std::set<std::pair<uint64_t, const DiagKind*>> reported_;  // (file, offset) of the statement
+};
+
+Checker::Checker(const tir::Kernel& k, DiagnosticEngine& diags)
+    : k_(k), diags_(diags), var_(k.vars.size(), Spread::Block), array_(k.arrays.size(), Spread::Block) {
+  threads_ = std::max<int64_t>(1, k.threadsPerBlock());
+  for (int64_t t = 0; t < threads_; ++t) {
+    ThreadPoint p;
+    for (int d = 0; d < 3; ++d) p.blockDim[d] = k.block[d];
+    p.tid[0] = t % k.block[0];
+    p.tid[1] = t / k.block[0] % k.block[1];
+    p.tid[2] = t / (k.block[0] * k.block[1]);
+    points_.push_back(p);
+  }
+  for (size_t s = 0; s < special_.size(); ++s) {
+    ExprRef reg = tir::special(static_cast<tir::Special>(s));
+    std::vector<int64_t> v;
+    for (const ThreadPoint& p : points_) {
+      std::optional<int64_t> x = evalAtThread(reg, p);
+      if (!x) break;  // block ids and grid sizes: the same in the whole block
+      v.push_back(*x);
+    }
+    special_[s] = v.size() == points_.size() ? classify(v) : Spread::Block;
+  }
+  std::vector<int> writes(k.vars.size(), 0);
+  tir::forEachVarWrite(k.body, [&](uint32_t v) { ++writes.at(v); });
+  def_.resize(k.vars.size());
+  origin_.resize(k.vars.size());
+  auto from = [&](const std::vector<tir::Reg>& regs, const std::string& what) {
+    for (const tir::Reg& r : regs)
+      if (r.isVar && origin_[r.id].empty()) origin_[r.id] = what;
+  };
+  std::function<void(const tir::Block&)> defs = [&](const tir::Block& b) {
+    for (const tir::Stmt& s : b) {
+      std::visit(
+          [&](const auto& n) {
+            using T = std::decay_t<decltype(n)>;
+            if constexpr (std::is_same_v<T, tir::Assign>)
+              if (n.dst.isVar && writes[n.dst.id] == 1) def_[n.dst.id] = n.value;
+            if constexpr (std::is_same_v<T, tir::Load>)
+              from(n.dst, fmt::format("a value read from '{}'", k.buffers.at(n.src.buffer).name));
+            if constexpr (std::is_same_v<T, tir::Ldmatrix>) from(n.dst, "a value loaded by ldmatrix");
+            if constexpr (std::is_same_v<T, tir::Mma>) from(n.d, "a result of mma.sync");
+            if constexpr (std::is_same_v<T, tir::If>) {
+              defs(n.then);
+              defs(n.otherwise);
+            }
+            if constexpr (std::is_same_v<T, tir::For>) {
+              if (origin_[n.var].empty()) origin_[n.var] = fmt::format("the loop variable '{}'", k.vars.at(n.var).name);
+              defs(n.body);
+            }
+          },
+          s.node);
+    }
+  };
+  defs(k.body);
+  defState_.assign(k.vars.size(), 0);
+  resolvedDef_.resize(k.vars.size());
+}
+
+Spread Checker::classify(const std::vector<int64_t>& v) const {
+  if (std::all_of(v.begin(), v.end(), [&](int64_t x) { return x == v[0]; })) return Spread::Block;
+  for (size_t w = 0; w < v.size(); w += 32)
+    for (size_t t = w; t < std::min(v.size(), w + 32); ++t)
+      if (v[t] != v[w]) return Spread::Lane;
+  return Spread::Warp;
+}
+
+bool Checker::varThreadOnly(uint32_t var) {
+  if (defState_[var] == 0) {
+    defState_[var] = 1;  // a definition that reads itself is not thread-only
+    bool only = def_[var] && info(def_[var]).threadOnly;
+    defState_[var] = only ? 2 : 3;
+  }
+  return defState_[var] == 2;
+}
+
+Checker::Info Checker::info(const ExprRef& e) {
+  if (auto it = info_.find(e.get()); it != info_.end()) return it->second;
+  Info r;
+  switch (e->kind) {
+    case ExprKind::IntConst: break;
+    case ExprKind::FloatConst: r.threadOnly = false; break;
+    case ExprKind::ParamRef: r.threadOnly = false; break;
+    case ExprKind::SpecialReg: {
+      r.spread = special_.at(static_cast<size_t>(e->i));
+      tir::Special s = static_cast<tir::Special>(e->i);
+      r.threadOnly = s == tir::Special::TidX || s == tir::Special::TidY || s == tir::Special::TidZ ||
+                     s == tir::Special::LaneId || s == tir::Special::WarpId;
+      break;
+    }
+    case ExprKind::Elem:
+      r.spread = array_.at(static_cast<size_t>(e->i));
+      r.threadOnly = false;
+      break;
+    case ExprKind::VarRef:
+      r.spread = var_.at(static_cast<size_t>(e->i));
+      r.threadOnly = defState_.at(static_cast<size_t>(e->i)) != 1 && varThreadOnly(static_cast<uint32_t>(e->i));
+      break;
+    default:
+      for (const ExprRef& a : e->args) {
+        if (!a) continue;
+        Info ai = info(a);
+        r.spread = join(r.spread, ai.spread);
+        r.threadOnly = r.threadOnly && ai.threadOnly;
+      }
+  }
+  info_[e.get()] = r;
+  return r;
+}
+
+Spread Checker::spread(const ExprRef& e) {
+  Info i = info(e);
+  if (i.spread == Spread::Block || !i.threadOnly) return i.spread;
+  if (auto it = exact_.find(e.get()); it != exact_.end()) return it->second;
+  std::optional<std::vector<int64_t>> v = values(e);
+  return exact_[e.get()] = v ? classify(*v) : i.spread;
+}
+
+// `e` with each variable that is thread-only replaced by its definition.
+ExprRef Checker::resolved(const ExprRef& e) {
+  return tir::substitute(e, [&](const tir::Expr& atom) -> ExprRef {
+    if (atom.kind != ExprKind::VarRef || !varThreadOnly(static_cast<uint32_t>(atom.i))) return nullptr;
+    ExprRef& d = resolvedDef_[static_cast<size_t>(atom.i)];
+    if (!d) d = resolved(def_[static_cast<size_t>(atom.i)]);
+    return d;
+  });
+}
+
+// The value of a thread-only expression in every thread of the block, or nullopt when it
+// cannot be computed at compile time.
+std::optional<std::vector<int64_t>> Checker::values(const ExprRef& e) {
+  ExprRef r = resolved(e);
+  int64_t budget = kMaxEvaluatedNodes;
+  if (!smallerThan(r, budget)) return std::nullopt;
+  // The evaluation is exact; the IR's arithmetic wraps. They agree where nothing can wrap.
+  tir::AtomRange ids = [&](const tir::Expr& atom) -> std::optional<tir::Range> {
+    if (atom.kind != ExprKind::SpecialReg) return std::nullopt;
+    return tir::specialRange(static_cast<tir::Special>(atom.i), k_.block, {1, 1, 1});
+  };
+  if (!tir::exactArithmetic(r, ids)) return std::nullopt;
+  std::vector<int64_t> v;
+  v.reserve(points_.size());
+  for (const ThreadPoint& p : points_) {
+    std::optional<int64_t> x = evalInThread(r, p);
+    if (!x) return std::nullopt;
+    v.push_back(*x);
+  }
+  return v;
+}
+
+// How many iterations the loop makes in each thread, when its bounds are thread-only.
+std::optional<std::vector<int64_t>> Checker::trips(const tir::For& loop) {
+  for (const ExprRef* e : {&loop.begin, &loop.end, &loop.step})
+    if (!info(*e).threadOnly) return std::nullopt;
+  std::optional<std::vector<int64_t>> b = values(loop.begin), e = values(loop.end), s = values(loop.step);
+  if (!b || !e || !s) return std::nullopt;
+  std::vector<int64_t> n(points_.size());
+  for (size_t t = 0; t < n.size(); ++t) {
+    if ((*s)[t] <= 0) return std::nullopt;
+    __int128 span = static_cast<__int128>((*e)[t]) - (*b)[t];
+    n[t] = span <= 0 ? 0 : static_cast<int64_t>((span + (*s)[t] - 1) / (*s)[t]);
+  }
+  return n;
+}
+
+// How far the loop's iteration count may differ between threads.
+Spread Checker::loopSpread(const tir::For& loop) {
+  Spread s = join(spread(loop.begin), join(spread(loop.end), spread(loop.step)));
+  if (s == Spread::Block) return s;
+  if (std::optional<std::vector<int64_t>> n = trips(loop)) return classify(*n);
+  return s;
+}
+
+void Checker::raise(const tir::Reg& r, Spread s) {
+  Spread& now = r.isVar ? var_.at(r.id) : array_.at(r.id);
+  if (s > now) {
+    now = s;
+    changed_ = true;
+  }
+}
+
+void Checker::propagate(const tir::Block& b, Spread context) {
+  for (const tir::Stmt& s : b) {
+    std::visit(
+        [&](const auto& n) {
+          using T = std::decay_t<decltype(n)>;
+          if constexpr (std::is_same_v<T, tir::Assign>) raise(n.dst, join(context, spread(n.value)));
+          if constexpr (std::is_same_v<T, tir::Load>) {
+            Spread at = join(context, info(n.src.offset).spread);
+            if (n.pred) at = join(at, info(n.pred).spread);
+            for (const tir::Reg& r : n.dst) raise(r, at);
+          }
+          // Each lane receives its own part of the matrices.
+          if constexpr (std::is_same_v<T, tir::Ldmatrix>)
+            for (const tir::Reg& r : n.dst) raise(r, Spread::Lane);
+          if constexpr (std::is_same_v<T, tir::Mma>)
+            for (const tir::Reg& r : n.d) raise(r, Spread::Lane);
+          if constexpr (std::is_same_v<T, tir::If>) {
+            Spread inner = join(context, spread(n.cond));
+            propagate(n.then, inner);
+            propagate(n.otherwise, inner);
+          }
+          if constexpr (std::is_same_v<T, tir::For>) {
+            raise(tir::Reg::var(n.var), join(context, join(spread(n.begin), spread(n.step))));
+            propagate(n.body, join(context, loopSpread(n)));
+          }
+        },
+        s.node);
+  }
+}
+
+// What keeps `e` from being computed from thread ids alone, for a note: its atoms that are
+// not (up to three, each once).
+void Checker::blockers(const ExprRef& e, std::vector<std::string>& out) {
+  auto add = [&](std::string what) {
+    if (out.size() < 3 && std::find(out.begin(), out.end(), what) == out.end()) out.push_back(std::move(what));
+  };
+  switch (e->kind) {
+    case ExprKind::ParamRef: return add(fmt::format("the parameter '{}'", k_.params.at(static_cast<size_t>(e->i)).name));
+    case ExprKind::SpecialReg: {
+      tir::Special s = static_cast<tir::Special>(e->i);
+      if (s == tir::Special::CtaidX || s == tir::Special::CtaidY || s == tir::Special::CtaidZ) add("block_id");
+      if (s == tir::Special::NctaidX || s == tir::Special::NctaidY || s == tir::Special::NctaidZ)
+        add("the grid's size");
+      return;
+    }
+    case ExprKind::Elem: return add(fmt::format("the registers of '{}'", k_.arrays.at(static_cast<size_t>(e->i)).name));
+    case ExprKind::VarRef: {
+      size_t v = static_cast<size_t>(e->i);
+      if (info(e).threadOnly) return;
+      size_t before = out.size();
+      if (def_[v] && defState_[v] != 1) {
+        defState_[v] = 1;  // a definition that reads itself is named, not followed again
+        blockers(def_[v], out);
+        defState_[v] = 3;
+      }
+      if (out.size() > before) return;
+      if (!origin_[v].empty()) return add(origin_[v]);
+      return add(fmt::format("'{}', which is assigned more than once", k_.vars.at(v).name));
+    }
+    default:
+      for (const ExprRef& a : e->args)
+        if (a && !info(a).threadOnly) blockers(a, out);
+  }
+}
+
+std::string Checker::dependsOn(std::initializer_list<ExprRef> es, const char* subject) {
+  std::vector<std::string> what;
+  for (const ExprRef& e : es)
+    if (e && spread(e) != Spread::Block) blockers(e, what);
+  if (what.empty()) return "";
+  std::string list = what[0];
+  for (size_t i = 1; i < what.size(); ++i) list += (i + 1 == what.size() ? " and " : ", ") + what[i];
+  return fmt::format(": {} on {}", subject, list);
+}
+
+std::string Checker::threadName(int64_t t) const {
+  const ThreadPoint& p = points_.at(static_cast<size_t>(t));
+  if (k_.block[1] == 1 && k_.block[2] == 1) return fmt::format("thread {}", t);
+  return fmt::format("thread ({}, {}, {})", p.tid[0], p.tid[1], p.tid[2]);
+}
+
+// Threads in [lo, hi) that part at `r`: one that reaches it and one that does not, or,
+// when all do, one that goes round a loop more often than another.
+std::optional<Split> Checker::split(const Reach& r, int64_t lo, int64_t hi) const {
+  int64_t reached = -1, missed = -1;
+  for (int64_t t = lo; t < hi && (reached < 0 || missed < 0); ++t)
+    if (int64_t& first = r.in[t] ? reached : missed; first < 0) first = t;
+  if (reached < 0) return std::nullopt;
+  if (missed >= 0) return Split{reached, missed, r.cutBy[missed]};
+  for (size_t l : r.loops) {
+    const std::vector<int64_t>& n = steps_[l].trips;
+    int64_t most = lo, least = lo;
+    for (int64_t t = lo; t < hi; ++t) {
+      if (n[t] > n[most]) most = t;
+      if (n[t] < n[least]) least = t;
+    }
+    if (n[most] != n[least]) return Split{most, least, l};
+  }
+  return std::nullopt;
+}
+
+std::optional<Split> Checker::warpSplit(const Reach& r) const {
+  for (int64_t w = 0; w < threads_; w += 32)
+    if (std::optional<Split> s = split(r, w, std::min(threads_, w + 32))) return s;
+  return std::nullopt;
+}
+
+std::string Checker::note(const Split& s) const {
+  const Step& step = steps_.at(s.step);
+  if (!step.loop)
+    return fmt::format("this condition is {} in {} and {} in {}", step.taken ? "true" : "false",
+                       threadName(s.reached), step.taken ? "false" : "true", threadName(s.missed));
+  auto times = [](int64_t c) {
+    return c == 0 ? std::string("not at all") : c == 1 ? std::string("once") : fmt::format("{} times", c);
+  };
+  return fmt::format("this loop runs {} in {} and {} in {}", times(step.trips[s.reached]), threadName(s.reached),
+                     times(step.trips[s.missed]), threadName(s.missed));
+}
+
+void Checker::raiseUnknown(Reach& r, Spread s, SourceRange loc, const std::string& note) const {
+  if (s >= Spread::Warp && !r.unknownWarps) r.unknownWarps = Unknown{loc, note};
+  if (s == Spread::Lane && !r.unknownLanes) r.unknownLanes = Unknown{loc, note};
+  r.unknown = join(r.unknown, s);
+}
+
+Reach Checker::enterIf(const Reach& outer, const tir::Stmt& s, const tir::If& n, bool taken) {
+  Reach inner = outer;
+  std::vector<ExprRef> parts;
+  conjuncts(n.cond, parts);
+  std::vector<uint8_t> holds(points_.size(), 1);
+  Spread unknown = Spread::Block;
+  ExprRef unknownPart;
+  for (const ExprRef& c : parts) {
+    Info i = info(c);
+    if (i.spread == Spread::Block && !i.threadOnly) continue;  // taken to hold
+    if (i.threadOnly)
+      if (std::optional<std::vector<int64_t>> v = values(c)) {
+        for (size_t t = 0; t < holds.size(); ++t) holds[t] &= (*v)[t] != 0;
+        continue;
+      }
+    unknown = join(unknown, spread(c));
+    if (!unknownPart) unknownPart = c;
+  }
+  // The else branch runs where some part fails: known only when every part is.
+  if (taken || !unknownPart) {
+    size_t step = steps_.size();
+    steps_.push_back(Step{s.loc, false, taken, {}});
+    for (size_t t = 0; t < holds.size(); ++t)
+      if (inner.in[t] && holds[t] != taken) {
+        inner.in[t] = 0;
+        inner.cutBy[t] = step;
+      }
+  } else {
+    unknown = spread(n.cond);
+  }
+  if (unknown != Spread::Block)
+    raiseUnknown(inner, unknown, s.loc,
+                 "this condition can differ between threads, and which threads take it is known only at run time" +
+                     dependsOn({unknownPart ? unknownPart : n.cond}));
+  return inner;
+}
+
+// The threads that reach the loop's body, or nullopt when they are those reaching the loop.
+std::optional<Reach> Checker::enterLoop(const Reach& outer, const tir::Stmt& s, const tir::For& n) {
+  Spread bounds = join(spread(n.begin), join(spread(n.end), spread(n.step)));
+  std::optional<std::vector<int64_t>> count = trips(n);
+  // The same iterations in every thread: the body is reached as the loop is, unless it
+  // surely never runs.
+  if (bounds == Spread::Block && (!count || (*count)[0] > 0)) return std::nullopt;
+  Reach inner = outer;
+  if (count) {
+    size_t step = steps_.size();
+    std::optional<int64_t> first;  // the count of the first thread that reaches the loop
+    bool differ = false;
+    for (size_t t = 0; t < count->size(); ++t) {
+      if (!inner.in[t]) continue;
+      if (!first) first = (*count)[t];
+      differ = differ || (*count)[t] != *first;
+      if ((*count)[t] == 0) {
+        inner.in[t] = 0;
+        inner.cutBy[t] = step;
+      }
+    }
+    if (differ) inner.loops.push_back(step);
+    steps_.push_back(Step{s.loc, true, true, std::move(*count)});
+    return inner;
+  }
+  raiseUnknown(inner, bounds, s.loc,
+               "the bounds of this loop can differ between threads, and how is known only at run time" +
+                   dependsOn({n.begin, n.end, n.step}, "they depend"));
+  return inner;
+}
+
+void Checker::check(const tir::Block& b, const Reach& r) {
+  for (const tir::Stmt& s : b) {
+    std::visit(
+        [&](const auto& n) {
+          using T = std::decay_t<decltype(n)>;
+          if constexpr (std::is_same_v<T, tir::If>) {
+            if (Info i = info(n.cond); i.spread == Spread::Block && !i.threadOnly) {
+              // The same in every thread, whichever branch it takes.
+              check(n.then, r);
+              check(n.otherwise, r);
+            } else {
+              check(n.then, enterIf(r, s, n, true));
+              check(n.otherwise, enterIf(r, s, n, false));
+            }
+          }
+          if constexpr (std::is_same_v<T, tir::For>) {
+            std::optional<Reach> inner = enterLoop(r, s, n);
+            check(n.body, inner ? *inner : r);
+          }
+          if constexpr (std::is_same_v<T, tir::Barrier>) barrier(s.loc, r);
+          if constexpr (std::is_same_v<T, tir::Ldmatrix>) collective(s.loc, "ldmatrix", r);
+          if constexpr (std::is_same_v<T, tir::Stmatrix>) collective(s.loc, "stmatrix", r);
+          if constexpr (std::is_same_v<T, tir::Mma>) collective(s.loc, "mma.sync", r);
+        },
+        s.node);
+  }
+}
+
+// A split is an error when nothing unknown is around the statement: then it happens
+// whenever the conditions that are the same in every thread hold.
+void Checker::barrier(SourceRange loc, const Reach& r) {
+  if (std::none_of(r.in.begin(), r.in.end(), [](uint8_t x) { return x != 0; })) return;
+  std::optional<Split> s = split(r, 0, threads_);
+  const DiagKind* kind = s && r.unknown == Spread::Block ? &kDivergentBarrier
+                         : r.unknownWarps                 ? &kMaybeDivergent
+                                                          : nullptr;
+  if (!kind || !reported_.insert({uint64_t{loc.begin.file} << 32 | loc.begin.offset, kind}).second) return;
+  if (kind == &kDivergentBarrier) {
+    diags_
+        .report(*kind, loc,
+                fmt::format("barrier() is reached by {} but not by {}: every thread of the block must reach a "
+                            "barrier, or none",
+                            threadName(s->reached), threadName(s->missed)))
+        .note(steps_[s->step].loc, note(*s));
+    return;
+  }
+  auto d = diags_.report(*kind, loc,
+                         "barrier() may be reached by some threads of the block and not by others (every thread "
+                         "must reach it, or none)");
+  if (s) d.note(steps_[s->step].loc, note(*s));
+  d.note(r.unknownWarps->loc, r.unknownWarps->note);
+}
+
+void Checker::collective(SourceRange loc, const char* instr, const Reach& r) {
+  if (std::none_of(r.in.begin(), r.in.end(), [](uint8_t x) { return x != 0; })) return;
+  std::optional<Split> s = warpSplit(r);
+  // Unknown parts that keep or drop whole warps may drop the split one.
+  std::optional<Unknown> unknown = r.unknownLanes;
+  if (!unknown && s) unknown = r.unknownWarps;
+  const DiagKind* kind = s && r.unknown == Spread::Block ? &kDivergentCollective
+                         : unknown                        ? &kMaybeDivergent
+                                                          : nullptr;
+  if (!kind || !reported_.insert({uint64_t{loc.begin.file} << 32 | loc.begin.offset, kind}).second) return;
+  if (kind == &kDivergentCollective) {
+    diags_
+        .report(*kind, loc,
+                fmt::format("{} is executed by {} but not by {} of the same warp: every lane of a warp must execute "
+                            "this warp-wide instruction together, or none",
+                            instr, threadName(s->reached), threadName(s->missed)))
+        .note(steps_[s->step].loc, note(*s));
+    return;
+  }
+  auto d = diags_.report(*kind, loc,
+                         fmt::format("{} may be executed by some lanes of a warp and not by others (every lane must "
+                                     "execute this warp-wide instruction together, or none)",
+                                     instr));
+  if (s) d.note(steps_[s->step].loc, note(*s));
+  d.note(unknown->loc, unknown->note);
+}
+
+void Checker::run() {
+  // Spreads only grow, so this ends: after at most two raises of each register.
+  do {
+    changed_ = false;
+    info_.clear();
+    propagate(k_.body, Spread::Block);
+  } while (changed_);
+  Reach all;
+  all.in.assign(points_.size(), 1);
+  all.cutBy.assign(points_.size(), 0);
+  check(k_.body, all);
+}
+
+}  // namespace
+
+void checkConvergence(const tir::Kernel& k, DiagnosticEngine& diags) { Checker(k, diags).run(); }
+
+}  // namespace tyl::lower
