@@ -48,6 +48,7 @@ std::string emitLauncher(const tir::Kernel& k, const EmitOptions&) {
   auto fail = [&](const std::string& msg) {
     return fmt::format("return tylo::launch_error({});", quoted(k.name + ": " + msg));
   };
+  out += "  tylo::clear_launch_error();\n";
   // Conditions on the sizes first: they decide whether there is anything to launch.
   for (const tir::LaunchCheck& c : k.checks)
     if (c.beforeGrid)
@@ -70,15 +71,18 @@ std::string emitLauncher(const tir::Kernel& k, const EmitOptions&) {
     out += fmt::format(
         "  {{\n    // More than 48 KB of dynamic shared memory must be requested explicitly.\n"
         "    const cudaError_t err = cudaFuncSetAttribute({}, cudaFuncAttributeMaxDynamicSharedMemorySize, {});\n"
-        "    if (err != cudaSuccess) return err;\n  }}\n",
-        kernelSymbol(k), k.sharedBytes);
+        "    if (err != cudaSuccess) return tylo::launch_result(err, {});\n  }}\n",
+        kernelSymbol(k), k.sharedBytes,
+        quoted(fmt::format("{}: cudaFuncSetAttribute could not raise the dynamic shared-memory limit to {} bytes",
+                           k.name, k.sharedBytes)));
   }
   std::string args;
   for (size_t i = 0; i < k.params.size(); ++i) args += (args.empty() ? "" : ", ") + host.paramName(i);
   out += fmt::format("  {}<<<dim3(static_cast<unsigned>(tylo_grid_x), static_cast<unsigned>(tylo_grid_y), "
                      "static_cast<unsigned>(tylo_grid_z)), dim3({}, {}, {}), {}, stream>>>({});\n",
                      kernelSymbol(k), k.block[0], k.block[1], k.block[2], k.sharedBytes, args);
-  out += "  return cudaGetLastError();\n}\n";
+  out += fmt::format("  return tylo::launch_result(cudaGetLastError(), {});\n}}\n",
+                     quoted(k.name + ": the kernel launch failed (the returned cudaError_t says why)"));
   return out;
 }
 

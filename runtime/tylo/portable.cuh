@@ -15,12 +15,23 @@ namespace detail {
 inline thread_local const char* last_error = nullptr;
 }
 
-// The message of the last launcher check that failed on this host thread, or null.
+// Why the last launcher called on this host thread returned an error: the check that failed,
+// or the CUDA call; null when it returned cudaSuccess (or none was called).
 inline const char* last_launch_error() { return detail::last_error; }
 
+// Called by a launcher first: its result is the one last_launch_error() describes.
+inline void clear_launch_error() { detail::last_error = nullptr; }
+
+// A failed launcher check: nothing is launched.
 inline cudaError_t launch_error(const char* message) {
   detail::last_error = message;
   return cudaErrorInvalidValue;
+}
+
+// The result of a CUDA call the launcher makes, with `message` for last_launch_error() when it failed.
+inline cudaError_t launch_result(cudaError_t err, const char* message) {
+  if (err != cudaSuccess) detail::last_error = message;
+  return err;
 }
 
 template <class T>

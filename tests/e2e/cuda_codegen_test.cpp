@@ -101,7 +101,9 @@ TEST_CASE("add_one_n launcher checks alignment and size before launching") {
     CHECK(at < launch);
   }
   CHECK(launcher.find("tylo::launch_error(") != std::string::npos);
-  CHECK(launcher.find("return cudaGetLastError();") != std::string::npos);
+  CHECK(launcher.find("tylo::clear_launch_error();") < launcher.find("tylo::launch_error("));
+  CHECK(launcher.find("return tylo::launch_result(cudaGetLastError(), \"add_one_n: the kernel launch failed") !=
+        std::string::npos);
 }
 
 TEST_CASE("add_one_n kernel moves 16-byte vectors") {

@@ -6,6 +6,8 @@
 #include <catch2/catch.hpp>
 
 #include <map>
+#include <string>
+#include <vector>
 
 #include "add_one.cuh"
 #include "examples/emulate/ExampleChecks.h"
@@ -114,3 +116,15 @@ TEST_CASE("every generated gemm_bench variant matches a CPU reference, run on th
   CHECK(count >= 15);
 }
 #endif
+
+TEST_CASE("last_launch_error describes the last launcher called, and only it") {
+  std::vector<float> a(1024, 1.0f), b(1024, 0.0f);
+  CHECK(add_one_n(-1, a.data(), b.data()) == cudaErrorInvalidValue);
+  REQUIRE(tylo::last_launch_error() != nullptr);
+  CHECK(std::string(tylo::last_launch_error()) == "add_one_n: dimension 0 of A must not be negative");
+  CHECK(add_one_n(0, a.data(), b.data()) == cudaSuccess);  // nothing to launch, and no error left behind
+  CHECK(tylo::last_launch_error() == nullptr);
+  CHECK(add_one_n(1, a.data() + 1, b.data()) == cudaErrorInvalidValue);
+  REQUIRE(tylo::last_launch_error() != nullptr);
+  CHECK(std::string(tylo::last_launch_error()).find("A must be aligned to 16 bytes") != std::string::npos);
+}
