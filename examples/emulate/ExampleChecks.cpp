@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <limits>
 #include <sstream>
 
 #include "backend/emu/Emulator.h"
@@ -151,7 +152,7 @@ Check gemm(const Example& ex, const std::string& base, Type t, const Problem& p,
   return c;
 }
 
-Check gemmBeta(const Example& ex, Type t, const Problem& p) {
+Check gemmBeta(const Example& ex, Type t, const Problem& p, double beta) {
   std::string name = "gemm_beta_" + std::string(tir::typeName(t));
   const tir::Kernel* k = find(ex, name);
   if (!k) return missing(name);
@@ -160,8 +161,11 @@ Check gemmBeta(const Example& ex, Type t, const Problem& p) {
                              emu::makeBuffer(t, p.M * p.N), emu::makeBuffer(t, p.M * p.N, false)};
   emu::fillRandom(b[0], t, 300 + static_cast<uint64_t>(p.M));
   emu::fillRandom(b[1], t, 400 + static_cast<uint64_t>(p.N));
-  emu::fillRandom(b[2], t, 500 + static_cast<uint64_t>(p.K));
-  const double alpha = 0.75, beta = -2.0;
+  if (beta == 0)
+    for (int64_t i = 0; i < p.M * p.N; ++i) emu::setElement(b[2], t, i, std::numeric_limits<double>::quiet_NaN());
+  else
+    emu::fillRandom(b[2], t, 500 + static_cast<uint64_t>(p.K));
+  const double alpha = 0.75;
   bool clean = runClean(ex, *k,
                         {emu::Arg::integer(p.M), emu::Arg::integer(p.N), emu::Arg::integer(p.K), emu::Arg::pointer(0),
                          emu::Arg::pointer(1), emu::Arg::pointer(2), emu::Arg::pointer(3), emu::Arg::real(alpha),
@@ -170,13 +174,13 @@ Check gemmBeta(const Example& ex, Type t, const Problem& p) {
   auto ref = [&](int64_t i, int64_t j) {
     double s = 0;
     for (int64_t q = 0; q < p.K; ++q) s += emu::getElement(b[0], t, i * p.K + q) * emu::getElement(b[1], t, q * p.N + j);
-    return alpha * s + beta * emu::getElement(b[2], t, i * p.N + j);
+    return beta == 0 ? alpha * s : alpha * s + beta * emu::getElement(b[2], t, i * p.N + j);
   };
   auto got = [&](int64_t i, int64_t j) { return emu::getElement(b[3], t, i * p.N + j); };
   // The result is rounded to 16 bits: half a unit in the last place, 2^-11 (f16) or 2^-8 (bf16).
   Error e = clean ? compare(got, ref, p, t == Type::F16 ? 1.0 / 1024 : 1.0 / 128) : Error{};
   c.ok = clean && e.ok;
-  c.line = describe(ex, name, p, " beta", e);
+  c.line = describe(ex, name, p, beta == 0 ? " beta = 0 (C is NaN)" : " beta", e);
   return c;
 }
 

@@ -45,5 +45,6 @@ TEST_CASE("gemm matches a CPU reference at several sizes for f16 and bf16") {
 TEST_CASE("gemm_beta matches a CPU reference within 16-bit rounding, at tile multiples and not") {
   auto ex = compileExample("examples/gemm/gemm.tyl");
   for (Type t : {Type::F16, Type::BF16})
-    for (const examples::Problem& p : test::kGemmBetaProblems) require(examples::gemmBeta(*ex, t, p));
+    for (const examples::Problem& p : test::kGemmBetaProblems)
+      for (double beta : test::kGemmBetas) require(examples::gemmBeta(*ex, t, p, beta));
 }

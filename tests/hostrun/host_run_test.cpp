@@ -89,7 +89,8 @@ TEST_CASE("generated gemm matches a CPU reference at several sizes for f16 and b
 TEST_CASE("generated gemm_beta matches a CPU reference within 16-bit rounding, run on the host") {
   auto ex = example("examples/gemm/gemm.tyl");
   for (Type t : {Type::F16, Type::BF16})
-    for (const examples::Problem& p : test::kGemmBetaProblems) test::requireClean(examples::gemmBeta(*ex, t, p));
+    for (const examples::Problem& p : test::kGemmBetaProblems)
+      for (double beta : test::kGemmBetas) test::requireClean(examples::gemmBeta(*ex, t, p, beta));
 }
 
 TEST_CASE("generated hand-written pipelines match a CPU reference, run on the host") {
