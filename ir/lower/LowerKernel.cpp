@@ -210,12 +210,16 @@ void KernelLowering::stmt(const tile::Stmt& s) {
     return;
   }
   // Layout arithmetic for the statement's tensors may leave 64 bits, or meet a layout the
-  // algebra rejects; the statement is then reported, not the compiler.
+  // algebra rejects; the statement is then reported, not the compiler. The blocks being
+  // filled are those of before it: the ones it opened went with the exception.
+  const size_t depth = out_.size();
   try {
     stmtNode(s);
   } catch (const layout::OverflowError&) {
+    out_.resize(depth);
     diags_.report(kIntegerOverflow, s.loc, "the offsets this statement computes overflow 64-bit integers");
   } catch (const layout::Error& e) {
+    out_.resize(depth);
     diags_.report(kUnsupportedLayout, s.loc, fmt::format("tyloc cannot lower this statement: {}", e.what()));
   }
 }
