@@ -23,6 +23,19 @@ std::string paramList(const tir::Kernel& k, const ExprPrinter& names) {
   return s;
 }
 
+// The arguments of tylo::overlap for one pointer parameter: the pointer, the element size and
+// {extent, stride} per dimension.
+std::string footprint(const tir::Kernel& k, const ExprPrinter& host, int param) {
+  const tir::Param& p = k.params.at(static_cast<size_t>(param));
+  auto i64 = [&](const tir::ExprRef& e) {
+    return e->type == tir::Type::I64 ? host.print(e) : fmt::format("int64_t({})", host.print(e));
+  };
+  std::string dims;
+  for (size_t d = 0; d < p.shape.size(); ++d)
+    dims += fmt::format("{}{{{}, {}}}", d ? ", " : "", i64(p.shape[d]), i64(p.strides[d]));
+  return fmt::format("{}, {}, {{{}}}", host.paramName(static_cast<size_t>(param)), tir::typeBytes(p.type), dims);
+}
+
 std::string quoted(const std::string& s) {
   std::string q = "\"";
   for (char c : s) {
@@ -62,6 +75,9 @@ std::string emitLauncher(const tir::Kernel& k, const EmitOptions&) {
   for (const tir::LaunchCheck& c : k.checks) {
     if (c.kind == tir::LaunchCheck::Kind::PointerAlignment) {
       out += fmt::format("  if (!tylo::is_aligned({}, {})) {}\n", host.paramName(c.param), c.alignBytes,
+                         fail(c.message));
+    } else if (c.kind == tir::LaunchCheck::Kind::Disjoint) {
+      out += fmt::format("  if (tylo::overlap({}, {})) {}\n", footprint(k, host, c.param), footprint(k, host, c.other),
                          fail(c.message));
     } else if (!c.beforeGrid) {
       out += fmt::format("  if (!{}) {}\n", host.print(c.cond), fail(c.message));

@@ -63,6 +63,30 @@ void launchFailure(LaunchContext& ctx, SourceRange loc, const void* site, std::s
   ctx.findings.add(std::move(f), site);
 }
 
+// The bytes [first, last) of its buffer that pointer parameter `p`'s elements cover (empty when
+// it has none), from its shape and strides at launch time; nullopt when they do not evaluate.
+std::optional<std::pair<__int128, __int128>> footprint(const LaunchContext& ctx, Evaluator& launchTime, int p) {
+  const tir::Param& param = ctx.kernel.params.at(static_cast<size_t>(p));
+  __int128 first = ctx.pointers.at(static_cast<size_t>(p)).offset, last = first;
+  for (size_t d = 0; d < param.shape.size(); ++d) {
+    std::optional<int64_t> extent = launchTime.scalar(param.shape[d]);
+    std::optional<int64_t> stride = launchTime.scalar(param.strides.at(d));
+    if (!extent || !stride) return std::nullopt;
+    if (*extent <= 0) return std::pair{first, first};
+    __int128 reach = static_cast<__int128>(*extent - 1) * *stride * tir::typeBytes(param.type);
+    (reach < 0 ? first : last) += reach;
+  }
+  return std::pair{first, last + tir::typeBytes(param.type)};
+}
+
+// Whether pointer parameters `a` and `b` point into one buffer at elements that share a byte.
+bool overlap(const LaunchContext& ctx, Evaluator& launchTime, int a, int b) {
+  if (ctx.pointers.at(static_cast<size_t>(a)).buffer != ctx.pointers.at(static_cast<size_t>(b)).buffer) return false;
+  auto fa = footprint(ctx, launchTime, a), fb = footprint(ctx, launchTime, b);
+  if (!fa || !fb || fa->first == fa->second || fb->first == fb->second) return false;
+  return fa->first < fb->second && fb->first < fa->second;
+}
+
 // The launch configuration and the launcher's own checks, in the generated launcher's
 // order: size checks, then the grid (an empty grid launches nothing and succeeds), then
 // the remaining checks. False when nothing is to be run.
@@ -76,6 +100,8 @@ bool checkLaunch(LaunchContext& ctx) {
       if (c.param < 0 || static_cast<size_t>(c.param) >= ctx.pointers.size() || c.alignBytes <= 0)
         throw std::logic_error("emulator: malformed pointer alignment check");
       if (ctx.pointers[c.param].offset % c.alignBytes != 0) launchFailure(ctx, c.loc, &c, c.message);
+    } else if (c.kind == tir::LaunchCheck::Kind::Disjoint) {
+      if (overlap(ctx, launchTime, c.param, c.other)) launchFailure(ctx, c.loc, &c, c.message);
     } else {
       std::optional<int64_t> holds = launchTime.scalar(c.cond);
       if (!holds || !*holds) launchFailure(ctx, c.loc, &c, c.message);

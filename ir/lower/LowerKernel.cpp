@@ -148,7 +148,7 @@ int64_t KernelLowering::knownDivisor(const ExprRef& e) const {
 
 void KernelLowering::addLaunchCheck(tir::LaunchCheck check) {
   for (const tir::LaunchCheck& c : k_.checks) {
-    if (c.kind == check.kind && c.param == check.param && c.alignBytes == check.alignBytes &&
+    if (c.kind == check.kind && c.param == check.param && c.other == check.other && c.alignBytes == check.alignBytes &&
         tir::sameExpr(c.cond, check.cond))
       return;
   }
@@ -337,6 +337,7 @@ std::optional<tir::Kernel> KernelLowering::run() {
     }
   };
   countSets(tk_.body);
+  const size_t checksBeforeBody = k_.checks.size();
   out_.push_back(&k_.body);
   block(tk_.body);
   out_.pop_back();
@@ -359,6 +360,28 @@ std::optional<tir::Kernel> KernelLowering::run() {
   };
   for (tir::Buffer& b : k_.buffers) b.readOnly = b.space == tir::Space::Global;
   markWrites(k_.body);
+  // The kernel's pointers are __restrict__: a tensor it writes shares no memory with another.
+  // Checked after the alignment, before the conditions of the accesses (docs/language.md).
+  std::vector<tir::LaunchCheck> disjoint;
+  for (size_t i = 0; i < k_.params.size(); ++i) {
+    for (size_t j = i + 1; j < k_.params.size(); ++j) {
+      const tir::Param& a = k_.params[i];
+      const tir::Param& b = k_.params[j];
+      if (!a.isPointer || !b.isPointer) continue;
+      bool writesA = !k_.buffers.at(a.buffer).readOnly, writesB = !k_.buffers.at(b.buffer).readOnly;
+      if (!writesA && !writesB) continue;
+      tir::LaunchCheck c;
+      c.kind = tir::LaunchCheck::Kind::Disjoint;
+      c.param = static_cast<int>(i);
+      c.other = static_cast<int>(j);
+      c.message = fmt::format("{} and {} must not overlap (the kernel writes {})", a.name, b.name,
+                              writesA && writesB ? "both" : writesA ? a.name : b.name);
+      c.loc = k_.loc;
+      disjoint.push_back(std::move(c));
+    }
+  }
+  k_.checks.insert(k_.checks.begin() + static_cast<std::ptrdiff_t>(checksBeforeBody),
+                   std::make_move_iterator(disjoint.begin()), std::make_move_iterator(disjoint.end()));
   checkConvergence(k_, diags_);
   for (tir::LaunchCheck& c : accessChecks) addLaunchCheck(std::move(c));
   if (diags_.errorCount() > errors) return std::nullopt;

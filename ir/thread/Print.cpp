@@ -158,6 +158,9 @@ std::string print(const Kernel& k) {
   for (const LaunchCheck& c : k.checks) {
     if (c.kind == LaunchCheck::Kind::PointerAlignment)
       p.out += fmt::format("  check align({}, {})  // {}\n", k.params.at(c.param).name, c.alignBytes, c.message);
+    else if (c.kind == LaunchCheck::Kind::Disjoint)
+      p.out += fmt::format("  check disjoint({}, {})  // {}\n", k.params.at(c.param).name,
+                           k.params.at(c.other).name, c.message);
     else
       p.out += fmt::format("  check {}  // {}\n", p.expr(c.cond), c.message);
   }

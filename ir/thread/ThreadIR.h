@@ -240,11 +240,14 @@ struct Stmt {
 // A condition the host launcher checks before launching; the launch fails with
 // cudaErrorInvalidValue and `message` when it does not hold.
 struct LaunchCheck {
-  enum class Kind { Condition, PointerAlignment };
+  enum class Kind { Condition, PointerAlignment, Disjoint };
   Kind kind = Kind::Condition;
   ExprRef cond;         // Condition: over scalar parameters
   int param = -1;       // PointerAlignment: this pointer parameter ...
   int64_t alignBytes = 0;  // ... must be a multiple of this
+  // Disjoint: the elements of pointer parameters `param` and `other` (by their Param shape and
+  // strides) share no byte.
+  int other = -1;
   std::string message;
   SourceRange loc;
   // Checked before the grid size: a launch with an empty grid does nothing and succeeds

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 
 namespace tylo {
 
@@ -37,6 +38,40 @@ inline cudaError_t launch_result(cudaError_t err, const char* message) {
 template <class T>
 inline bool is_aligned(const T* p, uintptr_t bytes) {
   return reinterpret_cast<uintptr_t>(p) % bytes == 0;
+}
+
+namespace detail {
+struct Dim {
+  int64_t extent, stride;  // in elements
+};
+// The bytes [first, last) that the elements of a tensor cover from its pointer; empty when it
+// has no elements. Exact (128-bit) for any extents and strides of 64 bits.
+inline void span(std::initializer_list<Dim> dims, int64_t elemBytes, __int128& first, __int128& last) {
+  first = last = 0;
+  for (const Dim& d : dims) {
+    if (d.extent <= 0) {
+      last = first;
+      return;
+    }
+    __int128 reach = static_cast<__int128>(d.extent - 1) * d.stride;
+    (reach < 0 ? first : last) += reach;
+  }
+  first *= elemBytes;
+  last = (last + 1) * elemBytes;
+}
+}  // namespace detail
+
+// Whether two tensors share a byte of memory, from their pointers, element sizes and dimensions.
+template <class T, class U>
+inline bool overlap(const T* a, int64_t aBytes, std::initializer_list<detail::Dim> aDims, const U* b, int64_t bBytes,
+                    std::initializer_list<detail::Dim> bDims) {
+  __int128 a0, a1, b0, b1;
+  detail::span(aDims, aBytes, a0, a1);
+  detail::span(bDims, bBytes, b0, b1);
+  if (a0 == a1 || b0 == b1) return false;
+  const __int128 pa = static_cast<__int128>(reinterpret_cast<uintptr_t>(a));
+  const __int128 pb = static_cast<__int128>(reinterpret_cast<uintptr_t>(b));
+  return pa + a0 < pb + b1 && pb + b0 < pa + a1;
 }
 
 // ---- Arithmetic --------------------------------------------------------------------

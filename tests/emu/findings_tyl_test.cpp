@@ -106,6 +106,30 @@ TEST_CASE("a shared window whose origin is a parameter is checked at launch") {
   CHECK(runWith(*c, {emu::Arg::integer(0)}, Type::F32, 256).ok());
 }
 
+TEST_CASE("the launch is refused when a tensor the kernel writes overlaps another") {
+  auto c = compile("overlap.tyl");
+  const tir::Kernel& k = c->module->kernels.at(0);
+  std::vector<emu::Buffer> buffers{emu::makeBuffer(Type::F32, 64)};
+  emu::fillRandom(buffers[0], Type::F32, 5);
+  // n = 8: A covers elements [0, 15) from its pointer, B [0, 8).
+  auto launch = [&](int64_t n, int64_t aAt, int64_t bAt) {
+    return emu::run(k, {emu::Arg::integer(n), emu::Arg::pointer(0, aAt * 4), emu::Arg::pointer(0, bAt * 4)}, buffers);
+  };
+  for (auto [aAt, bAt] : {std::pair{0, 0}, std::pair{0, 14}, std::pair{20, 13}}) {
+    emu::RunResult bad = launch(8, aAt, bAt);
+    INFO("A at " << aAt << ", B at " << bAt);
+    REQUIRE(bad.findings.size() == 1);
+    CHECK(bad.findings[0].kind == emu::FindingKind::LaunchFailure);
+    CHECK(bad.findings[0].message == "A and B must not overlap (the kernel writes B)");
+    CHECK(bad.stats.blocks == 0);
+  }
+  for (auto [aAt, bAt] : {std::pair{0, 15}, std::pair{20, 12}, std::pair{40, 0}}) {
+    INFO("A at " << aAt << ", B at " << bAt);
+    CHECK(launch(8, aAt, bAt).ok());
+  }
+  CHECK(launch(0, 0, 0).ok());  // no elements, nothing shared
+}
+
 TEST_CASE("reading a cp.async destination before a wait is reported") {
   auto c = compile("cp_async_early_read.tyl");
   emu::RunResult bad = runWith(*c, {emu::Arg::integer(0)}, Type::F16, 64 * 64);

@@ -129,3 +129,14 @@ TEST_CASE("last_launch_error describes the last launcher called, and only it") {
   REQUIRE(tylo::last_launch_error() != nullptr);
   CHECK(std::string(tylo::last_launch_error()).find("A must be aligned to 16 bytes") != std::string::npos);
 }
+
+TEST_CASE("launchers refuse a tensor the kernel writes that overlaps another, and only then") {
+  std::vector<float> a(4096, 1.0f);
+  CHECK(add_one_n(1024, a.data(), a.data()) == cudaErrorInvalidValue);
+  REQUIRE(tylo::last_launch_error() != nullptr);
+  CHECK(std::string(tylo::last_launch_error()) == "add_one_n: A and B must not overlap (the kernel writes B)");
+  CHECK(add_one_n(1024, a.data() + 1024, a.data() + 4) == cudaErrorInvalidValue);  // B's end reaches into A
+  CHECK(add_one_n(1024, a.data(), a.data() + 1024) == cudaSuccess);                 // adjacent: disjoint
+  CHECK(tylo::last_launch_error() == nullptr);
+  for (int i = 1024; i < 2048; ++i) CHECK(a[static_cast<size_t>(i)] == 2.0f);
+}
