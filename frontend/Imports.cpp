@@ -138,17 +138,35 @@ ImportLoader fileImportLoader(SourceManager& sources) {
       error = fmt::format("'{}' is not a regular file", path.string());
       return std::nullopt;
     }
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-      error = fmt::format("cannot open '{}': {}", path.string(), std::strerror(errno));
+    std::string why;
+    std::optional<std::string> text = readSourceText(path.string(), why);
+    if (!text) {
+      error = fmt::format("cannot read '{}': {}", path.string(), why);
       return std::nullopt;
     }
-    // One byte past the limit is enough for the parser to report the file as too large.
-    std::string text(kMaxSourceBytes + 1, '\0');
-    in.read(text.data(), static_cast<std::streamsize>(text.size()));
-    text.resize(static_cast<size_t>(in.gcount()));
-    return sources.add(path.string(), std::move(text));
+    return sources.add(path.string(), std::move(*text));
   };
+}
+
+std::optional<std::string> readSourceText(const std::string& path, std::string& error) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    error = "is a directory";
+    return std::nullopt;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    error = std::strerror(errno);
+    return std::nullopt;
+  }
+  std::string text(kMaxSourceBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (in.bad()) {
+    error = "read error";
+    return std::nullopt;
+  }
+  text.resize(static_cast<size_t>(in.gcount()));
+  return text;
 }
 
 }  // namespace tyl

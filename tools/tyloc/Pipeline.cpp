@@ -25,26 +25,7 @@
 namespace tyl::driver {
 
 std::optional<std::string> readFile(const std::string& path, std::string& error) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    error = "is a directory";
-    return std::nullopt;
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    error = std::strerror(errno);
-    return std::nullopt;
-  }
-  // One byte past the parser's limit is enough for it to report the input as too large
-  // (and keeps an endless input such as /dev/zero from filling memory).
-  std::string text(kMaxSourceBytes + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  if (in.bad()) {
-    error = "read error";
-    return std::nullopt;
-  }
-  text.resize(static_cast<size_t>(in.gcount()));
-  return text;
+  return readSourceText(path, error);
 }
 
 std::optional<FileId> loadInput(SourceManager& sources, const std::string& path) {
