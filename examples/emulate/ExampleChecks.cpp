@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "backend/emu/Emulator.h"
+#include "frontend/Imports.h"
 #include "tools/tyloc/Pipeline.h"
 
 namespace tyl::examples {
@@ -16,7 +17,7 @@ using tir::Type;
 
 bool compile(const std::string& path, Example& ex) {
   std::string error;
-  std::optional<std::string> text = driver::readFile(path, error);
+  std::optional<std::string> text = readSourceText(path, error);
   if (!text) {
     ex.diagnostics = error;
     return false;

@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <set>
 #include <unordered_map>
 #include <utility>
@@ -150,6 +151,9 @@ class Checker {
   Reach enterIf(const Reach& outer, const tir::Stmt& s, const tir::If& n, bool taken);
   std::optional<Reach> enterLoop(const Reach& outer, const tir::Stmt& s, const tir::For& n);
   void check(const tir::Block& b, const Reach& r);
+  void report(SourceRange loc, const Reach& r, const std::optional<Split>& split,
+              const std::optional<Unknown>& unknown, const DiagKind& error,
+              const std::function<std::string(const Split&)>& sure, const std::string& maybe);
   void barrier(SourceRange loc, const Reach& r);
   void collective(SourceRange loc, const char* instr, const Reach& r);
 
@@ -570,56 +574,52 @@ void Checker::check(const tir::Block& b, const Reach& r) {
   }
 }
 
-// A split is an error when nothing unknown is around the statement: then it happens
-// whenever the conditions that are the same in every thread hold.
-void Checker::barrier(SourceRange loc, const Reach& r) {
+// Reports the barrier or warp-wide instruction at `loc`, when some thread reaches it: an error
+// when `split` parts its group and nothing unknown is around it (then the split happens
+// whenever the conditions that are the same in every thread hold), else a warning when
+// `unknown` may part it. `sure` words the error for the split's two threads.
+void Checker::report(SourceRange loc, const Reach& r, const std::optional<Split>& split,
+                     const std::optional<Unknown>& unknown, const DiagKind& error,
+                     const std::function<std::string(const Split&)>& sure, const std::string& maybe) {
   if (std::none_of(r.in.begin(), r.in.end(), [](uint8_t x) { return x != 0; })) return;
-  std::optional<Split> s = split(r, 0, threads_);
-  const DiagKind* kind = s && r.unknown == Spread::Block ? &kDivergentBarrier
-                         : r.unknownWarps                 ? &kMaybeDivergent
-                                                          : nullptr;
+  const DiagKind* kind = split && r.unknown == Spread::Block ? &error : unknown ? &kMaybeDivergent : nullptr;
   if (!kind || !reported_.insert({uint64_t{loc.begin.file} << 32 | loc.begin.offset, kind}).second) return;
-  if (kind == &kDivergentBarrier) {
-    diags_
-        .report(*kind, loc,
-                fmt::format("barrier() is reached by {} but not by {}: every thread of the block must reach a "
-                            "barrier, or none",
-                            threadName(s->reached), threadName(s->missed)))
-        .note(steps_[s->step].loc, note(*s));
+  if (kind == &error) {
+    diags_.report(error, loc, sure(*split)).note(steps_[split->step].loc, note(*split));
     return;
   }
-  auto d = diags_.report(*kind, loc,
-                         "barrier() may be reached by some threads of the block and not by others (every thread "
-                         "must reach it, or none)");
-  if (s) d.note(steps_[s->step].loc, note(*s));
-  d.note(r.unknownWarps->loc, r.unknownWarps->note);
+  auto d = diags_.report(kMaybeDivergent, loc, maybe);
+  if (split) d.note(steps_[split->step].loc, note(*split));
+  d.note(unknown->loc, unknown->note);
+}
+
+void Checker::barrier(SourceRange loc, const Reach& r) {
+  report(
+      loc, r, split(r, 0, threads_), r.unknownWarps, kDivergentBarrier,
+      [&](const Split& s) {
+        return fmt::format("barrier() is reached by {} but not by {}: every thread of the block must reach a "
+                           "barrier, or none",
+                           threadName(s.reached), threadName(s.missed));
+      },
+      "barrier() may be reached by some threads of the block and not by others (every thread must reach it, or "
+      "none)");
 }
 
 void Checker::collective(SourceRange loc, const char* instr, const Reach& r) {
-  if (std::none_of(r.in.begin(), r.in.end(), [](uint8_t x) { return x != 0; })) return;
   std::optional<Split> s = warpSplit(r);
   // Unknown parts that keep or drop whole warps may drop the split one.
   std::optional<Unknown> unknown = r.unknownLanes;
   if (!unknown && s) unknown = r.unknownWarps;
-  const DiagKind* kind = s && r.unknown == Spread::Block ? &kDivergentCollective
-                         : unknown                        ? &kMaybeDivergent
-                                                          : nullptr;
-  if (!kind || !reported_.insert({uint64_t{loc.begin.file} << 32 | loc.begin.offset, kind}).second) return;
-  if (kind == &kDivergentCollective) {
-    diags_
-        .report(*kind, loc,
-                fmt::format("{} is executed by {} but not by {} of the same warp: every lane of a warp must execute "
-                            "this warp-wide instruction together, or none",
-                            instr, threadName(s->reached), threadName(s->missed)))
-        .note(steps_[s->step].loc, note(*s));
-    return;
-  }
-  auto d = diags_.report(*kind, loc,
-                         fmt::format("{} may be executed by some lanes of a warp and not by others (every lane must "
-                                     "execute this warp-wide instruction together, or none)",
-                                     instr));
-  if (s) d.note(steps_[s->step].loc, note(*s));
-  d.note(unknown->loc, unknown->note);
+  report(
+      loc, r, s, unknown, kDivergentCollective,
+      [&](const Split& parted) {
+        return fmt::format("{} is executed by {} but not by {} of the same warp: every lane of a warp must execute "
+                           "this warp-wide instruction together, or none",
+                           instr, threadName(parted.reached), threadName(parted.missed));
+      },
+      fmt::format("{} may be executed by some lanes of a warp and not by others (every lane must execute this "
+                  "warp-wide instruction together, or none)",
+                  instr));
 }
 
 void Checker::run() {

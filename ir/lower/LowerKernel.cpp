@@ -291,6 +291,34 @@ void KernelLowering::stmtNode(const tile::Stmt& s) {
       s.node);
 }
 
+namespace {
+
+// The kernel's pointers are __restrict__: one check per pair of pointer parameters of which
+// the kernel writes one, that they share no memory.
+std::vector<tir::LaunchCheck> disjointChecks(const tir::Kernel& k) {
+  std::vector<tir::LaunchCheck> out;
+  for (size_t i = 0; i < k.params.size(); ++i) {
+    for (size_t j = i + 1; j < k.params.size(); ++j) {
+      const tir::Param& a = k.params[i];
+      const tir::Param& b = k.params[j];
+      if (!a.isPointer || !b.isPointer) continue;
+      bool writesA = !k.buffers.at(a.buffer).readOnly, writesB = !k.buffers.at(b.buffer).readOnly;
+      if (!writesA && !writesB) continue;
+      tir::LaunchCheck c;
+      c.kind = tir::LaunchCheck::Kind::Disjoint;
+      c.param = static_cast<int>(i);
+      c.other = static_cast<int>(j);
+      c.message = fmt::format("{} and {} must not overlap (the kernel writes {})", a.name, b.name,
+                              writesA && writesB ? "both" : writesA ? a.name : b.name);
+      c.loc = k.loc;
+      out.push_back(std::move(c));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 std::optional<tir::Kernel> KernelLowering::run() {
   size_t errors = diags_.errorCount();
   if (!checkLayouts()) return std::nullopt;
@@ -360,26 +388,8 @@ std::optional<tir::Kernel> KernelLowering::run() {
   };
   for (tir::Buffer& b : k_.buffers) b.readOnly = b.space == tir::Space::Global;
   markWrites(k_.body);
-  // The kernel's pointers are __restrict__: a tensor it writes shares no memory with another.
   // Checked after the alignment, before the conditions of the accesses (docs/language.md).
-  std::vector<tir::LaunchCheck> disjoint;
-  for (size_t i = 0; i < k_.params.size(); ++i) {
-    for (size_t j = i + 1; j < k_.params.size(); ++j) {
-      const tir::Param& a = k_.params[i];
-      const tir::Param& b = k_.params[j];
-      if (!a.isPointer || !b.isPointer) continue;
-      bool writesA = !k_.buffers.at(a.buffer).readOnly, writesB = !k_.buffers.at(b.buffer).readOnly;
-      if (!writesA && !writesB) continue;
-      tir::LaunchCheck c;
-      c.kind = tir::LaunchCheck::Kind::Disjoint;
-      c.param = static_cast<int>(i);
-      c.other = static_cast<int>(j);
-      c.message = fmt::format("{} and {} must not overlap (the kernel writes {})", a.name, b.name,
-                              writesA && writesB ? "both" : writesA ? a.name : b.name);
-      c.loc = k_.loc;
-      disjoint.push_back(std::move(c));
-    }
-  }
+  std::vector<tir::LaunchCheck> disjoint = disjointChecks(k_);
   k_.checks.insert(k_.checks.begin() + static_cast<std::ptrdiff_t>(checksBeforeBody),
                    std::make_move_iterator(disjoint.begin()), std::make_move_iterator(disjoint.end()));
   checkConvergence(k_, diags_);

@@ -22,6 +22,7 @@
 #include "ir/thread/Print.h"
 #include "tests/support/IntSemanticsCases.h"
 #include "tests/support/Process.h"
+#include "frontend/Imports.h"
 #include "tools/tyloc/Pipeline.h"
 
 using namespace tyl;
@@ -37,7 +38,7 @@ struct Compiled {
 std::unique_ptr<Compiled> compile(const std::string& name) {
   auto c = std::make_unique<Compiled>();
   std::string error, path = std::string(TYLO_SOURCE_DIR) + "/tests/emu/kernels/" + name;
-  std::optional<std::string> text = driver::readFile(path, error);
+  std::optional<std::string> text = readSourceText(path, error);
   REQUIRE(text);
   FileId file = c->sources.add(name, std::move(*text));
   DiagnosticEngine diags(c->sources);

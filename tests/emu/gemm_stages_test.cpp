@@ -14,6 +14,7 @@
 
 #include "backend/emu/Emulator.h"
 #include "ir/thread/Print.h"
+#include "frontend/Imports.h"
 #include "tools/tyloc/Pipeline.h"
 
 using namespace tyl;
@@ -23,7 +24,7 @@ namespace {
 
 std::string readExample(const std::string& relPath) {
   std::string error;
-  std::optional<std::string> text = driver::readFile(std::string(TYLO_SOURCE_DIR) + "/" + relPath, error);
+  std::optional<std::string> text = readSourceText(std::string(TYLO_SOURCE_DIR) + "/" + relPath, error);
   INFO(error);
   REQUIRE(text);
   return *text;

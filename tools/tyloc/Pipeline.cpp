@@ -5,11 +5,8 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <sstream>
 
@@ -24,13 +21,9 @@
 
 namespace tyl::driver {
 
-std::optional<std::string> readFile(const std::string& path, std::string& error) {
-  return readSourceText(path, error);
-}
-
 std::optional<FileId> loadInput(SourceManager& sources, const std::string& path) {
   std::string readError;
-  std::optional<std::string> text = readFile(path, readError);
+  std::optional<std::string> text = readSourceText(path, readError);
   if (!text) {
     std::cerr << fmt::format("tyloc: error: cannot read '{}': {}\n", path, readError);
     return std::nullopt;

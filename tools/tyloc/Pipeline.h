@@ -46,9 +46,6 @@ int compile(const CompileOptions& options);
 // receives the files it imports), or nullopt with diagnostics.
 std::optional<tir::Module> compileToThreadIR(SourceManager& sources, FileId file, DiagnosticEngine& diags);
 
-// Reads a .tyl file, bounded as readSourceText (frontend/Imports.h) reads it; nullopt (with
-// `error` set) when it cannot.
-std::optional<std::string> readFile(const std::string& path, std::string& error);
 // Reads the input .tyl into `sources`; says why on stderr and returns nothing when it
 // cannot be read (command-line misuse, not a diagnostic of the input).
 std::optional<FileId> loadInput(SourceManager& sources, const std::string& path);
