@@ -56,7 +56,7 @@ class KernelPrinter {
     for (size_t i = 0; i < k_.arrays.size(); ++i) {
       const tir::Array& a = k_.arrays[i];
       if (tir::typeBytes(a.elem) == 2)
-        out_ += fmt::format("  uint32_t {}[{}];  // {} x {}, two per word\n", expr_.arrayName(i), (a.count + 1) / 2,
+        out_ += fmt::format("  uint32_t {}[{}] = {{}};  // {} x {}, two per word\n", expr_.arrayName(i), (a.count + 1) / 2,
                             a.count, tir::typeName(a.elem));
       else
         out_ += fmt::format("  {} {}[{}];\n", cppType(a.elem), expr_.arrayName(i), a.count);

@@ -263,6 +263,21 @@ TEST_CASE("a cp.async with a source size takes its address without pointer arith
   CHECK(copies >= 8);
 }
 
+TEST_CASE("arrays of 16-bit fragments start zeroed") {
+  // Two elements share a word, and setting one reads the word: without an initial value the
+  // first such read would read an indeterminate value.
+  const fs::path cu = compileGemmExample(scratch("fragment_arrays"), "gemm", {"--instantiate", "gemm:f16"});
+  const std::string text = readFile(cu.string());
+  std::regex array(R"(\n  uint32_t [a-z_0-9]+\[\d+\][^;]*;)");
+  size_t arrays = 0;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), array); it != std::sregex_iterator(); ++it) {
+    ++arrays;
+    INFO(it->str());
+    CHECK(it->str().find("] = {};") != std::string::npos);
+  }
+  CHECK(arrays >= 4);
+}
+
 TEST_CASE("a pipelined loop counts its stages and adds them to addresses the loop does not change") {
   const fs::path cu = compileGemmExample(scratch("pipelined_addresses"), "gemm", {"--instantiate", "gemm:f16"});
   const std::string kernel = functionAt(readFile(cu.string()), "__global__ void __launch_bounds__(128) tylo_kernel_gemm_f16(");
@@ -472,6 +487,8 @@ void checkGemmPtx(const std::string& stem, const std::string& arch, size_t kerne
     CHECK(std::regex_search(body, std::regex(R"(mma\.sync\.aligned\.m16n8k16\.row\.col\.f32\.(bf16|f16)\.)")));
     CHECK(body.find("ldmatrix.sync.aligned.m8n8.x4") != std::string::npos);
     CHECK(body.find("cp.async.cg.shared.global") != std::string::npos);
+    // cp.async's source operand is a global-space address, converted from the generic pointer.
+    CHECK(body.find("cvta.to.global") != std::string::npos);
   }
   CHECK(entries == kernels);
 
