@@ -197,4 +197,23 @@ std::optional<int64_t> hostValue(const tir::ExprRef& e, const std::vector<Arg>& 
   }
 }
 
+std::optional<TensorExtent> tensorExtent(const tir::Param& p, const std::vector<Arg>& args) {
+  TensorExtent t;
+  t.span = 1;
+  bool empty = false;
+  for (size_t d = 0; d < p.shape.size(); ++d) {
+    std::optional<int64_t> extent = hostValue(p.shape[d], args), stride = hostValue(p.strides.at(d), args);
+    if (!extent || !stride) return std::nullopt;
+    t.shape.push_back(*extent);
+    t.strides.push_back(*stride);
+    empty |= *extent <= 0;
+    int64_t reach = 0;
+    if (*extent > 0 && *stride > 0 &&
+        (__builtin_mul_overflow(*extent - 1, *stride, &reach) || __builtin_add_overflow(t.span, reach, &t.span)))
+      t.span = INT64_MAX;
+  }
+  if (empty) t.span = 0;
+  return t;
+}
+
 }  // namespace tyl::emu

@@ -49,6 +49,16 @@ struct RunResult {
 // anything else, divides by zero or leaves 64 bits.
 std::optional<int64_t> hostValue(const tir::ExprRef& e, const std::vector<Arg>& args);
 
+// A tensor parameter at these arguments: its extents and strides, and the elements a buffer for
+// it needs, 1 + the sum of (extent - 1) * stride over the dimensions with a positive stride
+// (0 when an extent is 0 or negative, INT64_MAX when the sum leaves 64 bits). nullopt when an
+// extent or stride cannot be computed (hostValue).
+struct TensorExtent {
+  std::vector<int64_t> shape, strides;
+  int64_t span = 0;
+};
+std::optional<TensorExtent> tensorExtent(const tir::Param& p, const std::vector<Arg>& args);
+
 // Launches `kernel` with one Arg per kernel parameter (pointers index `buffers`, which the
 // kernel reads and writes in place). Kernel bugs and refused launches come back as findings;
 // arguments that do not match the parameters throw std::invalid_argument, and malformed IR

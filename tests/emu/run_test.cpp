@@ -209,3 +209,33 @@ TEST_CASE("the interpreter runs 256 threads times 1000 iterations quickly", "[ru
   REQUIRE(r.ok());
   CHECK(r.stats.warpInstructions > 8 * 3000);
 }
+
+TEST_CASE("a tensor parameter's extent at given arguments", "[run]") {
+  TestKernel t("extent", 32);
+  const int n = t.scalar("n", Type::I32), ld = t.scalar("ld", Type::I64);
+  t.globalBuffer("A", Type::F32);
+  tir::Param& a = t.k.params.back();
+  const tir::ExprRef N = t.param(n), LD = t.param(ld);
+  a.shape = {N, i32(4)};
+  a.strides = {LD, i32(1)};
+  auto at = [&](int64_t nv, int64_t ldv) {
+    return tensorExtent(a, {Arg::integer(nv), Arg::integer(ldv), Arg::pointer(0)});
+  };
+  // 1 + (n - 1) * ld + 3, checked against the brute-force largest offset.
+  for (int64_t nv = 1; nv <= 5; ++nv)
+    for (int64_t ldv = 0; ldv <= 9; ++ldv) {
+      int64_t reach = 0;
+      for (int64_t i = 0; i < nv; ++i)
+        for (int64_t j = 0; j < 4; ++j) reach = std::max(reach, i * ldv + j);
+      std::optional<TensorExtent> e = at(nv, ldv);
+      REQUIRE(e);
+      CHECK(e->shape == std::vector<int64_t>{nv, 4});
+      CHECK(e->strides == std::vector<int64_t>{ldv, 1});
+      CHECK(e->span == reach + 1);
+    }
+  CHECK(at(0, 8)->span == 0);   // no rows: no elements
+  CHECK(at(-3, 8)->span == 0);  // refused at launch; nothing to allocate
+  CHECK(at(3, int64_t{1} << 62)->span == INT64_MAX);  // past 64 bits
+  a.strides[0] = tir::mul(LD, LD);
+  CHECK_FALSE(at(2, int64_t{1} << 40));  // the stride itself leaves 64 bits
+}

@@ -111,15 +111,12 @@ void emulateKernels(const tir::Module& m) {
     for (size_t i = 0; i < k.params.size() && runnable; ++i) {
       const tir::Param& p = k.params[i];
       if (!p.isPointer) continue;
-      int64_t span = 1;
-      for (size_t d = 0; d < p.shape.size() && runnable; ++d) {
-        std::optional<int64_t> extent = emu::hostValue(p.shape[d], args), stride = emu::hostValue(p.strides[d], args);
-        runnable = extent && stride && *extent >= 0 && *extent <= (1 << 16) && *stride >= 0 && *stride <= (1 << 16);
-        if (runnable) span = *extent == 0 ? 0 : std::min<int64_t>(span + (*extent - 1) * *stride, int64_t{1} << 20);
-      }
-      runnable = runnable && span <= (1 << 16);
+      std::optional<emu::TensorExtent> extent = emu::tensorExtent(p, args);
+      runnable = extent && extent->span <= (1 << 16);
+      for (size_t d = 0; runnable && d < extent->shape.size(); ++d)
+        runnable = extent->shape[d] >= 0 && extent->shape[d] <= (1 << 16) && extent->strides[d] >= 0;
       if (!runnable) break;
-      emu::Buffer b = emu::makeBuffer(p.type, span);
+      emu::Buffer b = emu::makeBuffer(p.type, extent->span);
       emu::fillRandom(b, p.type, 7 + i);
       args[i] = emu::Arg::pointer(static_cast<int>(buffers.size()));
       buffers.push_back(std::move(b));

@@ -71,10 +71,8 @@ std::vector<emu::Arg> arguments(const tir::Kernel& k, const Scalars& s, std::vec
   for (const tir::Param& p : k.params) args.push_back(p.isPointer ? emu::Arg::pointer(pointers++) : scalarArg(p, s));
   for (const tir::Param& p : k.params) {
     if (!p.isPointer) continue;
-    int64_t count = 1;
-    for (const tir::ExprRef& d : p.shape) count *= emu::hostValue(d, args).value();
     const bool input = k.buffers.at(static_cast<size_t>(p.buffer)).readOnly;
-    buffers.push_back(emu::makeBuffer(p.type, count, input));
+    buffers.push_back(emu::makeBuffer(p.type, emu::tensorExtent(p, args).value().span, input));
     if (input) emu::fillRandom(buffers.back(), p.type, buffers.size());
   }
   return args;

@@ -38,12 +38,6 @@ struct Misuse {
   std::string message;
 };
 
-// Evaluates a shape or stride expression of scalar parameters on the host.
-int64_t evalHost(const tir::ExprRef& e, const std::vector<emu::Arg>& args) {
-  if (std::optional<int64_t> v = emu::hostValue(e, args)) return *v;
-  throw Misuse{"a tensor's shape or stride cannot be computed from these scalar values (it leaves 64 bits)"};
-}
-
 // Parses one scalar value for a parameter of `type`.
 emu::Arg scalarArg(const tir::Param& p, const std::string& text) {
   if (p.type == tir::Type::Pred) {
@@ -180,21 +174,14 @@ int runKernel(const RunOptions& o) {
     for (size_t i = 0; i < kernel->params.size(); ++i) {
       const tir::Param& p = kernel->params[i];
       if (!p.isPointer) continue;
-      TensorInfo info{i, {}, {}};
-      int64_t span = 1;
-      bool empty = false;
-      for (size_t d = 0; d < p.shape.size(); ++d) {
-        info.shape.push_back(evalHost(p.shape[d], args));
-        info.strides.push_back(evalHost(p.strides[d], args));
-        // A negative dimension allocates nothing: the launch checks refuse it (emu-launch-failure).
-        empty |= info.shape.back() <= 0;
-        int64_t reach = 0;
-        if (info.shape.back() > 0 &&
-            (__builtin_mul_overflow(info.shape.back() - 1, info.strides.back(), &reach) ||
-             __builtin_add_overflow(span, reach, &span)))
-          span = INT64_MAX;  // past any limit
-      }
-      if (empty) span = 0;
+      // A negative dimension allocates nothing: the launch checks refuse it (emu-launch-failure).
+      std::optional<emu::TensorExtent> extent = emu::tensorExtent(p, args);
+      if (!extent)
+        throw Misuse{fmt::format("the shape or strides of tensor '{}' cannot be computed from these scalar values "
+                                 "(they leave 64 bits)",
+                                 p.name)};
+      TensorInfo info{i, std::move(extent->shape), std::move(extent->strides)};
+      const int64_t span = extent->span;
       constexpr int64_t kMaxElements = int64_t{1} << 28;
       if (span > kMaxElements)
         throw Misuse{fmt::format("tensor '{}' would need {} elements; the emulator allocates at most {}", p.name,
