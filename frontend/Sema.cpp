@@ -66,7 +66,10 @@ ConstEvaluator KernelSema::constEvaluator() {
 
 uint32_t KernelSema::newVar(const std::string& base, tir::Type type) {
   int n = nameCounts_[base]++;
-  return tir::addVar(k_.skeleton, n == 0 ? base : fmt::format("{}_{}", base, n), type);
+  if (n == 0) return tir::addVar(k_.skeleton, base, type);
+  uint32_t v = tir::addVar(k_.skeleton, fmt::format("{}_{}", base, n), type);
+  k_.skeleton.vars[v].sourceName = base;
+  return v;
 }
 
 uint32_t KernelSema::addTensor(tile::Tensor t) {

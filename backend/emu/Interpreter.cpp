@@ -197,7 +197,7 @@ void Interpreter::execAssign(Warp& w, const tir::Assign& a, Mask mask) {
 }
 
 void Interpreter::reportUnwritten(const Warp& w, Mask lanes, const tir::Reg& reg, const char* use) {
-  const std::string name = reg.isVar ? ctx_.kernel.vars.at(reg.id).name
+  const std::string name = reg.isVar ? tir::shownName(ctx_.kernel.vars.at(reg.id))
                                      : fmt::format("{}[{}]", ctx_.kernel.arrays.at(reg.id).name, reg.index);
   int lane = firstLane(lanes);
   report(FindingKind::UninitializedRegister, w, lane,

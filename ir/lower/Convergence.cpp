@@ -11,7 +11,10 @@
 // Second, a walk that keeps, at each statement, the set of threads known to reach it:
 // the conditions around it computed from ids and constants alone are evaluated, the others
 // that are the same in every thread are taken to hold, and the rest are unknown parts that
-// may differ.
+// may differ. Loops whose bounds are the same in every thread and computed from constants
+// (and the variables of such loops around them) are walked once per value of their
+// variable when a condition or bound inside depends on it, so that conditions mixing loop
+// variables with thread ids are evaluated too, iteration by iteration.
 #include "ir/lower/Convergence.h"
 
 #include <fmt/format.h>
@@ -52,6 +55,13 @@ Spread join(Spread a, Spread b) { return std::max(a, b); }
 // definitions); a larger one is treated as unknown.
 constexpr int64_t kMaxEvaluatedNodes = 4096;
 
+// Walking loops value by value: at most this many iterations of one loop, this many visits of
+// loop bodies in a kernel, and this many expression nodes evaluated (summed over threads) for
+// conditions that involve loop variables. Past these, such conditions are unknown.
+constexpr int64_t kMaxWalkedIterations = 256;
+constexpr int64_t kMaxWalkedBodies = 4096;
+constexpr int64_t kMaxLoopEvaluations = int64_t{1} << 26;
+
 bool smallerThan(const ExprRef& e, int64_t& budget) {
   if (!e) return true;
   if (--budget < 0) return false;
@@ -86,6 +96,7 @@ struct Step {
   bool loop = false;
   bool taken = true;           // a condition: the branch the statement is in (then: true)
   std::vector<int64_t> trips;  // a loop: its iterations in each thread
+  std::string when;            // the values of the walked loops' variables it depends on
 };
 
 // A condition or loop whose unknown part may differ between threads, with a note that says so.
@@ -127,11 +138,18 @@ class Checker {
   struct Info {
     Spread spread = Spread::Block;
     bool threadOnly = true;  // computed from thread ids and constants alone
+    bool boundOnly = true;   // from thread ids, constants and the variables of walkable loops
   };
 
   Info info(const ExprRef& e);
   bool varThreadOnly(uint32_t var);
+  bool varBoundOnly(uint32_t var);
   ExprRef resolved(const ExprRef& e);
+  ExprRef bound(const ExprRef& e, bool& unbound);
+  bool mentions(const ExprRef& e, uint32_t var);
+  bool dependsOnVar(const tir::Block& b, uint32_t var, bool& collective);
+  std::optional<std::vector<int64_t>> walkedValues(const tir::For& loop);
+  std::string when(std::initializer_list<ExprRef> es);
   Spread spread(const ExprRef& e);
   std::optional<std::vector<int64_t>> values(const ExprRef& e);
   std::optional<std::vector<int64_t>> trips(const tir::For& loop);
@@ -165,7 +183,13 @@ class Checker {
   std::vector<ExprRef> def_;       // per variable: its value, when one Assign is its only write
   std::vector<std::string> origin_;  // per variable: where a write other than an Assign takes its value from
   std::vector<uint8_t> defState_;  // per variable: 0 not looked at, 1 looking, 2 thread-only, 3 not
+  std::vector<uint8_t> boundState_;  // the same, for bound-only
+  std::vector<const tir::For*> loopOf_;  // per variable: the loop it is the variable of, when only that writes it
   std::vector<ExprRef> resolvedDef_;
+  std::vector<std::optional<int64_t>> binding_;  // per variable: its value in the loop iteration walked
+  std::vector<uint32_t> walking_;                // the variables bound, outermost first
+  std::unordered_map<const tir::For*, bool> walkable_;  // loops worth walking value by value
+  int64_t walkedBodies_ = 0, loopEvaluations_ = 0;
   std::vector<Spread> var_, array_;
   bool changed_ = false;
   std::unordered_map<const tir::Expr*, Info> info_;  // valid while var_ and array_ stay
@@ -199,6 +223,7 @@ Checker::Checker(const tir::Kernel& k, DiagnosticEngine& diags)
   tir::forEachVarWrite(k.body, [&](uint32_t v) { ++writes.at(v); });
   def_.resize(k.vars.size());
   origin_.resize(k.vars.size());
+  loopOf_.resize(k.vars.size());
   auto from = [&](const std::vector<tir::Reg>& regs, const std::string& what) {
     for (const tir::Reg& r : regs)
       if (r.isVar && origin_[r.id].empty()) origin_[r.id] = what;
@@ -219,7 +244,9 @@ Checker::Checker(const tir::Kernel& k, DiagnosticEngine& diags)
               defs(n.otherwise);
             }
             if constexpr (std::is_same_v<T, tir::For>) {
-              if (origin_[n.var].empty()) origin_[n.var] = fmt::format("the loop variable '{}'", k.vars.at(n.var).name);
+              if (origin_[n.var].empty())
+                origin_[n.var] = fmt::format("the loop variable '{}'", tir::shownName(k.vars.at(n.var)));
+              if (writes[n.var] == 1) loopOf_[n.var] = &n;
               defs(n.body);
             }
           },
@@ -228,7 +255,9 @@ Checker::Checker(const tir::Kernel& k, DiagnosticEngine& diags)
   };
   defs(k.body);
   defState_.assign(k.vars.size(), 0);
+  boundState_.assign(k.vars.size(), 0);
   resolvedDef_.resize(k.vars.size());
+  binding_.resize(k.vars.size());
 }
 
 Spread Checker::classify(const std::vector<int64_t>& v) const {
@@ -248,34 +277,53 @@ bool Checker::varThreadOnly(uint32_t var) {
   return defState_[var] == 2;
 }
 
+// A variable assigned once from thread ids, constants and loop variables of this kind, or the
+// variable of a loop (written only by it) whose bounds are of this kind.
+bool Checker::varBoundOnly(uint32_t var) {
+  if (boundState_[var] == 0) {
+    boundState_[var] = 1;
+    bool only = false;
+    if (const tir::For* loop = loopOf_[var])
+      only = info(loop->begin).boundOnly && info(loop->end).boundOnly && info(loop->step).boundOnly;
+    else
+      only = def_[var] && info(def_[var]).boundOnly;
+    boundState_[var] = only ? 2 : 3;
+  }
+  return boundState_[var] == 2;
+}
+
 Checker::Info Checker::info(const ExprRef& e) {
   if (auto it = info_.find(e.get()); it != info_.end()) return it->second;
   Info r;
   switch (e->kind) {
     case ExprKind::IntConst: break;
-    case ExprKind::FloatConst: r.threadOnly = false; break;
-    case ExprKind::ParamRef: r.threadOnly = false; break;
+    case ExprKind::FloatConst:
+    case ExprKind::ParamRef: r.threadOnly = r.boundOnly = false; break;
     case ExprKind::SpecialReg: {
       r.spread = special_.at(static_cast<size_t>(e->i));
       tir::Special s = static_cast<tir::Special>(e->i);
-      r.threadOnly = s == tir::Special::TidX || s == tir::Special::TidY || s == tir::Special::TidZ ||
-                     s == tir::Special::LaneId || s == tir::Special::WarpId;
+      r.threadOnly = r.boundOnly = s == tir::Special::TidX || s == tir::Special::TidY || s == tir::Special::TidZ ||
+                                   s == tir::Special::LaneId || s == tir::Special::WarpId;
       break;
     }
     case ExprKind::Elem:
       r.spread = array_.at(static_cast<size_t>(e->i));
-      r.threadOnly = false;
+      r.threadOnly = r.boundOnly = false;
       break;
-    case ExprKind::VarRef:
-      r.spread = var_.at(static_cast<size_t>(e->i));
-      r.threadOnly = defState_.at(static_cast<size_t>(e->i)) != 1 && varThreadOnly(static_cast<uint32_t>(e->i));
+    case ExprKind::VarRef: {
+      const auto v = static_cast<uint32_t>(e->i);
+      r.spread = var_.at(v);
+      r.threadOnly = defState_.at(v) != 1 && varThreadOnly(v);
+      r.boundOnly = r.threadOnly || (boundState_.at(v) != 1 && varBoundOnly(v));
       break;
+    }
     default:
       for (const ExprRef& a : e->args) {
         if (!a) continue;
         Info ai = info(a);
         r.spread = join(r.spread, ai.spread);
         r.threadOnly = r.threadOnly && ai.threadOnly;
+        r.boundOnly = r.boundOnly && ai.boundOnly;
       }
   }
   info_[e.get()] = r;
@@ -290,22 +338,45 @@ Spread Checker::spread(const ExprRef& e) {
   return exact_[e.get()] = v ? classify(*v) : i.spread;
 }
 
-// `e` with each variable that is thread-only replaced by its definition.
+// `e` with each variable assigned once that is bound-only (thread-only ones included)
+// replaced by its definition; loop variables stay.
 ExprRef Checker::resolved(const ExprRef& e) {
   return tir::substitute(e, [&](const tir::Expr& atom) -> ExprRef {
-    if (atom.kind != ExprKind::VarRef || !varThreadOnly(static_cast<uint32_t>(atom.i))) return nullptr;
-    ExprRef& d = resolvedDef_[static_cast<size_t>(atom.i)];
-    if (!d) d = resolved(def_[static_cast<size_t>(atom.i)]);
+    if (atom.kind != ExprKind::VarRef) return nullptr;
+    const auto v = static_cast<uint32_t>(atom.i);
+    if (!def_[v] || !varBoundOnly(v)) return nullptr;
+    ExprRef& d = resolvedDef_[v];
+    if (!d) d = resolved(def_[v]);
     return d;
   });
 }
 
-// The value of a thread-only expression in every thread of the block, or nullopt when it
-// cannot be computed at compile time.
+// A resolved expression with the variables of the loops being walked replaced by their
+// values; `unbound` is set when another variable is left.
+ExprRef Checker::bound(const ExprRef& e, bool& unbound) {
+  return tir::substitute(e, [&](const tir::Expr& atom) -> ExprRef {
+    if (atom.kind != ExprKind::VarRef) return nullptr;
+    const auto v = static_cast<size_t>(atom.i);
+    if (!binding_[v]) {
+      unbound = true;
+      return nullptr;
+    }
+    return tir::intConst(*binding_[v], k_.vars[v].type);
+  });
+}
+
+// The value of a bound-only expression in every thread of the block (for loop variables, in
+// the iteration being walked), or nullopt when it cannot be computed at compile time.
 std::optional<std::vector<int64_t>> Checker::values(const ExprRef& e) {
   ExprRef r = resolved(e);
   int64_t budget = kMaxEvaluatedNodes;
   if (!smallerThan(r, budget)) return std::nullopt;
+  if (!info(e).threadOnly) {
+    bool unbound = false;
+    r = bound(r, unbound);
+    loopEvaluations_ += (kMaxEvaluatedNodes - budget) * threads_;
+    if (unbound || loopEvaluations_ > kMaxLoopEvaluations) return std::nullopt;
+  }
   // The evaluation is exact; the IR's arithmetic wraps. They agree where nothing can wrap.
   tir::AtomRange ids = [&](const tir::Expr& atom) -> std::optional<tir::Range> {
     if (atom.kind != ExprKind::SpecialReg) return std::nullopt;
@@ -322,10 +393,10 @@ std::optional<std::vector<int64_t>> Checker::values(const ExprRef& e) {
   return v;
 }
 
-// How many iterations the loop makes in each thread, when its bounds are thread-only.
+// How many iterations the loop makes in each thread, when its bounds are bound-only.
 std::optional<std::vector<int64_t>> Checker::trips(const tir::For& loop) {
   for (const ExprRef* e : {&loop.begin, &loop.end, &loop.step})
-    if (!info(*e).threadOnly) return std::nullopt;
+    if (!info(*e).boundOnly) return std::nullopt;
   std::optional<std::vector<int64_t>> b = values(loop.begin), e = values(loop.end), s = values(loop.step);
   if (!b || !e || !s) return std::nullopt;
   std::vector<int64_t> n(points_.size());
@@ -410,7 +481,7 @@ void Checker::blockers(const ExprRef& e, std::vector<std::string>& out) {
       }
       if (out.size() > before) return;
       if (!origin_[v].empty()) return add(origin_[v]);
-      return add(fmt::format("'{}', which is assigned more than once", k_.vars.at(v).name));
+      return add(fmt::format("'{}', which is assigned more than once", tir::shownName(k_.vars.at(v))));
     }
     default:
       for (const ExprRef& a : e->args)
@@ -463,13 +534,13 @@ std::optional<Split> Checker::warpSplit(const Reach& r) const {
 std::string Checker::note(const Split& s) const {
   const Step& step = steps_.at(s.step);
   if (!step.loop)
-    return fmt::format("this condition is {} in {} and {} in {}", step.taken ? "true" : "false",
-                       threadName(s.reached), step.taken ? "false" : "true", threadName(s.missed));
+    return fmt::format("this condition is {} in {} and {} in {}{}", step.taken ? "true" : "false",
+                       threadName(s.reached), step.taken ? "false" : "true", threadName(s.missed), step.when);
   auto times = [](int64_t c) {
     return c == 0 ? std::string("not at all") : c == 1 ? std::string("once") : fmt::format("{} times", c);
   };
-  return fmt::format("this loop runs {} in {} and {} in {}", times(step.trips[s.reached]), threadName(s.reached),
-                     times(step.trips[s.missed]), threadName(s.missed));
+  return fmt::format("this loop runs {} in {} and {} in {}{}", times(step.trips[s.reached]), threadName(s.reached),
+                     times(step.trips[s.missed]), threadName(s.missed), step.when);
 }
 
 void Checker::raiseUnknown(Reach& r, Spread s, SourceRange loc, const std::string& note) const {
@@ -487,19 +558,21 @@ Reach Checker::enterIf(const Reach& outer, const tir::Stmt& s, const tir::If& n,
   ExprRef unknownPart;
   for (const ExprRef& c : parts) {
     Info i = info(c);
-    if (i.spread == Spread::Block && !i.threadOnly) continue;  // taken to hold
-    if (i.threadOnly)
+    if (i.boundOnly) {
       if (std::optional<std::vector<int64_t>> v = values(c)) {
         for (size_t t = 0; t < holds.size(); ++t) holds[t] &= (*v)[t] != 0;
         continue;
       }
+    } else if (i.spread == Spread::Block) {
+      continue;  // taken to hold
+    }
     unknown = join(unknown, spread(c));
     if (!unknownPart) unknownPart = c;
   }
   // The else branch runs where some part fails: known only when every part is.
   if (taken || !unknownPart) {
     size_t step = steps_.size();
-    steps_.push_back(Step{s.loc, false, taken, {}});
+    steps_.push_back(Step{s.loc, false, taken, {}, when({n.cond})});
     for (size_t t = 0; t < holds.size(); ++t)
       if (inner.in[t] && holds[t] != taken) {
         inner.in[t] = 0;
@@ -537,7 +610,7 @@ std::optional<Reach> Checker::enterLoop(const Reach& outer, const tir::Stmt& s, 
       }
     }
     if (differ) inner.loops.push_back(step);
-    steps_.push_back(Step{s.loc, true, true, std::move(*count)});
+    steps_.push_back(Step{s.loc, true, true, std::move(*count), when({n.begin, n.end, n.step})});
     return inner;
   }
   raiseUnknown(inner, bounds, s.loc,
@@ -546,13 +619,89 @@ std::optional<Reach> Checker::enterLoop(const Reach& outer, const tir::Stmt& s, 
   return inner;
 }
 
+// Whether `var` occurs in `e` once its variables assigned once are replaced by their definitions.
+bool Checker::mentions(const ExprRef& e, uint32_t var) {
+  std::function<bool(const tir::Expr&)> in = [&](const tir::Expr& x) {
+    if (x.kind == ExprKind::VarRef) return static_cast<uint32_t>(x.i) == var;
+    return std::any_of(x.args.begin(), x.args.end(), [&](const ExprRef& a) { return a && in(*a); });
+  };
+  return in(*resolved(e));
+}
+
+// Whether a condition or loop bound in `b` depends on `var`; `collective` is set when `b` holds
+// a barrier or a warp-wide instruction.
+bool Checker::dependsOnVar(const tir::Block& b, uint32_t var, bool& collective) {
+  bool depends = false;
+  for (const tir::Stmt& s : b) {
+    std::visit(
+        [&](const auto& n) {
+          using T = std::decay_t<decltype(n)>;
+          if constexpr (std::is_same_v<T, tir::If>) {
+            depends = mentions(n.cond, var) || depends;
+            depends = dependsOnVar(n.then, var, collective) || depends;
+            depends = dependsOnVar(n.otherwise, var, collective) || depends;
+          }
+          if constexpr (std::is_same_v<T, tir::For>) {
+            depends = mentions(n.begin, var) || mentions(n.end, var) || mentions(n.step, var) || depends;
+            depends = dependsOnVar(n.body, var, collective) || depends;
+          }
+          if constexpr (std::is_same_v<T, tir::Barrier> || std::is_same_v<T, tir::Ldmatrix> ||
+                        std::is_same_v<T, tir::Stmatrix> || std::is_same_v<T, tir::Mma>)
+            collective = true;
+        },
+        s.node);
+  }
+  return depends;
+}
+
+// The values the loop's variable takes, when the loop is worth walking value by value: its
+// bounds are the same in every thread and known (in the iterations of the loops walked
+// around it), something inside depends on its variable, and the budgets allow.
+std::optional<std::vector<int64_t>> Checker::walkedValues(const tir::For& loop) {
+  if (loopOf_[loop.var] != &loop || !varBoundOnly(loop.var)) return std::nullopt;
+  auto [it, fresh] = walkable_.try_emplace(&loop, false);
+  if (fresh) {
+    bool collective = false;
+    bool depends = dependsOnVar(loop.body, loop.var, collective);
+    it->second = depends && collective;
+  }
+  if (!it->second) return std::nullopt;
+  std::optional<std::vector<int64_t>> b = values(loop.begin), e = values(loop.end), st = values(loop.step);
+  if (!b || !e || !st || classify(*b) != Spread::Block || classify(*e) != Spread::Block ||
+      classify(*st) != Spread::Block || (*st)[0] <= 0)
+    return std::nullopt;
+  const __int128 span = static_cast<__int128>((*e)[0]) - (*b)[0];
+  const __int128 count = span <= 0 ? 0 : (span + (*st)[0] - 1) / (*st)[0];
+  if (count > kMaxWalkedIterations || walkedBodies_ + count > kMaxWalkedBodies) return std::nullopt;
+  walkedBodies_ += static_cast<int64_t>(count);
+  std::vector<int64_t> each;
+  for (int64_t i = 0; i < count; ++i) each.push_back((*b)[0] + i * (*st)[0]);
+  return each;
+}
+
+// " when k = 1 and j = 0": the values of the walked loops' variables that the expressions use.
+std::string Checker::when(std::initializer_list<ExprRef> es) {
+  std::string text;
+  for (uint32_t v : walking_) {
+    if (std::none_of(es.begin(), es.end(), [&](const ExprRef& e) { return e && mentions(e, v); })) continue;
+    text += fmt::format("{} {} = {}", text.empty() ? " when" : " and", tir::shownName(k_.vars[v]), *binding_[v]);
+  }
+  return text;
+}
+
 void Checker::check(const tir::Block& b, const Reach& r) {
   for (const tir::Stmt& s : b) {
     std::visit(
         [&](const auto& n) {
           using T = std::decay_t<decltype(n)>;
           if constexpr (std::is_same_v<T, tir::If>) {
-            if (Info i = info(n.cond); i.spread == Spread::Block && !i.threadOnly) {
+            Info i = info(n.cond);
+            std::optional<std::vector<int64_t>> v;
+            if (i.spread == Spread::Block && i.boundOnly) v = values(n.cond);
+            if (v) {
+              // The same in every thread, and known: only the branch taken is reached.
+              check((*v)[0] ? n.then : n.otherwise, r);
+            } else if (i.spread == Spread::Block && !i.threadOnly) {
               // The same in every thread, whichever branch it takes.
               check(n.then, r);
               check(n.otherwise, r);
@@ -563,7 +712,18 @@ void Checker::check(const tir::Block& b, const Reach& r) {
           }
           if constexpr (std::is_same_v<T, tir::For>) {
             std::optional<Reach> inner = enterLoop(r, s, n);
-            check(n.body, inner ? *inner : r);
+            const Reach& body = inner ? *inner : r;
+            if (std::optional<std::vector<int64_t>> each = walkedValues(n)) {
+              walking_.push_back(n.var);
+              for (int64_t value : *each) {
+                binding_[n.var] = value;
+                check(n.body, body);
+              }
+              binding_[n.var].reset();
+              walking_.pop_back();
+            } else {
+              check(n.body, body);
+            }
           }
           if constexpr (std::is_same_v<T, tir::Barrier>) barrier(s.loc, r);
           if constexpr (std::is_same_v<T, tir::Ldmatrix>) collective(s.loc, "ldmatrix", r);

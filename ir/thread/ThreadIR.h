@@ -50,7 +50,13 @@ struct Var {
   // Every value the variable holds, where the pass that made it knows more than its
   // assignments show (a counter that wraps at S holds 0..S-1).
   std::optional<Range> known;
+  // The name the source gives it, where `name` had to be made unique in the kernel (a second
+  // `k` is `k_1`); empty when the two are the same.
+  std::string sourceName;
 };
+
+// The variable's name as diagnostics should show it: the source's.
+inline const std::string& shownName(const Var& v) { return v.sourceName.empty() ? v.name : v.sourceName; }
 
 // A register array: fragment storage. Indices are always compile-time constants.
 struct Array {

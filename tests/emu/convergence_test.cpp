@@ -37,9 +37,10 @@ bool has(const std::vector<std::string>& ids, const char* id) {
   return std::find(ids.begin(), ids.end(), id) != ids.end();
 }
 
-// Random guards around one barrier or mma.sync: `if`s on comparisons of thread ids (and,
-// with `runTime`, of a parameter and a value loaded at the thread's address), in either
-// branch, and loops whose bounds follow the thread.
+// Random guards around one barrier or mma.sync: `if`s on comparisons of thread ids and the
+// variables of constant loops around them (and, with `runTime`, of a parameter, a value loaded
+// at the thread's address and the variables of any loop), in either branch, and loops whose
+// bounds are constants or follow the thread.
 struct Generator {
   std::mt19937_64 rng;
   TestKernel& t;
@@ -47,6 +48,7 @@ struct Generator {
   bool runTime;
   int param = -1;
   uint32_t loaded = 0;
+  std::vector<uint32_t> constantLoops, otherLoops;  // the variables of the loops around
 
   int64_t pick(int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); }
 
@@ -64,6 +66,12 @@ struct Generator {
   ExprRef value() {
     if (runTime && pick(0, 3) == 0)
       return pick(0, 1) ? tir::add(threadValue(), t.param(param)) : t.v(loaded);
+    std::vector<uint32_t> loops = constantLoops;
+    if (runTime) loops.insert(loops.end(), otherLoops.begin(), otherLoops.end());
+    if (!loops.empty() && pick(0, 1) == 0) {
+      ExprRef k = t.v(loops[static_cast<size_t>(pick(0, static_cast<int64_t>(loops.size()) - 1))]);
+      return tir::add(threadValue(), tir::mul(k, i32(pick(-16, 32))));
+    }
     return threadValue();
   }
 
@@ -76,16 +84,21 @@ struct Generator {
 
   tir::Block nest(int depth, tir::Stmt inner) {
     if (depth == 0) return {std::move(inner)};
-    tir::Block body = nest(depth - 1, std::move(inner));
     int lineNo = 10 + depth;
-    if (pick(0, 2) == 0) {
+    if (int64_t kind = pick(0, 5); kind <= 2) {
       uint32_t k = t.var("k" + std::to_string(depth), Type::I32);
-      ExprRef begin = pick(0, 1) ? i32(0) : bin(BinOp::Rem, value(), i32(pick(1, 3)));
-      ExprRef end = pick(0, 2) == 0 ? i32(pick(0, 3)) : bin(BinOp::Rem, value(), i32(pick(1, 4)));
+      ExprRef begin = kind <= 1 || pick(0, 1) ? i32(pick(0, 1)) : bin(BinOp::Rem, value(), i32(pick(1, 3)));
+      ExprRef end = kind <= 1 || pick(0, 2) == 0 ? i32(pick(0, 4)) : bin(BinOp::Rem, value(), i32(pick(1, 4)));
+      std::vector<uint32_t>& scope = kind <= 1 ? constantLoops : otherLoops;
+      scope.push_back(k);
+      tir::Block body = nest(depth - 1, std::move(inner));
+      scope.pop_back();
       return {at(lineNo, loop(k, begin, end, i32(pick(1, 2)), std::move(body)))};
     }
-    if (pick(0, 1)) return {at(lineNo, when(condition(), std::move(body)))};
-    return {at(lineNo, when(condition(), {}, std::move(body)))};
+    ExprRef c = condition();
+    tir::Block body = nest(depth - 1, std::move(inner));
+    if (pick(0, 1)) return {at(lineNo, when(c, std::move(body)))};
+    return {at(lineNo, when(c, {}, std::move(body)))};
   }
 };
 
