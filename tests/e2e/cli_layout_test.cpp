@@ -74,6 +74,34 @@ TEST_CASE("the default output is a readable table") {
   CHECK(r.out.find("(3, 2)  laneid=3 m=6") != std::string::npos);
 }
 
+TEST_CASE("one element of a layout too large to list, when its strides decide injectivity") {
+  // 2^26 elements, dense: decided from the strides, and the element is computed, not looked up.
+  auto dense = tyloc({"layout", "ComposeLayout(3, 3, 3, S[(8192, 8192) : (8192, 1)])", "--apply", "1,72", "--json"});
+  REQUIRE(dense.exitCode == 0);
+  json doc = json::parse(dense.out);
+  CHECK(doc["injective"] == true);
+  CHECK(doc["size"] == 67108864);
+  CHECK(doc["base"]["m"] == 8256);  // 8192 + 72 = 8264, bit 3 flipped by bits 6..8 (1)
+  // Overlapping strides collide, and say so without enumerating.
+  auto overlap = tyloc({"layout", "S[(8192, 8192) : (8191, 1)]", "--apply", "0,8191"});
+  REQUIRE(overlap.exitCode == 0);
+  CHECK(overlap.out.find("injective no") != std::string::npos);
+  CHECK(overlap.out.find("m=8191") != std::string::npos);
+  // Listing them all is still refused, pointing at --apply.
+  auto listed = tyloc({"layout", "S[(8192, 8192) : (8192, 1)]"});
+  CHECK(listed.exitCode == 1);
+  CHECK(listed.err.find("(use --apply) [too-large]") != std::string::npos);
+  // Neither decided by the strides nor small enough to enumerate.
+  auto unknown = tyloc({"layout", "S[(8192, 8192) : (8192, 3)]", "--apply", "1,1"});
+  CHECK(unknown.exitCode == 1);
+  CHECK(unknown.err.find("its iters alone do not decide it [too-large]") != std::string::npos);
+  CHECK(unknown.out.empty());
+  // One element's replicas are listed too, so their number is bounded.
+  auto replicas = tyloc({"layout", "S[4] + R[2097152 : 1@warpid]", "--apply", "1"});
+  CHECK(replicas.exitCode == 1);
+  CHECK(replicas.err.find("each element has 2097152 replicas") != std::string::npos);
+}
+
 TEST_CASE("bad expressions exit 1 with a located diagnostic") {
   auto r = tyloc({"layout", "S[(32, 4) : (1@lane, 1)]"});
   CHECK(r.exitCode == 1);

@@ -33,7 +33,8 @@ TYL_DIAG(kBadHighlight, Error, "bad-highlight",
 
 namespace {
 
-// Listing every element of a huge layout would run for hours; --apply still works.
+// Listing every element of a huge layout would run for hours; --apply works at any size whose
+// injectivity the iters decide.
 constexpr int64_t kMaxListed = int64_t{1} << 20;
 
 using layout::PhysCoord;
@@ -132,14 +133,26 @@ bool printListing(std::ostream& os, const layout::Layout& l, const layout::Shape
     }
     for (int64_t i = 0; i < size; ++i) coords.push_back(layout::unflatten(i, shape));
   }
-  if (saturatingMul(size, l.tile.replicaCount()) > layout::kMaxEnumeration) {
+  // One element lists each of its replicas; even --apply stops at the listing limit.
+  if (l.tile.replicaCount() > kMaxListed) {
     diags.report(kTooLarge, whole,
-                 fmt::format("the layout has {} elements with {} replicas each, too many to check "
-                             "injectivity",
+                 fmt::format("each element has {} replicas; listing stops at {}", l.tile.replicaCount(), kMaxListed));
+    return false;
+  }
+  // Most layouts are decided from their iters whatever their size; the rest are
+  // enumerated, which is bounded.
+  bool injective = false;
+  try {
+    injective = layout::isInjective(l, shape);
+  } catch (const layout::OverflowError&) {
+    throw;
+  } catch (const layout::Error&) {
+    diags.report(kTooLarge, whole,
+                 fmt::format("the layout has {} elements with {} replicas each, too many to check injectivity "
+                             "by enumeration, and its iters alone do not decide it",
                              size, l.tile.replicaCount()));
     return false;
   }
-  bool injective = layout::isInjective(l, shape);
   layout::Layout canonical = layout::canonicalize(l);
 
   if (options.json) {
