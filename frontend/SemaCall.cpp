@@ -527,7 +527,9 @@ std::optional<Value> KernelSema::call(const ast::Expr& e, const ast::Call& c) {
     return Value{};
   }
   // Conversions and elementwise functions on scalars and fragments.
+  // A type parameter converts to the type it stands for, unless a local name shadows it.
   std::optional<tile::DType> castTo = tile::dtypeFromName(fn);
+  if (auto it = typeArgs_.find(fn); it != typeArgs_.end() && !lookup(fn)) castTo = it->second;
   if (castTo || fn == "relu" || fn == "min" || fn == "max" || fn == "cdiv") {
     size_t arity = (castTo || fn == "relu") ? 1 : 2;
     if (c.args.size() != arity) {
@@ -610,6 +612,10 @@ std::optional<Value> KernelSema::call(const ast::Expr& e, const ast::Call& c) {
   if (fn == "mma_m16n8k16") return mmaAtom(e, c);
   if (fn == "tiled_mma") return tiledMma(e, c);
   if (fn == "load_a" || fn == "load_b") return loadOperand(e, c, fn == "load_a");
+  if (Binding* b = lookup(fn)) {
+    diags_.report(kUnknownName, c.callee->range, fmt::format("'{}' is {}, not a function", fn, describe(b->value)));
+    return std::nullopt;
+  }
   diags_.report(kUnknownName, c.callee->range, fmt::format("unknown function '{}'", fn));
   return std::nullopt;
 }

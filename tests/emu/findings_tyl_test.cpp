@@ -576,3 +576,16 @@ TEST_CASE("negating a bool gives the i32 -1 or 0, and a 16-bit float is negated 
     CHECK(emu::getElement(buffers[1], Type::F16, 0) == -1.5);
   }
 }
+
+TEST_CASE("a type parameter converts to the type of each instantiation") {
+  auto c = compile("type_param_conversion.tyl");
+  // 1/3 rounded to f16 (11 significant bits) and to bf16 (8).
+  for (auto [name, rounded] : {std::pair{"round_to_f16", 0.333251953125}, std::pair{"round_to_bf16", 0.333984375}}) {
+    INFO(name);
+    std::vector<emu::Buffer> buffers = {emu::makeBuffer(Type::F32, 2)};
+    emu::RunResult r = emu::run(kernelNamed(*c, name), {emu::Arg::pointer(0), emu::Arg::real(1.0 / 3.0)}, buffers);
+    REQUIRE(r.ok());
+    CHECK(emu::getElement(buffers[0], Type::F32, 0) == rounded);
+    CHECK(emu::getElement(buffers[0], Type::F32, 1) == 2 * rounded);
+  }
+}
