@@ -194,6 +194,13 @@ std::optional<ConstValue> ConstEvaluator::eval(const ast::Expr& e) {
             return evalIterSpec(e, node);
           } else if constexpr (std::is_same_v<T, ast::Call>) {
             return evalCall(e, node);
+          } else if constexpr (std::is_same_v<T, ast::Member>) {
+            // A field of a name the lookup knows as a constant, such as block_dim.x in a kernel.
+            const auto* base = node.base->template as<ast::Name>();
+            if (base && lookup_)
+              if (const ConstValue* v = lookup_(base->name + "." + node.name)) return *v;
+            diags_.report(kNotConstant, e.range, "this expression is not a compile-time constant");
+            return std::nullopt;
           } else {
             diags_.report(kNotConstant, e.range, "this expression is not a compile-time constant");
             return std::nullopt;

@@ -51,7 +51,8 @@ std::string_view constKindName(const ConstValue& value);
 
 class ConstEvaluator {
  public:
-  // Looks up a named constant or layout; nullptr when the name is not a constant.
+  // Looks up a named constant or layout; nullptr when the name is not a constant. A field
+  // of a name is looked up as "name.field" (block_dim.x).
   using Lookup = std::function<const ConstValue*(std::string_view)>;
   // Whether a name was declared by a declaration that failed: its uses evaluate to
   // nothing without a further error (the declaration's error already stands).

@@ -53,6 +53,14 @@ ConstEvaluator KernelSema::constEvaluator() {
   return ConstEvaluator(
       diags_,
       [this](std::string_view n) -> const ConstValue* {
+        // block_dim.x, .y and .z are the launch's block extents, unless a name shadows block_dim.
+        if (n.starts_with("block_dim.") && !lookup("block_dim") && !env_.consts.count("block_dim")) {
+          std::string_view field = n.substr(10);
+          int axis = field == "x" ? 0 : field == "y" ? 1 : field == "z" ? 2 : -1;
+          if (axis < 0) return nullptr;
+          blockDim_[axis] = ConstValue{k_.skeleton.block[axis]};
+          return &blockDim_[axis];
+        }
         if (Binding* b = lookup(std::string(n)))
           return b->value.kind == Value::Kind::Const && !b->poisoned ? &b->value.cv : nullptr;
         auto it = env_.consts.find(n);

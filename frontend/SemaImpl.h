@@ -266,6 +266,7 @@ class KernelSema {
   const ModuleEnv& env_;
   const ast::KernelDecl& decl_;
   std::map<std::string, tile::DType> typeArgs_;
+  std::array<ConstValue, 3> blockDim_;  // what the constant evaluator's lookup of block_dim.x, .y, .z points at
   tile::Kernel k_;
   std::vector<std::map<std::string, Binding>> scopes_;
   std::vector<tile::Block*> out_;

@@ -589,3 +589,12 @@ TEST_CASE("a type parameter converts to the type of each instantiation") {
     CHECK(emu::getElement(buffers[0], Type::F32, 1) == 2 * rounded);
   }
 }
+
+TEST_CASE("block_dim's fields are constants inside expressions") {
+  auto c = compile("block_dim_const.tyl");
+  std::vector<emu::Buffer> buffers = {emu::makeBuffer(Type::I32, 128)};
+  emu::RunResult r = emu::run(kernelNamed(*c, "block_dims"), {emu::Arg::pointer(0)}, buffers);
+  REQUIRE(r.ok());
+  for (int64_t b = 0; b < 2; ++b)
+    for (int64_t t = 0; t < 64; ++t) CHECK(emu::getElement(buffers[0], Type::I32, b * 64 + 63 - t) == t * 4 + 1000);
+}
