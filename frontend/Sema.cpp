@@ -204,28 +204,34 @@ std::optional<tile::Tensor> KernelSema::tensorParam(const ast::Param& p, int par
     diags_.report(kBadParam, p.range, "a tensor parameter needs at least one dimension");
     return std::nullopt;
   }
-  for (const ast::ExprPtr& d : p.shape) {
-    std::optional<Value> v = expr(*d);
-    if (!v) return std::nullopt;
-    if (v->kind == Value::Kind::Const) {
-      std::optional<int64_t> n = constInt(*d, "a tensor dimension");
-      if (!n) return std::nullopt;
-      if (*n <= 0) {
-        diags_.report(kBadParam, d->range, fmt::format("a static tensor dimension must be positive, found {}", *n));
+  // How each dimension is written, for the global layout's diagnostics.
+  std::vector<std::string> dimTexts;
+  for (const ast::ExprPtr& written : p.shape) {
+    std::optional<std::vector<Entry>> dims = entries(*written);
+    if (!dims) return std::nullopt;
+    for (const Entry& d : *dims) {
+      if (d.value.kind == Value::Kind::Const) {
+        std::optional<int64_t> n = constInt(d, "a tensor dimension");
+        if (!n) return std::nullopt;
+        if (*n <= 0) {
+          diags_.report(kBadParam, d.range, fmt::format("a static tensor dimension must be positive, found {}", *n));
+          return std::nullopt;
+        }
+        t.staticShape.push_back(*n);
+        t.shape.push_back(tir::intConst(*n, tir::Type::I64));
+        dimTexts.push_back(dims->size() == 1 ? printExpr(*written) : fmt::format("{}", *n));
+        continue;
+      }
+      std::optional<ExprRef> s = toScalar(d.value, d.range, tir::Type::I64);
+      if (!s) return std::nullopt;
+      if (!tir::isInt((*s)->type)) {
+        diags_.report(kTypeMismatch, d.range, "a tensor dimension must be an integer");
         return std::nullopt;
       }
-      t.staticShape.push_back(*n);
-      t.shape.push_back(tir::intConst(*n, tir::Type::I64));
-      continue;
+      t.staticShape.push_back(-1);
+      t.shape.push_back(*s);
+      dimTexts.push_back(printExpr(*written));
     }
-    std::optional<ExprRef> s = toScalar(*v, d->range, tir::Type::I64);
-    if (!s) return std::nullopt;
-    if (!tir::isInt((*s)->type)) {
-      diags_.report(kTypeMismatch, d->range, "a tensor dimension must be an integer");
-      return std::nullopt;
-    }
-    t.staticShape.push_back(-1);
-    t.shape.push_back(*s);
   }
   t.alignBytes = tile::dtypeBytes(t.dtype);
   if (p.align) {
@@ -246,7 +252,7 @@ std::optional<tile::Tensor> KernelSema::tensorParam(const ast::Param& p, int par
     t.strides[d] = stride;
     stride = tir::mul(stride, t.shape[d]);
   }
-  if (p.layout && !globalLayout(*p.layout, p.shape, t)) return std::nullopt;
+  if (p.layout && !globalLayout(*p.layout, dimTexts, t)) return std::nullopt;
   if (t.isStatic()) {
     // A static global tensor also gets a static layout, so every layout check applies.
     layout::TileLayout tl;
@@ -283,7 +289,7 @@ std::optional<tile::Tensor> KernelSema::tensorParam(const ast::Param& p, int par
 
 // `: S[(M, K) : (K, 1)]` on a global tensor: one iter per dimension, extents equal to
 // the dimensions, strides on `m` that may use scalar parameters.
-bool KernelSema::globalLayout(const ast::Expr& e, const std::vector<ast::ExprPtr>& dims, tile::Tensor& t) {
+bool KernelSema::globalLayout(const ast::Expr& e, const std::vector<std::string>& dims, tile::Tensor& t) {
   t.layoutLoc = e.range;
   const auto* spec = e.as<ast::IterSpec>();
   if (!spec || spec->replica) {
@@ -291,19 +297,50 @@ bool KernelSema::globalLayout(const ast::Expr& e, const std::vector<ast::ExprPtr
                   "a global tensor's layout is written S[(d0, d1, ...) : (s0, s1, ...)], one iter per dimension");
     return false;
   }
-  auto flatten = [&](const std::vector<ast::ExprPtr>& list, std::vector<const ast::Expr*>& out) {
-    std::function<void(const ast::Expr&)> walk = [&](const ast::Expr& x) {
-      if (const auto* tup = x.as<ast::Tuple>()) {
-        for (const ast::ExprPtr& el : tup->elems) walk(*el);
-      } else {
-        out.push_back(&x);
-      }
-    };
-    for (const ast::ExprPtr& x : list) walk(*x);
+  // Each extent or stride: the expression written, or for a name its value, with the
+  // elements of a tuple, written out or named, taken one by one.
+  struct Leaf {
+    const ast::Expr* expr;
+    std::optional<Value> value;  // for names and the elements of tuple constants
+    bool element = false;        // an element of the tuple constant `expr` names
+    std::string text() const {
+      const int64_t* i = element ? std::get_if<int64_t>(&value->cv.v) : nullptr;
+      return i ? fmt::format("{}", *i) : printExpr(*expr);
+    }
   };
-  std::vector<const ast::Expr*> extents, strides;
-  flatten(spec->extents, extents);
-  flatten(spec->strides, strides);
+  auto flatten = [&](const std::vector<ast::ExprPtr>& list, std::vector<Leaf>& out) {
+    std::function<bool(const ast::Expr&)> walk = [&](const ast::Expr& x) {
+      if (const auto* tup = x.as<ast::Tuple>()) {
+        for (const ast::ExprPtr& el : tup->elems)
+          if (!walk(*el)) return false;
+        return true;
+      }
+      const auto* n = x.as<ast::Name>();
+      if (!n) {
+        out.push_back({&x, std::nullopt});
+        return true;
+      }
+      std::optional<Value> v = name(x, n->name);
+      if (!v) return false;
+      std::function<void(const ConstValue&, bool)> add = [&](const ConstValue& c, bool element) {
+        if (const auto* t = std::get_if<TupleValue>(&c.v)) {
+          for (const ConstValue& el : t->elems) add(el, true);
+        } else {
+          out.push_back({&x, Value::constant(c), element});
+        }
+      };
+      if (v->kind == Value::Kind::Const)
+        add(v->cv, false);
+      else
+        out.push_back({&x, std::move(*v)});
+      return true;
+    };
+    for (const ast::ExprPtr& x : list)
+      if (!walk(*x)) return false;
+    return true;
+  };
+  std::vector<Leaf> extents, strides;
+  if (!flatten(spec->extents, extents) || !flatten(spec->strides, strides)) return false;
   if (extents.size() != t.shape.size()) {
     diags_.report(kGlobalLayout, e.range,
                   fmt::format("the layout has {} iters but the tensor has {} dimensions; a global layout has one "
@@ -316,19 +353,33 @@ bool KernelSema::globalLayout(const ast::Expr& e, const std::vector<ast::ExprPtr
                   fmt::format("the layout has {} extents but {} strides", extents.size(), strides.size()));
     return false;
   }
+  auto toScalarLeaf = [&](const Leaf& leaf) {
+    return leaf.value ? toScalar(*leaf.value, leaf.expr->range, tir::Type::I64) : scalar(*leaf.expr, tir::Type::I64);
+  };
   for (size_t d = 0; d < extents.size(); ++d) {
-    std::optional<ExprRef> ext = scalar(*extents[d], tir::Type::I64);
+    std::optional<ExprRef> ext = toScalarLeaf(extents[d]);
     if (!ext) return false;
     if (!tir::sameExpr(*ext, t.shape[d])) {
-      diags_.report(kGlobalLayout, extents[d]->range,
-                    fmt::format("iter {} has extent {} but dimension {} of the tensor is {}", d,
-                                printExpr(*extents[d]), d, printExpr(*dims[d])));
+      diags_.report(kGlobalLayout, extents[d].expr->range,
+                    fmt::format("iter {} has extent {} but dimension {} of the tensor is {}", d, extents[d].text(), d,
+                                dims[d]));
       return false;
     }
   }
   if (!spec->hasStrides) return true;  // S[(M, K)] is the default row-major layout
   for (size_t d = 0; d < strides.size(); ++d) {
-    const ast::Expr* s = strides[d];
+    Leaf leaf = strides[d];
+    const ast::Expr* s = leaf.expr;
+    if (leaf.value && leaf.value->kind == Value::Kind::Const)
+      if (const auto* a = std::get_if<AxisValue>(&leaf.value->cv.v)) {
+        if (a->axis != layout::Axis::m) {
+          diags_.report(kGlobalLayout, s->range,
+                        fmt::format("a global tensor's layout maps onto memory ('m'), not '{}'",
+                                    layout::axisName(a->axis)));
+          return false;
+        }
+        leaf.value = Value::constant(ConstValue{a->value});
+      }
     if (const auto* on = s->as<ast::OnAxis>()) {
       if (on->axis != "m") {
         diags_.report(kGlobalLayout, on->axisRange,
@@ -340,8 +391,9 @@ bool KernelSema::globalLayout(const ast::Expr& e, const std::vector<ast::ExprPtr
         continue;
       }
       s = on->value.get();
+      leaf = {s, std::nullopt};
     }
-    std::optional<ExprRef> v = scalar(*s, tir::Type::I64);
+    std::optional<ExprRef> v = toScalarLeaf(leaf);
     if (!v) return false;
     int64_t c = 0;
     if (tir::isIntConst(*v, &c) && c < 0) {
@@ -375,16 +427,11 @@ bool KernelSema::declareLaunch() {
     diags_.report(kBadLaunch, decl_.launchRange, "launch needs both 'grid = ...' and 'block = ...'");
     return false;
   }
-  auto items = [](const ast::Expr* e) {
-    std::vector<const ast::Expr*> list;
-    if (const auto* t = e->as<ast::Tuple>()) {
-      for (const ast::ExprPtr& x : t->elems) list.push_back(x.get());
-    } else {
-      list.push_back(e);
-    }
-    return list;
-  };
-  std::vector<const ast::Expr*> g = items(grid), b = items(block);
+  std::optional<std::vector<Entry>> gridEntries = entries(*grid);
+  if (!gridEntries) return false;
+  std::optional<std::vector<Entry>> blockEntries = entries(*block);
+  if (!blockEntries) return false;
+  const std::vector<Entry>&g = *gridEntries, &b = *blockEntries;
   if (g.empty() || g.size() > 3 || b.empty() || b.size() > 3) {
     diags_.report(kBadLaunch, g.empty() || g.size() > 3 ? grid->range : block->range,
                   "grid and block take one to three dimensions");
@@ -392,10 +439,10 @@ bool KernelSema::declareLaunch() {
   }
   int64_t threads = 1;
   for (size_t i = 0; i < b.size(); ++i) {
-    std::optional<int64_t> n = constInt(*b[i], "a block dimension");
+    std::optional<int64_t> n = constInt(b[i], "a block dimension");
     if (!n) return false;
     if (*n <= 0 || *n > 1024) {
-      diags_.report(kBadLaunch, b[i]->range, fmt::format("a block dimension must lie in 1..1024, found {}", *n));
+      diags_.report(kBadLaunch, b[i].range, fmt::format("a block dimension must lie in 1..1024, found {}", *n));
       return false;
     }
     k_.skeleton.block[i] = *n;
@@ -410,10 +457,10 @@ bool KernelSema::declareLaunch() {
       k_.skeleton.grid[i] = tir::intConst(1, tir::Type::I64);
       continue;
     }
-    std::optional<ExprRef> v = scalar(*g[i], tir::Type::I64);
+    std::optional<ExprRef> v = toScalar(g[i].value, g[i].range, tir::Type::I64);
     if (!v) return false;
     if (!tir::isInt((*v)->type)) {
-      diags_.report(kBadLaunch, g[i]->range, "a grid dimension must be an integer");
+      diags_.report(kBadLaunch, g[i].range, "a grid dimension must be an integer");
       return false;
     }
     // The launcher computes the grid on the host, before any thread exists.
@@ -431,14 +478,14 @@ bool KernelSema::declareLaunch() {
       }
     };
     if (!onHost(*v)) {
-      diags_.report(kBadLaunch, g[i]->range,
+      diags_.report(kBadLaunch, g[i].range,
                     "a grid dimension may use only scalar parameters and constants: the launcher computes it "
                     "before any thread runs");
       return false;
     }
     int64_t c = 0;
     if (tir::isIntConst(*v, &c) && c <= 0) {
-      diags_.report(kBadLaunch, g[i]->range, fmt::format("a grid dimension must be positive, found {}", c));
+      diags_.report(kBadLaunch, g[i].range, fmt::format("a grid dimension must be positive, found {}", c));
       return false;
     }
     k_.skeleton.grid[i] = tir::cast(tir::Type::I64, *v);

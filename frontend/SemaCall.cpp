@@ -230,17 +230,11 @@ std::optional<Value> KernelSema::window(const ast::Expr& e, const ast::Call& c, 
     diags_.report(kBadArgument, e.range, "window takes an origin and a shape: t.window((row, col), (rows, cols))");
     return std::nullopt;
   }
-  auto items = [](const ast::Expr& x) {
-    std::vector<const ast::Expr*> list;
-    if (const auto* t = x.as<ast::Tuple>()) {
-      for (const ast::ExprPtr& el : t->elems) list.push_back(el.get());
-    } else {
-      list.push_back(&x);
-    }
-    return list;
-  };
-  std::vector<const ast::Expr*> origin = items(*c.args[0].value);
-  std::vector<const ast::Expr*> shape = items(*c.args[1].value);
+  std::optional<std::vector<Entry>> originEntries = entries(*c.args[0].value);
+  if (!originEntries) return std::nullopt;
+  std::optional<std::vector<Entry>> shapeEntries = entries(*c.args[1].value);
+  if (!shapeEntries) return std::nullopt;
+  const std::vector<Entry>&origin = *originEntries, &shape = *shapeEntries;
   const tile::Tensor& t = k_.tensors[base.tensor];
   if (origin.size() != base.rank() || shape.size() != base.rank()) {
     diags_.report(kBadArgument, e.range,
@@ -251,16 +245,16 @@ std::optional<Value> KernelSema::window(const ast::Expr& e, const ast::Call& c, 
   tile::View w = base;
   w.loc = e.range;
   for (size_t i = 0; i < base.rank(); ++i) {
-    std::optional<int64_t> n = constInt(*shape[i], "a window extent");
+    std::optional<int64_t> n = constInt(shape[i], "a window extent");
     if (!n) return std::nullopt;
     if (*n <= 0) {
-      diags_.report(kWindowBounds, shape[i]->range, fmt::format("a window extent must be positive, found {}", *n));
+      diags_.report(kWindowBounds, shape[i].range, fmt::format("a window extent must be positive, found {}", *n));
       return std::nullopt;
     }
-    std::optional<ExprRef> o = scalar(*origin[i]);
+    std::optional<ExprRef> o = toScalar(origin[i].value, origin[i].range, std::nullopt);
     if (!o) return std::nullopt;
     if (!tir::isInt((*o)->type)) {
-      diags_.report(kTypeMismatch, origin[i]->range, "a window origin must be an integer");
+      diags_.report(kTypeMismatch, origin[i].range, "a window origin must be an integer");
       return std::nullopt;
     }
     int d = base.dims[i];

@@ -29,10 +29,36 @@ std::optional<Value> KernelSema::constExpr(const ast::Expr& e) {
 std::optional<int64_t> KernelSema::constInt(const ast::Expr& e, const char* what) {
   std::optional<Value> v = expr(e);
   if (!v) return std::nullopt;
-  if (v->kind == Value::Kind::Const)
-    if (const auto* i = std::get_if<int64_t>(&v->cv.v)) return *i;
-  diags_.report(kNotConstant, e.range, fmt::format("{} must be a compile-time integer, found {}", what, describe(*v)));
+  return constInt(Entry{std::move(*v), e.range}, what);
+}
+
+std::optional<int64_t> KernelSema::constInt(const Entry& e, const char* what) {
+  if (e.value.kind == Value::Kind::Const)
+    if (const auto* i = std::get_if<int64_t>(&e.value.cv.v)) return *i;
+  diags_.report(kNotConstant, e.range,
+                fmt::format("{} must be a compile-time integer, found {}", what, describe(e.value)));
   return std::nullopt;
+}
+
+std::optional<std::vector<KernelSema::Entry>> KernelSema::entries(const ast::Expr& e) {
+  std::vector<Entry> out;
+  if (const auto* t = e.as<ast::Tuple>()) {
+    for (const ast::ExprPtr& x : t->elems) {
+      std::optional<Value> v = expr(*x);
+      if (!v) return std::nullopt;
+      out.push_back({std::move(*v), x->range});
+    }
+    return out;
+  }
+  std::optional<Value> v = expr(e);
+  if (!v) return std::nullopt;
+  if (v->kind == Value::Kind::Const)
+    if (const auto* t = std::get_if<TupleValue>(&v->cv.v)) {
+      for (const ConstValue& x : t->elems) out.push_back({Value::constant(x), e.range});
+      return out;
+    }
+  out.push_back({std::move(*v), e.range});
+  return out;
 }
 
 std::optional<ExprRef> KernelSema::toScalar(const Value& v, SourceRange where, std::optional<Type> want) {
@@ -518,19 +544,17 @@ std::optional<Value> KernelSema::index(const ast::Expr& e, const ast::Index& ix)
     Value v;
     v.kind = Value::Kind::TensorType;
     v.ttype.dtype = base->dtype;
-    std::vector<const ast::Expr*> dims;
+    std::vector<Entry> dims;
     for (const ast::ExprPtr& d : ix.indices) {
-      if (const auto* t = d->as<ast::Tuple>()) {
-        for (const ast::ExprPtr& x : t->elems) dims.push_back(x.get());
-      } else {
-        dims.push_back(d.get());
-      }
+      std::optional<std::vector<Entry>> list = entries(*d);
+      if (!list) return std::nullopt;
+      for (Entry& x : *list) dims.push_back(std::move(x));
     }
-    for (const ast::Expr* d : dims) {
-      std::optional<int64_t> n = constInt(*d, "an allocation dimension");
+    for (const Entry& d : dims) {
+      std::optional<int64_t> n = constInt(d, "an allocation dimension");
       if (!n) return std::nullopt;
       if (*n <= 0) {
-        diags_.report(kBadIndex, d->range, fmt::format("a dimension must be positive, found {}", *n));
+        diags_.report(kBadIndex, d.range, fmt::format("a dimension must be positive, found {}", *n));
         return std::nullopt;
       }
       v.ttype.staticShape.push_back(*n);

@@ -83,7 +83,8 @@ class KernelSema {
   bool declareParams();
   bool declareLaunch();
   std::optional<tile::Tensor> tensorParam(const ast::Param& p, int paramIndex);
-  bool globalLayout(const ast::Expr& e, const std::vector<ast::ExprPtr>& dims, tile::Tensor& t);
+  // `dims`: how each dimension of the tensor is written.
+  bool globalLayout(const ast::Expr& e, const std::vector<std::string>& dims, tile::Tensor& t);
 
   // Statements (SemaStmt.cpp)
   void block(const ast::Block& b);
@@ -201,6 +202,16 @@ class KernelSema {
   std::optional<Value> constExpr(const ast::Expr& e);
   std::optional<tir::ExprRef> scalar(const ast::Expr& e, std::optional<tir::Type> want = std::nullopt);
   std::optional<int64_t> constInt(const ast::Expr& e, const char* what);
+  // One entry of a tuple, evaluated.
+  struct Entry {
+    Value value;
+    SourceRange range;
+  };
+  // The entries of `e`: the elements of a tuple written out, `(a, b)`, or of a tuple
+  // constant (`const TILE = (128, 32);`, each at the range of `e`), or else `e` itself.
+  std::optional<std::vector<Entry>> entries(const ast::Expr& e);
+  std::optional<int64_t> constInt(const Entry& e, const char* what);
+  bool pairArg(const ast::Expr& e, const char* what, int64_t out[2]);
   std::optional<tir::ExprRef> toScalar(const Value& v, SourceRange where, std::optional<tir::Type> want);
   std::optional<tile::FragRef> toFrag(const Value& v, SourceRange where);
   bool indicesInside(const tile::View& view, const std::vector<tir::ExprRef>& idx,

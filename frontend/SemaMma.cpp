@@ -25,30 +25,25 @@ bool isWholeLocal(const tile::Kernel& k, const Value& v) {
   return t.space == tile::MemSpace::Local && v.view.shape == t.staticShape;
 }
 
-namespace {
-
-// `(a, b)` as two positive compile-time integers.
-bool pairArg(KernelSema& self, DiagnosticEngine& diags, const ast::Expr& e, const char* what, int64_t out[2],
-             std::function<std::optional<int64_t>(const ast::Expr&)> constInt) {
-  const auto* t = e.as<ast::Tuple>();
-  if (!t || t->elems.size() != 2) {
-    diags.report(kBadArgument, e.range, fmt::format("{} takes a pair, e.g. (2, 4)", what));
+// `(a, b)`, or a pair constant, as two compile-time integers in 1..64.
+bool KernelSema::pairArg(const ast::Expr& e, const char* what, int64_t out[2]) {
+  std::optional<std::vector<Entry>> pair = entries(e);
+  if (!pair) return false;
+  if (pair->size() != 2) {
+    diags_.report(kBadArgument, e.range, fmt::format("{} takes a pair, e.g. (2, 4)", what));
     return false;
   }
   for (int i = 0; i < 2; ++i) {
-    std::optional<int64_t> v = constInt(*t->elems[i]);
+    std::optional<int64_t> v = constInt((*pair)[i], "a tiled_mma extent");
     if (!v) return false;
     if (*v <= 0 || *v > 64) {
-      diags.report(kBadArgument, t->elems[i]->range, fmt::format("{} entries must lie in 1..64, found {}", what, *v));
+      diags_.report(kBadArgument, (*pair)[i].range, fmt::format("{} entries must lie in 1..64, found {}", what, *v));
       return false;
     }
     out[i] = *v;
   }
-  (void)self;
   return true;
 }
-
-}  // namespace
 
 uint32_t KernelSema::allocFragment(const std::string& base, tile::DType dtype, std::vector<int64_t> shape,
                                    const layout::Layout& l, SourceRange loc) {
@@ -121,10 +116,9 @@ std::optional<Value> KernelSema::tiledMma(const ast::Expr& e, const ast::Call& c
                                                          "found {}", describe(*atom)));
     return std::nullopt;
   }
-  auto ci = [this](const ast::Expr& x) { return constInt(x, "a tiled_mma extent"); };
   int64_t w[2], r[2] = {1, 1};
-  if (!pairArg(*this, diags_, *warps, "warps", w, ci)) return std::nullopt;
-  if (repeat && !pairArg(*this, diags_, *repeat, "repeat", r, ci)) return std::nullopt;
+  if (!pairArg(*warps, "warps", w)) return std::nullopt;
+  if (repeat && !pairArg(*repeat, "repeat", r)) return std::nullopt;
   Value v = *atom;
   v.kind = Value::Kind::Mma;
   v.mma.shape.warpsM = w[0];

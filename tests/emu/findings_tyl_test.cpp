@@ -598,3 +598,18 @@ TEST_CASE("block_dim's fields are constants inside expressions") {
   for (int64_t b = 0; b < 2; ++b)
     for (int64_t t = 0; t < 64; ++t) CHECK(emu::getElement(buffers[0], Type::I32, b * 64 + 63 - t) == t * 4 + 1000);
 }
+
+TEST_CASE("tuple constants stand for the tuples they name") {
+  auto c = compile("tuple_constants.tyl");
+  const tir::Kernel& k = kernelNamed(*c, "tiles");
+  CHECK(k.block == std::array<int64_t, 3>{16, 4, 1});
+  std::vector<emu::Buffer> buffers = {emu::makeBuffer(Type::F32, 8 * 96), emu::makeBuffer(Type::F32, 8 * 48)};
+  emu::fillRandom(buffers[0], Type::F32, 3);
+  emu::RunResult r = emu::run(k, {emu::Arg::pointer(0), emu::Arg::pointer(1)}, buffers);
+  REQUIRE(r.ok());
+  CHECK(r.stats.blocks == 6);
+  for (int64_t row = 0; row < 8; ++row)
+    for (int64_t col = 0; col < 48; ++col)
+      REQUIRE(emu::getElement(buffers[1], Type::F32, col * 8 + row) ==
+              emu::getElement(buffers[0], Type::F32, row * 96 + col / 16 * 32 + 16 + col % 16));
+}
