@@ -391,9 +391,14 @@ std::optional<Value> KernelSema::copy(const ast::Expr& e, const ast::Call& c, bo
     return std::nullopt;
   }
   const tile::Tensor& dt = k_.tensors[dst->view.tensor];
-  if (dt.space == tile::MemSpace::Local && !isWholeTensor(dst->view)) {
+  // Part of a fragment is filled from memory only: fragment arithmetic covers whole fragments.
+  const bool memorySource =
+      src->kind == Value::Kind::View && k_.tensors[src->view.tensor].space != tile::MemSpace::Local;
+  if (dt.space == tile::MemSpace::Local && !isWholeTensor(dst->view) && !memorySource) {
     diags_.report(kCopyShape, c.args[0].value->range,
-                  fmt::format("{} into a register fragment fills all of it; this is a part of '{}'", fn, dt.name))
+                  fmt::format("{} into a part of a register fragment needs a global or shared source; this is a part "
+                              "of '{}'",
+                              fn, dt.name))
         .note(dt.loc, fmt::format("'{}' is allocated here", dt.name));
     return std::nullopt;
   }
@@ -402,7 +407,7 @@ std::optional<Value> KernelSema::copy(const ast::Expr& e, const ast::Call& c, bo
   cp.async = async;
   if (async && !tir::isTrue(enable)) cp.enable = enable;
   std::optional<tile::View> srcView;
-  if (src->kind == Value::Kind::View && k_.tensors[src->view.tensor].space != tile::MemSpace::Local) {
+  if (memorySource) {
     cp.src = src->view;
     srcView = src->view;
   } else {

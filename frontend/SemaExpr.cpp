@@ -163,15 +163,7 @@ static std::optional<tir::BinOp> tirOp(ast::BinOp op) {
   return std::nullopt;
 }
 
-bool KernelSema::isWholeTensor(const tile::View& v) const {
-  const tile::Tensor& t = k_.tensors[v.tensor];
-  if (v.dims.size() != t.shape.size()) return false;
-  for (size_t d = 0; d < v.dims.size(); ++d) {
-    int64_t o = 0;
-    if (v.shape[d] != t.staticShape[d] || !tir::isIntConst(v.origin[d], &o) || o != 0) return false;
-  }
-  return true;
-}
+bool KernelSema::isWholeTensor(const tile::View& v) const { return tile::coversTensor(v, k_.tensors[v.tensor]); }
 
 std::optional<tile::FragRef> KernelSema::toFrag(const Value& v, SourceRange where) {
   auto make = [](tile::FragExpr f) { return std::make_shared<const tile::FragExpr>(std::move(f)); };

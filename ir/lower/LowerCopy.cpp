@@ -238,10 +238,65 @@ void KernelLowering::copyFragmentMemory(SourceRange loc, const tile::Copy& c, bo
   emitGuarded(loc, guard, std::move(body));
 }
 
+void KernelLowering::copyIntoFragmentWindow(SourceRange loc, const tile::Copy& c) {
+  const tile::View& window = c.dst;
+  const tile::View& mem = *c.src;
+  const tile::Tensor& t = tk_.tensors[mem.tensor];
+  const tile::Tensor& f = tk_.tensors[window.tensor];
+  const FragmentMap* fm = fragment(window.tensor, loc);
+  if (!fm) return;
+  diags_.report(kCopyVector, loc,
+                fmt::format("copy: {}-byte accesses; not wider: the destination is a part of the fragment '{}'",
+                            tile::dtypeBytes(t.dtype), f.name));
+  const Type memType = tile::toTir(t.dtype), fragType = tile::toTir(f.dtype);
+  auto i64 = [](int64_t v) { return tir::intConst(v, Type::I64); };
+  tir::Block body;
+  out_.push_back(&body);
+  for (const FragmentSlot& s : fm->slots) {
+    // Where the window puts the slot's element (relative to its origin), and whether it is in it.
+    std::vector<ExprRef> rel(f.staticShape.size());
+    for (size_t d = 0; d < rel.size(); ++d)
+      rel[d] = tir::sub(tir::add(tir::cast(Type::I64, fm->base[d]), i64(s.offset[d])), window.origin[d]);
+    ExprRef inside = tir::boolConst(true);
+    std::vector<bool> kept(rel.size(), false);
+    std::vector<ExprRef> viewCoord;
+    for (size_t i = 0; i < window.rank(); ++i) {
+      const int d = window.dims[i];
+      kept[d] = true;
+      viewCoord.push_back(rel[d]);
+      inside = tir::land(inside, tir::land(tir::binary(tir::BinOp::Ge, rel[d], i64(0)),
+                                           tir::lt(rel[d], i64(window.shape[i]))));
+    }
+    for (size_t d = 0; d < rel.size(); ++d)
+      if (!kept[d]) inside = tir::land(inside, tir::binary(tir::BinOp::Eq, rel[d], i64(0)));
+    std::vector<ExprRef> coord = tensorCoord(mem, viewCoord);
+    if (ExprRef edge = bounds(t, coord)) inside = tir::land(inside, edge);
+    if (tir::isFalse(inside)) continue;  // never in the window
+    const ExprRef pred = tir::isTrue(inside) ? nullptr : inside;
+    const tir::Reg slot = tir::Reg::elem(f.array, s.m);
+    if (memType == fragType) {
+      emit(loc, tir::Load{memType, memRef(t, coord), {slot}, pred});
+      continue;
+    }
+    // A conversion: the element goes through a register of the memory's type.
+    tir::Block convert;
+    out_.push_back(&convert);
+    const tir::Reg value = tir::Reg::var(tir::addVar(k_, fmt::format("ld{}", temps_++), memType));
+    emit(loc, tir::Load{memType, memRef(t, coord), {value}, nullptr});
+    emit(loc, tir::Assign{slot, tir::cast(fragType, tir::regRef(k_, value))});
+    out_.pop_back();
+    emitGuarded(loc, pred, std::move(convert));
+  }
+  out_.pop_back();
+  emitGuarded(loc, fm->owns, std::move(body));
+}
+
 void KernelLowering::copy(SourceRange loc, const tile::Copy& c) {
   const tile::Tensor& dst = tk_.tensors[c.dst.tensor];
   if (dst.space == tile::MemSpace::Local) {
-    if (c.src) {
+    if (c.src && !tile::coversTensor(c.dst, dst)) {
+      copyIntoFragmentWindow(loc, c);
+    } else if (c.src) {
       copyFragmentMemory(loc, c, false);
     } else {
       fragAssign(loc, c.dst.tensor, c.value);

@@ -159,6 +159,8 @@ class KernelLowering {
   // LowerCopy.cpp
   void copy(SourceRange loc, const tile::Copy& c);
   void copyFragmentMemory(SourceRange loc, const tile::Copy& c, bool toMemory);
+  // Memory into a window of a fragment: each slot inside the window, element by element.
+  void copyIntoFragmentWindow(SourceRange loc, const tile::Copy& c);
   void copyMemoryMemory(SourceRange loc, const tile::Copy& c);
   // Moves slots [first, first + w) between the registers `regs` and memory: one vector when
   // it is inside the tensor, else element by element; elements outside are skipped, or read

@@ -109,6 +109,7 @@ bool sameExpr(const ExprRef& a, const ExprRef& b) {
 }
 
 bool isTrue(const ExprRef& e) { return !e || (e->kind == ExprKind::IntConst && e->type == Type::Pred && e->i); }
+bool isFalse(const ExprRef& e) { return e && e->kind == ExprKind::IntConst && e->type == Type::Pred && !e->i; }
 
 namespace {
 
@@ -174,8 +175,13 @@ ExprRef binary(BinOp op, ExprRef a, ExprRef b) {
   if (op == BinOp::LAnd) {
     if (isTrue(a)) return b;
     if (isTrue(b)) return a;
+    if (isFalse(a) || isFalse(b)) return boolConst(false);
   }
-  if (op == BinOp::LOr && (isTrue(a) || isTrue(b))) return boolConst(true);
+  if (op == BinOp::LOr) {
+    if (isTrue(a) || isTrue(b)) return boolConst(true);
+    if (isFalse(a)) return b;
+    if (isFalse(b)) return a;
+  }
   if ((op == BinOp::LAnd || op == BinOp::LOr) && sameExpr(a, b)) return a;
   if (isInt(a->type))
     if (std::optional<bool> known = decided(op, a, b)) return boolConst(*known);

@@ -32,7 +32,9 @@ inline ExprRef land(ExprRef a, ExprRef b) { return binary(BinOp::LAnd, std::move
 bool isIntConst(const ExprRef& e, int64_t* value = nullptr);
 // Whether two expressions are the same tree (null only equals null).
 bool sameExpr(const ExprRef& a, const ExprRef& b);
+// Whether `e` is the constant true (null counts as true: no condition) or the constant false.
 bool isTrue(const ExprRef& e);
+bool isFalse(const ExprRef& e);
 // Whether evaluating `e` (given its operands) can never fault or be undefined, so it may
 // run where the original code would not have run it: no integer division or remainder by a
 // run-time value (or by 0 or -1), no shift by a run-time or too large amount, no conversion of

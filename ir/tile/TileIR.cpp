@@ -1,4 +1,5 @@
 #include "ir/tile/TileIR.h"
+#include "ir/thread/Builder.h"
 
 namespace tyl::tile {
 
@@ -70,6 +71,17 @@ int64_t View::size() const {
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
   return n;
+}
+
+bool coversTensor(const View& v, const Tensor& t) {
+  if (v.dims.size() != t.shape.size()) return false;
+  for (size_t d = 0; d < v.dims.size(); ++d) {
+    int64_t o = 0;
+    if (v.dims[d] != static_cast<int>(d) || v.shape[d] != t.staticShape[d] || !tir::isIntConst(v.origin[d], &o) ||
+        o != 0)
+      return false;
+  }
+  return true;
 }
 
 const FragExpr* firstLeaf(const FragRef& f, FragExpr::Kind kind) {

@@ -70,6 +70,9 @@ struct View {
   int64_t size() const;
 };
 
+// The view is all of `t`: every dimension kept, from origin 0, at the static extent.
+bool coversTensor(const View& v, const Tensor& t);
+
 // Elementwise arithmetic over register fragments that share one layout, scalars broadcast
 // to every element, and memory tensors of the same shape, read in the fragments' layout
 // (each thread reads the elements of its own slots; outside a global tensor, zero).

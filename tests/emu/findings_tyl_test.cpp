@@ -613,3 +613,28 @@ TEST_CASE("tuple constants stand for the tuples they name") {
       REQUIRE(emu::getElement(buffers[1], Type::F32, col * 8 + row) ==
               emu::getElement(buffers[0], Type::F32, row * 96 + col / 16 * 32 + 16 + col % 16));
 }
+
+TEST_CASE("a copy into a window of a fragment fills only the window") {
+  auto c = compile("fragment_window.tyl");
+  const tir::Kernel& k = kernelNamed(*c, "windows");
+  for (int64_t r : {0, 3, 20, 30}) {
+    INFO("r = " << r);
+    std::vector<emu::Buffer> buffers = {emu::makeBuffer(Type::F32, 32 * 8), emu::makeBuffer(Type::F16, 40 * 8),
+                                        emu::makeBuffer(Type::F32, 32 * 8)};
+    emu::fillRandom(buffers[0], Type::F32, 1);
+    emu::fillRandom(buffers[1], Type::F16, 2);
+    emu::RunResult run = emu::run(k, {emu::Arg::pointer(0), emu::Arg::pointer(1), emu::Arg::pointer(2),
+                                      emu::Arg::integer(r)}, buffers);
+    REQUIRE(run.ok());
+    auto a = [&](int64_t i, int64_t j) { return emu::getElement(buffers[0], Type::F32, i * 8 + j); };
+    for (int64_t i = 0; i < 32; ++i)
+      for (int64_t j = 0; j < 8; ++j) {
+        double want = a(i, j);
+        if (j >= 4 && r + i < 40) want = emu::getElement(buffers[1], Type::F16, (r + i) * 8 + (j - 4));
+        if (i >= r && i < r + 2 && j < 2) want = a(i - r, 6 + j);
+        if (i == 31) want = a(0, j);
+        INFO("C[" << i << ", " << j << "]");
+        REQUIRE(emu::getElement(buffers[2], Type::F32, i * 8 + j) == want);
+      }
+  }
+}
