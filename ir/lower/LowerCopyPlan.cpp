@@ -213,7 +213,11 @@ void KernelLowering::copyMemoryMemory(SourceRange loc, const tile::Copy& c) {
       uint32_t tmp = tir::addArray(k_, fmt::format("vec{}", temps_++), type, w);
       std::vector<tir::Reg> regs;
       for (int64_t j = 0; j < w; ++j) regs.push_back(tir::Reg::elem(tmp, j));
-      if (valid) {
+      if (valid && !rowsOk) {
+        // Rows are whole vectors: the vector is read whole where it starts inside, else zero.
+        for (const tir::Reg& r : regs) emit(loc, tir::Assign{r, tir::cast(type, tir::intConst(0))});
+        emit(loc, tir::Load{type, src, regs, all});
+      } else if (valid) {
         for (const tir::Reg& r : regs) emit(loc, tir::Assign{r, tir::cast(type, tir::intConst(0))});
         ExprRef fullPred = rowsOk ? tir::land(rowsOk, tir::binary(tir::BinOp::Eq, valid, tir::intConst(w, Type::I64)))
                                   : tir::binary(tir::BinOp::Eq, valid, tir::intConst(w, Type::I64));

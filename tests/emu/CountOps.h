@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <variant>
 
 #include "ir/thread/ThreadIR.h"
 #include "ir/thread/Walk.h"
@@ -21,6 +22,18 @@ inline int countBinary(const tir::Block& b, tir::BinOp op) {
   };
   int n = 0;
   tir::forEachExpr(b, [&](const tir::ExprRef& e, const tir::Block&, size_t) { n += Count{op}(e); });
+  return n;
+}
+
+// How many statements of kind `T` (tir::Load, tir::If, ...) `b` and the blocks nested in it hold.
+template <class T>
+int countStmts(const tir::Block& b) {
+  int n = 0;
+  for (const tir::Stmt& s : b) {
+    n += std::holds_alternative<T>(s.node);
+    if (const auto* i = std::get_if<tir::If>(&s.node)) n += countStmts<T>(i->then) + countStmts<T>(i->otherwise);
+    if (const auto* f = std::get_if<tir::For>(&s.node)) n += countStmts<T>(f->body);
+  }
   return n;
 }
 

@@ -638,3 +638,23 @@ TEST_CASE("a copy into a window of a fragment fills only the window") {
       }
   }
 }
+
+TEST_CASE("a copy into shared memory one element at a time reads each element once, zero outside") {
+  auto c = compile("element_copy.tyl");
+  const tir::Kernel& k = kernelNamed(*c, "stage");
+  // 64 x 32 elements over 128 threads: 16 loads of A and 16 of the shared tile, each element
+  // tested once (no second, element-wise path for a vector of one element).
+  CHECK(emu::test::countStmts<tir::Load>(k.body) == 32);
+  for (auto [M, K] : {std::pair{64, 32}, std::pair{50, 20}, std::pair{100, 37}}) {
+    INFO("M = " << M << ", K = " << K);
+    std::vector<emu::Buffer> buffers = {emu::makeBuffer(Type::F16, M * K), emu::makeBuffer(Type::F16, 64 * 32)};
+    emu::fillRandom(buffers[0], Type::F16, 5);
+    emu::RunResult r =
+        emu::run(k, {emu::Arg::integer(M), emu::Arg::integer(K), emu::Arg::pointer(0), emu::Arg::pointer(1)}, buffers);
+    REQUIRE(r.ok());
+    for (int64_t i = 0; i < 64; ++i)
+      for (int64_t j = 0; j < 32; ++j)
+        REQUIRE(emu::getElement(buffers[1], Type::F16, i * 32 + j) ==
+                (i < M && j < K ? emu::getElement(buffers[0], Type::F16, i * K + j) : 0.0));
+  }
+}
