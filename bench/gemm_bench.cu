@@ -3,7 +3,8 @@
 // fragments loaded across the barrier) against cublasGemmEx in the same process, on the same
 // inputs: bf16 and f16 in, f32 out and f32 accumulation, C = A @ B with A, B row-major, at
 // 2048^3, 4096^3 and 8192^3. At one size (default 4096) it also times the hand-written one- and
-// two-stage pipelines of gemm_stages.tyl, to show what the overlap buys; at another (default the
+// two-stage pipelines of gemm_stages.tyl, to show what the overlap buys, and gemm.tyl's gemm_any
+// (tiles staged through registers, for sizes cp.async cannot copy), to show what that costs; at another (default the
 // largest) the tile and pipeline variants of bench/CMakeLists.txt (bf16), to show which
 // configuration the examples should use.
 //
@@ -168,7 +169,7 @@ struct Candidate {
 // Which kernels are timed at which size.
 struct Plan {
   std::vector<int64_t> sizes;
-  int64_t stagesSize = 0;    // also the hand-written one- and two-stage pipelines
+  int64_t stagesSize = 0;    // also the hand-written one- and two-stage pipelines, and gemm_any
   int64_t variantsSize = 0;  // also the tile variants (bf16)
 };
 
@@ -374,13 +375,15 @@ int main(int argc, char** argv) {
   Plan plan{sizes, stagesSize, variantsSize < 0 ? *std::max_element(sizes.begin(), sizes.end()) : variantsSize};
   Kernels<__nv_bfloat16> bf16;
   bf16.main = {{"gemm", gemm_bf16}, {"gemm_prefetch", gemm_prefetch_bf16}};
-  bf16.stages = {{"gemm_two_stage", gemm_two_stage_bf16}, {"gemm_one_stage", gemm_one_stage_bf16}};
+  bf16.stages = {{"gemm_two_stage", gemm_two_stage_bf16},
+                 {"gemm_one_stage", gemm_one_stage_bf16},
+                 {"gemm_any", gemm_any_bf16}};
 #define TYLO_VARIANT(name, what) bf16.variants.push_back({"gemm_" #name, gemm_##name##_bf16, what});
   TYLO_GEMM_VARIANTS(TYLO_VARIANT)
 #undef TYLO_VARIANT
   Kernels<__half> f16;
   f16.main = {{"gemm", gemm_f16}, {"gemm_prefetch", gemm_prefetch_f16}};
-  f16.stages = {{"gemm_two_stage", gemm_two_stage_f16}, {"gemm_one_stage", gemm_one_stage_f16}};
+  f16.stages = {{"gemm_two_stage", gemm_two_stage_f16}, {"gemm_one_stage", gemm_one_stage_f16}, {"gemm_any", gemm_any_f16}};
 
   std::vector<Row> rows;
   bool ok = benchType<__nv_bfloat16>(c, plan, bf16, 20261129, rows);

@@ -42,6 +42,13 @@ TEST_CASE("gemm matches a CPU reference at several sizes for f16 and bf16") {
     for (const test::GemmCase& c : test::kGemmCases) require(examples::gemm(*ex, "gemm", t, c.problem, c.relu));
 }
 
+TEST_CASE("gemm_any matches a CPU reference at sizes that are not multiples of 8, for f16 and bf16") {
+  auto ex = compileExample("examples/gemm/gemm.tyl");
+  for (Type t : {Type::F16, Type::BF16})
+    for (const test::GemmCase& c : test::kGemmAnyCases)
+      require(examples::gemm(*ex, "gemm_any", t, c.problem, c.relu));
+}
+
 TEST_CASE("gemm_beta matches a CPU reference within 16-bit rounding, at tile multiples and not") {
   auto ex = compileExample("examples/gemm/gemm.tyl");
   for (Type t : {Type::F16, Type::BF16})

@@ -45,6 +45,16 @@ std::string replaceAll(std::string text, const std::string& from, const std::str
   return text;
 }
 
+// `text` without the kernel `name` (from "kernel name<" to the first "}" alone on a line).
+std::string withoutKernel(std::string text, const std::string& name) {
+  const size_t at = text.find("\nkernel " + name + "<");
+  INFO("looking for kernel " << name);
+  REQUIRE(at != std::string::npos);
+  const size_t end = text.find("\n}\n", at);
+  REQUIRE(end != std::string::npos);
+  return text.erase(at + 1, end + 3 - (at + 1));
+}
+
 struct Compiled {
   SourceManager sources;
   std::optional<tir::Module> module;
@@ -157,7 +167,8 @@ TEST_CASE("gemm_one_stage, gemm_two_stage and gemm_prefetch match the pipeline c
 }
 
 TEST_CASE("pipeline(prefetch_loads = true) matches the plain construct bit for bit, over stages and sub-steps") {
-  const std::string source = readExample("examples/gemm/gemm.tyl");
+  // gemm_any's staging layouts deal rows of BK elements to 256 threads, which BK = 48 does not allow.
+  const std::string source = withoutKernel(readExample("examples/gemm/gemm.tyl"), "gemm_any");
   auto plain = compileText("examples/gemm/gemm.tyl", source);
   const std::string prefetching =
       replaceAll(source, "pipeline(stages = STAGES) for k", "pipeline(stages = STAGES, prefetch_loads = true) for k");

@@ -1,8 +1,9 @@
 // GPU test of the GEMM kernels generated from examples/gemm/gemm.tyl (pipeline construct, three
-// stages) and examples/gemm/gemm_stages.tyl (one, two and three stages by hand), against cublasGemmEx
-// and a float64 CPU reference: random shapes, a long K, a 2048^3 product, sub-matrix pointers
-// (16-byte but not 256-byte aligned) on a non-default stream, empty products, and the
-// launchers' refusals. Every run poisons C and a guard after it; every element is checked.
+// stages; gemm_any) and examples/gemm/gemm_stages.tyl (one, two and three stages by hand), against
+// cublasGemmEx and a float64 CPU reference: random shapes, a long K, a 2048^3 product, sub-matrix
+// pointers (16-byte but not 256-byte aligned) on a non-default stream, empty products, and the
+// launchers' refusals; gemm_any also at any N and K with pointers only 2-byte aligned. Every run
+// poisons C and a guard after it; every element is checked.
 //
 // Exit codes: 0 all checks passed, 1 a check failed, 77 no CUDA device (ctest: skipped).
 #include "gemm.cuh"
@@ -52,25 +53,28 @@ void checkCublas(cublasStatus_t status, const char* what, int line) {
 cublasHandle_t cublas;
 cudaStream_t stream;
 
+// The last kernel, gemm_any, also takes N and K that are not multiples of 8 and pointers that
+// are not 16-byte aligned.
 template <class T>
 struct Kernels {
-  static constexpr int kCount = 4;
+  static constexpr int kCount = 5;
+  static constexpr int kAny = kCount - 1;
   const char* names[kCount];
   GemmFn<T> fns[kCount];
 };
-const Kernels<__half> kF16{{"gemm_f16", "gemm_two_stage_f16", "gemm_one_stage_f16", "gemm_prefetch_f16"},
-                           {gemm_f16, gemm_two_stage_f16, gemm_one_stage_f16, gemm_prefetch_f16}};
+const Kernels<__half> kF16{{"gemm_f16", "gemm_two_stage_f16", "gemm_one_stage_f16", "gemm_prefetch_f16", "gemm_any_f16"},
+                           {gemm_f16, gemm_two_stage_f16, gemm_one_stage_f16, gemm_prefetch_f16, gemm_any_f16}};
 const Kernels<__nv_bfloat16> kBF16{
-    {"gemm_bf16", "gemm_two_stage_bf16", "gemm_one_stage_bf16", "gemm_prefetch_bf16"},
-    {gemm_bf16, gemm_two_stage_bf16, gemm_one_stage_bf16, gemm_prefetch_bf16}};
+    {"gemm_bf16", "gemm_two_stage_bf16", "gemm_one_stage_bf16", "gemm_prefetch_bf16", "gemm_any_bf16"},
+    {gemm_bf16, gemm_two_stage_bf16, gemm_one_stage_bf16, gemm_prefetch_bf16, gemm_any_bf16}};
 
-// Runs the three kernels on one problem and checks each: against the CPU reference when
-// `withCpu` (else only cuBLAS), against cuBLAS, the guard after C, and bit-identity with the
-// first kernel. `offset` elements shift A, B and C inside their buffers (a multiple of 8
-// keeps the 16-byte alignment the launchers require).
+// Runs the kernels from index `from` on one problem and checks each: against the CPU reference
+// when `withCpu` (else only cuBLAS), against cuBLAS, the guard after C, and bit-identity with the
+// first kernel run. `offset` elements shift A, B and C inside their buffers (a multiple of 8
+// keeps the 16-byte alignment the launchers but gemm_any's require).
 template <class T>
 void checkProblem(const Kernels<T>& kernels, int M, int N, int K, float alpha, bool relu, bool withCpu, size_t offset,
-                  cudaStream_t s, uint64_t seed) {
+                  cudaStream_t s, uint64_t seed, int from = 0) {
   char label[160];
   std::snprintf(label, sizeof label, "%s %dx%dx%d alpha=%g%s offset=%zu", Dtype<T>::name, M, N, K, alpha,
                 relu ? " relu" : "", offset);
@@ -97,7 +101,7 @@ void checkProblem(const Kernels<T>& kernels, int M, int N, int K, float alpha, b
 
   Reference ref;
   if (withCpu) ref = reference(M, N, K, toDouble(hostA), toDouble(hostB));
-  for (int v = 0; v < Kernels<T>::kCount; ++v) {
+  for (int v = from; v < Kernels<T>::kCount; ++v) {
     ++runs;
     const std::string what = std::string(kernels.names[v]) + " " + label;
     CHECK_CUDA(cudaMemsetAsync(C, kPoisonByte, (offset + countC + guard) * sizeof(float), s));
@@ -122,10 +126,10 @@ void checkProblem(const Kernels<T>& kernels, int M, int N, int K, float alpha, b
     if (!(err <= 2 * frobeniusBound(K))) fail(what + ": vs cuBLAS: rel err " + std::to_string(err));
     if (const size_t n = countWritten(out.data(), offset) + countWritten(got + countC, guard))
       fail(what + ": " + std::to_string(n) + " floats written outside C");
-    if (v == 0)
+    if (v == from)
       std::copy(got, got + countC, first.begin());
     else if (std::memcmp(got, first.data(), countC * sizeof(float)) != 0)
-      fail(what + ": differs bit for bit from " + kernels.names[0]);
+      fail(what + ": differs bit for bit from " + kernels.names[from]);
   }
   CHECK_CUDA(cudaFree(A));
   CHECK_CUDA(cudaFree(B));
@@ -148,6 +152,21 @@ void testShapes(const Kernels<T>& k, uint64_t seed) {
   checkProblem(k, 128, 128, 8192, 1.0f, false, true, 0, stream, seed + 500);     // a long K
   checkProblem(k, 257, 264, 2056, 0.5f, true, true, 24, stream, seed + 600);     // nothing a multiple
   checkProblem(k, 2048, 2048, 2048, 1.0f, false, false, 0, stream, seed + 700);  // vs cuBLAS only
+}
+
+// gemm_any alone: any N and K, and A, B and C shifted by an odd number of elements (2- and
+// 4-byte aligned only).
+template <class T>
+void testAnyShapes(const Kernels<T>& k, uint64_t seed) {
+  std::mt19937 rng(static_cast<uint32_t>(seed));
+  std::uniform_int_distribution<int> size(1, 300);
+  for (int i = 0; i < 12; ++i) {
+    const int M = size(rng), N = size(rng), K = size(rng);
+    checkProblem(k, M, N, K, i % 3 == 0 ? -0.75f : 1.25f, i % 3 == 0, true, i % 2 == 1 ? 3 : 0,
+                 i % 2 == 1 ? stream : cudaStream_t(0), seed + 10 * i, Kernels<T>::kAny);
+  }
+  checkProblem(k, 1001, 999, 1003, 1.0f, false, true, 1, stream, seed + 500, Kernels<T>::kAny);
+  checkProblem(k, 2047, 2049, 2051, 1.0f, false, false, 0, stream, seed + 600, Kernels<T>::kAny);  // vs cuBLAS
 }
 
 // gemm_beta: D (16-bit) = alpha * A @ B + beta * C, each element within countBetaErrors()'s
@@ -245,15 +264,17 @@ void testLauncherChecks() {
     int M, N, K;
     size_t aOffset, cOffset;
     const char* message;
+    bool anyRefuses;  // gemm_any refuses it too
   } cases[] = {
-      {"N = 60", 64, 60, 64, 0, 0, "multiple of 8"},
-      {"K = 36", 64, 64, 36, 0, 0, "multiple of 8"},
-      {"M = -1", -1, 64, 64, 0, 0, "must not be negative"},
-      {"A misaligned by 2 bytes", 64, 64, 64, 1, 0, "A must be aligned to 16 bytes"},
-      {"C misaligned by 8 bytes", 64, 64, 64, 0, 2, "C must be aligned to 16 bytes"},
+      {"N = 60", 64, 60, 64, 0, 0, "multiple of 8", false},
+      {"K = 36", 64, 64, 36, 0, 0, "multiple of 8", false},
+      {"M = -1", -1, 64, 64, 0, 0, "must not be negative", true},
+      {"A misaligned by 2 bytes", 64, 64, 64, 1, 0, "A must be aligned to 16 bytes", false},
+      {"C misaligned by 8 bytes", 64, 64, 64, 0, 2, "C must be aligned to 16 bytes", false},
   };
   for (int v = 0; v < Kernels<__half>::kCount; ++v) {
     for (const auto& c : cases) {
+      if (v == Kernels<__half>::kAny && !c.anyRefuses) continue;
       const std::string what = std::string(kF16.names[v]) + " with " + c.what;
       const cudaError_t err = kF16.fns[v](c.M, c.N, c.K, A + c.aOffset, A, C + c.cOffset, 1.0f, false, 0);
       const char* message = tylo::last_launch_error();
@@ -285,6 +306,8 @@ int main() {
   CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   testShapes(kF16, 31);
   testShapes(kBF16, 47);
+  testAnyShapes(kF16, 61);
+  testAnyShapes(kBF16, 67);
   testBeta();
   testEmpty();
   testLauncherChecks();
@@ -295,8 +318,9 @@ int main() {
     return 1;
   }
   std::printf(
-      "gemm, gemm_two_stage, gemm_one_stage, gemm_prefetch, gemm_beta (f16 and bf16, %d runs): all elements within bounds of "
-      "the CPU reference and cuBLAS, bit-identical across pipelines, guards untouched; launcher checks pass\n",
+      "gemm, gemm_two_stage, gemm_one_stage, gemm_prefetch, gemm_any, gemm_beta (f16 and bf16, %d runs): all elements "
+      "within bounds of the CPU reference and cuBLAS, bit-identical across kernels, guards untouched; launcher checks "
+      "pass\n",
       runs);
   return 0;
 }

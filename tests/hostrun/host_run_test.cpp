@@ -31,6 +31,8 @@ const std::map<std::string, examples::Runner>& launchers() {
         {"add_one_n", tylo_host::runner(add_one_n)},
         {"gemm_f16", tylo_host::runner(gemm_f16)},
         {"gemm_bf16", tylo_host::runner(gemm_bf16)},
+        {"gemm_any_f16", tylo_host::runner(gemm_any_f16)},
+        {"gemm_any_bf16", tylo_host::runner(gemm_any_bf16)},
         {"gemm_beta_f16", tylo_host::runner(gemm_beta_f16)},
         {"gemm_beta_bf16", tylo_host::runner(gemm_beta_bf16)},
         {"gemm_one_stage_f16", tylo_host::runner(gemm_one_stage_f16)},
@@ -84,6 +86,13 @@ TEST_CASE("generated gemm matches a CPU reference at several sizes for f16 and b
   auto ex = example("examples/gemm/gemm.tyl");
   for (Type t : {Type::F16, Type::BF16})
     for (const test::GemmCase& c : test::kGemmCases) test::requireClean(examples::gemm(*ex, "gemm", t, c.problem, c.relu));
+}
+
+TEST_CASE("generated gemm_any matches a CPU reference at sizes that are not multiples of 8, run on the host") {
+  auto ex = example("examples/gemm/gemm.tyl");
+  for (Type t : {Type::F16, Type::BF16})
+    for (const test::GemmCase& c : test::kGemmAnyCases)
+      test::requireClean(examples::gemm(*ex, "gemm_any", t, c.problem, c.relu));
 }
 
 TEST_CASE("generated gemm_beta matches a CPU reference within 16-bit rounding, run on the host") {

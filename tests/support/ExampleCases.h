@@ -21,6 +21,10 @@ struct GemmCase {
 // gemm (each of f16 and bf16): one tile, a tile multiple with relu, and a size that is not.
 inline const std::vector<GemmCase> kGemmCases = {
     {{64, 64, 32}, false}, {{128, 256, 64}, true}, {{200, 136, 72}, false}, {{200, 136, 72}, true}};
+// gemm_any: sizes whose rows are not whole 16-byte vectors (N, K not multiples of 8), one of a
+// single element, and a tile multiple.
+inline const std::vector<GemmCase> kGemmAnyCases = {
+    {{70, 37, 45}, false}, {{200, 137, 75}, true}, {{1, 1, 1}, false}, {{128, 256, 64}, true}};
 // gemm_beta: a tile multiple and not, each with a beta that reads C and with beta = 0.
 inline const std::vector<examples::Problem> kGemmBetaProblems = {{128, 128, 64}, {200, 136, 72}};
 inline const std::vector<double> kGemmBetas = {-2.0, 0.0};
