@@ -145,7 +145,7 @@ const char* suffix(Type t) { return t == Type::F16 ? "_f16" : "_bf16"; }
 
 }  // namespace
 
-TEST_CASE("gemm_one_stage, gemm_two_stage and gemm_prefetch match the pipeline construct bit for bit") {
+TEST_CASE("gemm_one_stage, gemm_two_stage, gemm_prefetch and gemm_any match the pipeline construct bit for bit") {
   auto construct = compileText("examples/gemm/gemm.tyl", readExample("examples/gemm/gemm.tyl"));
   auto byHand = compileText("examples/gemm/gemm_stages.tyl", readExample("examples/gemm/gemm_stages.tyl"));
   // K = 72: two whole steps and a partial one; K = 160: five steps, so both the two- and the
@@ -158,10 +158,12 @@ TEST_CASE("gemm_one_stage, gemm_two_stage and gemm_prefetch match the pipeline c
       const std::vector<std::byte> one = runGemm(*byHand, std::string("gemm_one_stage") + suffix(t), p);
       const std::vector<std::byte> two = runGemm(*byHand, std::string("gemm_two_stage") + suffix(t), p);
       const std::vector<std::byte> prefetch = runGemm(*byHand, std::string("gemm_prefetch") + suffix(t), p);
+      const std::vector<std::byte> any = runGemm(*construct, std::string("gemm_any") + suffix(t), p);
       INFO(tir::typeName(t) << " " << s.M << "x" << s.N << "x" << s.K);
       CHECK(one == three);
       CHECK(two == three);
       CHECK(prefetch == three);
+      CHECK(any == three);
     }
   }
 }
