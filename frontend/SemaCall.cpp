@@ -326,6 +326,14 @@ std::optional<Value> KernelSema::slotView(const ast::Expr& e, const ast::Call& c
     diags_.report(kTypeMismatch, e.range, "view(...) gives this thread's slots of a register fragment");
     return std::nullopt;
   }
+  if (!isWholeTensor(base)) {
+    diags_.report(kTypeMismatch, e.range,
+                  fmt::format("view(...) gives all of this thread's slots of a register fragment; this is a part of "
+                              "'{}'",
+                              t.name))
+        .note(t.loc, fmt::format("'{}' is allocated here", t.name));
+    return std::nullopt;
+  }
   std::vector<int64_t> shape;
   for (const ast::Arg& a : c.args) {
     if (!a.name.empty()) {

@@ -91,9 +91,31 @@ void KernelLowering::checkSharedBanks(SourceRange loc, const char* instr, const 
 }
 
 void KernelLowering::checkFragmentBanks(SourceRange loc, const char* instr, const tile::View& v, const FragmentMap& fm,
-                                        int w, bool store) {
+                                        int w, bool store, const tile::View* part) {
   const tile::Tensor& t = tk_.tensors[v.tensor];
   if (!t.layout || t.space != tile::MemSpace::Shared) return;
+  std::vector<int64_t> partOrigin;
+  if (part) {
+    for (const tir::ExprRef& o : part->origin)
+      if (!tir::isIntConst(o, &partOrigin.emplace_back())) return;  // moves at run time: not checked
+  }
+  // The coordinate in `v` of the fragment element `c`, or none when the part leaves it out.
+  auto memoryCoord = [&](std::vector<int64_t> c) -> std::optional<std::vector<int64_t>> {
+    if (!part) return c;
+    std::vector<int64_t> inView;
+    size_t kept = 0;
+    for (size_t d = 0; d < c.size(); ++d) {
+      const int64_t rel = c[d] - partOrigin[d];
+      if (kept < part->dims.size() && part->dims[kept] == static_cast<int>(d)) {
+        if (rel < 0 || rel >= part->shape[kept]) return std::nullopt;
+        inView.push_back(rel);
+        ++kept;
+      } else if (rel != 0) {
+        return std::nullopt;
+      }
+    }
+    return inView;
+  };
   const int eb = tile::dtypeBytes(t.dtype);
   // Each thread's base coordinate, and whether it takes part (owners; for stores, the
   // first replica only); unknown at compile time: nothing to say.
@@ -128,7 +150,8 @@ void KernelLowering::checkFragmentBanks(SourceRange loc, const char* instr, cons
             }
             std::vector<int64_t> c = (*base)[thread];
             for (size_t d = 0; d < c.size(); ++d) c[d] += fm.slots[i].offset[d];
-            std::optional<int64_t> m = runs.offsetAt(c, shift);
+            const std::optional<std::vector<int64_t>> at = memoryCoord(std::move(c));
+            std::optional<int64_t> m = at ? runs.offsetAt(*at, shift) : std::nullopt;
             a.bytes.push_back(m ? std::optional<int64_t>(*m * eb) : std::nullopt);
           }
           out.push_back(std::move(a));

@@ -248,6 +248,7 @@ void KernelLowering::copyIntoFragmentWindow(SourceRange loc, const tile::Copy& c
   diags_.report(kCopyVector, loc,
                 fmt::format("copy: {}-byte accesses; not wider: the destination is a part of the fragment '{}'",
                             tile::dtypeBytes(t.dtype), f.name));
+  checkFragmentBanks(loc, "ld.shared", mem, *fm, 1, false, &window);
   const Type memType = tile::toTir(t.dtype), fragType = tile::toTir(f.dtype);
   auto i64 = [](int64_t v) { return tir::intConst(v, Type::I64); };
   tir::Block body;

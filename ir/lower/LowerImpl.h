@@ -146,9 +146,10 @@ class KernelLowering {
   void checkSharedBanks(SourceRange loc, const char* instr, const tile::Tensor& t, const tile::View& v,
                         const std::vector<int64_t>& shape, int64_t w, int64_t vectors);
   // The accesses of a fragment copy (or memory operand) in vectors of `w` elements, each
-  // thread its own slots (a store: the first replica only).
+  // thread its own slots (a store: the first replica only). With `part`, a window of the
+  // fragment at a constant origin, only the slots inside it, at `v` less its origin.
   void checkFragmentBanks(SourceRange loc, const char* instr, const tile::View& v, const FragmentMap& fm, int w,
-                          bool store);
+                          bool store, const tile::View* part = nullptr);
 
   // LowerMma.cpp
   void mma(SourceRange loc, const tile::Mma& op);
