@@ -272,8 +272,10 @@ if command -v cuobjdump >/dev/null && [ -n "$GEMM_OBJS" ]; then
     echo "==== SASS"
     cat "$WORK/gemm-sass.txt"
   } >>"$GEMM_SASS"
-  # Every GEMM kernel must use the tensor cores, ldmatrix and cp.async, and not spill.
-  bad=$(awk 'NR > 1 && ($2 == 0 || $3 == 0 || $4 == 0) { print $1 }' "$WORK/gemm-counts.txt" | paste -sd ' ' -)
+  # Every GEMM kernel must use the tensor cores, ldmatrix and cp.async (but gemm_any, which stages
+  # its tiles through registers), and not spill.
+  bad=$(awk 'NR > 1 && ($2 == 0 || $3 == 0 || ($4 == 0 && $1 !~ /^gemm_any_/)) { print $1 }' "$WORK/gemm-counts.txt" |
+    paste -sd ' ' -)
   local_mem=$(awk 'NR > 1 { s += $10 + $11 } END { print s + 0 }' "$WORK/gemm-counts.txt")
   kernels=$(awk 'NR > 1' "$WORK/gemm-counts.txt" | wc -l)
   line=$(awk 'NR > 1 { printf "%s%s HMMA x%d LDSM x%d LDGSTS x%d", sep, $1, $2, $3, $4; sep = "; " }' "$WORK/gemm-counts.txt")
