@@ -103,17 +103,16 @@ void KernelLowering::checkFragmentBanks(SourceRange loc, const char* instr, cons
   auto memoryCoord = [&](std::vector<int64_t> c) -> std::optional<std::vector<int64_t>> {
     if (!part) return c;
     std::vector<int64_t> inView;
-    size_t kept = 0;
-    for (size_t d = 0; d < c.size(); ++d) {
+    std::vector<bool> kept(c.size(), false);
+    for (size_t i = 0; i < part->dims.size(); ++i) {
+      const size_t d = static_cast<size_t>(part->dims[i]);
       const int64_t rel = c[d] - partOrigin[d];
-      if (kept < part->dims.size() && part->dims[kept] == static_cast<int>(d)) {
-        if (rel < 0 || rel >= part->shape[kept]) return std::nullopt;
-        inView.push_back(rel);
-        ++kept;
-      } else if (rel != 0) {
-        return std::nullopt;
-      }
+      if (rel < 0 || rel >= part->shape[i]) return std::nullopt;
+      inView.push_back(rel);
+      kept[d] = true;
     }
+    for (size_t d = 0; d < c.size(); ++d)
+      if (!kept[d] && c[d] != partOrigin[d]) return std::nullopt;  // an index the part fixes
     return inView;
   };
   const int eb = tile::dtypeBytes(t.dtype);
