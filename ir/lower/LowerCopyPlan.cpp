@@ -170,6 +170,7 @@ void KernelLowering::copyMemoryMemory(SourceRange loc, const tile::Copy& c) {
     ExprRef rowsOk;
     ExprRef valid;  // elements of the vector inside the source (I64), null: all
     ExprRef all;    // the first element is inside the source (null: always); else nothing is read
+    bool wholeVectors = false;  // every vector is entirely inside the source or entirely outside
     if (st.space == tile::MemSpace::Global) {
       int lastDim = sv.dims.back();
       // inBounds over all dims, with the last one tested at its first element.
@@ -183,6 +184,7 @@ void KernelLowering::copyMemoryMemory(SourceRange loc, const tile::Copy& c) {
           // Rows are whole vectors (checked at launch): a vector is entirely in or out.
           valid = tir::select(all ? all : tir::boolConst(true), tir::intConst(w, Type::I64), tir::intConst(0, Type::I64));
           rowsOk = nullptr;
+          wholeVectors = true;
         } else {
           ExprRef remain = tir::sub(tir::cast(Type::I64, st.shape[lastDim]), tir::cast(Type::I64, sCoord[lastDim]));
           valid = tir::binary(tir::BinOp::Min, tir::binary(tir::BinOp::Max, remain, tir::intConst(0, Type::I64)),
@@ -213,7 +215,7 @@ void KernelLowering::copyMemoryMemory(SourceRange loc, const tile::Copy& c) {
       uint32_t tmp = tir::addArray(k_, fmt::format("vec{}", temps_++), type, w);
       std::vector<tir::Reg> regs;
       for (int64_t j = 0; j < w; ++j) regs.push_back(tir::Reg::elem(tmp, j));
-      if (valid && !rowsOk) {
+      if (wholeVectors) {
         // Rows are whole vectors: the vector is read whole where it starts inside, else zero.
         for (const tir::Reg& r : regs) emit(loc, tir::Assign{r, tir::cast(type, tir::intConst(0))});
         emit(loc, tir::Load{type, src, regs, all});
