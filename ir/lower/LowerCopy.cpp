@@ -228,8 +228,17 @@ void KernelLowering::copyFragmentMemory(SourceRange loc, const tile::Copy& c, bo
     for (size_t j = i; j < i + group; j += w) accessSlots(loc, mem, regs, *fm, j, w, toMemory, false);
   }
   if (!toMemory && regs != f.array) {
-    for (const FragmentSlot& s : fm->slots)
+    // Converted into the fragment; a slot whose element lies outside the tensor was not loaded
+    // and keeps its value.
+    for (const FragmentSlot& s : fm->slots) {
+      std::vector<ExprRef> viewCoord(mem.rank());
+      for (size_t d = 0; d < viewCoord.size(); ++d) viewCoord[d] = tir::add(fm->base[d], tir::intConst(s.offset[d]));
+      tir::Block convert;
+      out_.push_back(&convert);
       emit(loc, tir::Assign{tir::Reg::elem(f.array, s.m), tir::cast(tile::toTir(f.dtype), tir::elemRef(k_, regs, s.m))});
+      out_.pop_back();
+      emitGuarded(loc, bounds(t, tensorCoord(mem, viewCoord)), std::move(convert));
+    }
   }
   out_.pop_back();
   // Only owners move data; of replicated elements only the first replica stores.

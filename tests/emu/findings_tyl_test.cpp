@@ -639,6 +639,45 @@ TEST_CASE("a copy into a window of a fragment fills only the window") {
   }
 }
 
+TEST_CASE("a converting copy into a whole fragment keeps the slots past the edge of the source") {
+  auto c = compile("fragment_window.tyl");
+  const tir::Kernel& k = kernelNamed(*c, "convert_edge");
+  for (int64_t M : {32, 20, 0}) {
+    INFO("M = " << M);
+    std::vector<emu::Buffer> buffers = {emu::makeBuffer(Type::F16, M * 8), emu::makeBuffer(Type::F32, 32 * 8)};
+    emu::fillRandom(buffers[0], Type::F16, 3);
+    emu::RunResult run =
+        emu::run(k, {emu::Arg::integer(M), emu::Arg::pointer(0), emu::Arg::pointer(1)}, buffers);
+    REQUIRE(run.ok());
+    for (int64_t i = 0; i < 32; ++i)
+      for (int64_t j = 0; j < 8; ++j) {
+        INFO("C[" << i << ", " << j << "]");
+        REQUIRE(emu::getElement(buffers[1], Type::F32, i * 8 + j) ==
+                (i < M ? emu::getElement(buffers[0], Type::F16, i * 8 + j) : -1.0));
+      }
+  }
+}
+
+TEST_CASE("a window of a replicated fragment is filled from shared memory, converting") {
+  auto c = compile("fragment_window.tyl");
+  const tir::Kernel& k = kernelNamed(*c, "shared_window");
+  for (int64_t r : {0, 5, 28}) {
+    INFO("r = " << r);
+    std::vector<emu::Buffer> buffers = {emu::makeBuffer(Type::F16, 32 * 8), emu::makeBuffer(Type::F32, 32 * 8)};
+    emu::fillRandom(buffers[0], Type::F16, 4);
+    emu::RunResult run =
+        emu::run(k, {emu::Arg::pointer(0), emu::Arg::pointer(1), emu::Arg::integer(r)}, buffers);
+    REQUIRE(run.ok());
+    for (int64_t i = 0; i < 32; ++i)
+      for (int64_t j = 0; j < 8; ++j) {
+        double want = 2.0;
+        if (i >= r && i < r + 4 && j >= 2 && j < 6) want = emu::getElement(buffers[0], Type::F16, (i - r) * 8 + j - 2);
+        INFO("C[" << i << ", " << j << "]");
+        REQUIRE(emu::getElement(buffers[1], Type::F32, i * 8 + j) == want);
+      }
+  }
+}
+
 TEST_CASE("a copy into shared memory one element at a time reads each element once, zero outside") {
   auto c = compile("element_copy.tyl");
   const tir::Kernel& k = kernelNamed(*c, "stage");
