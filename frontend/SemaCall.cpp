@@ -403,10 +403,14 @@ std::optional<Value> KernelSema::copy(const ast::Expr& e, const ast::Call& c, bo
   const bool memorySource =
       src->kind == Value::Kind::View && k_.tensors[src->view.tensor].space != tile::MemSpace::Local;
   if (dt.space == tile::MemSpace::Local && !isWholeTensor(dst->view) && !memorySource) {
+    std::string what = "this value";
+    if (src->kind == Value::Kind::View) what = fmt::format("register fragment '{}'", k_.tensors[src->view.tensor].name);
+    if (src->kind == Value::Kind::Frag) what = "fragment arithmetic";
+    if (src->kind == Value::Kind::Const || src->kind == Value::Kind::Scalar) what = "a scalar";
     diags_.report(kCopyShape, c.args[0].value->range,
-                  fmt::format("{} into a part of a register fragment needs a global or shared source; this is a part "
-                              "of '{}'",
-                              fn, dt.name))
+                  fmt::format("{} into a part of register fragment '{}' needs a global or shared tensor or window as "
+                              "its source, not {}",
+                              fn, dt.name, what))
         .note(dt.loc, fmt::format("'{}' is allocated here", dt.name));
     return std::nullopt;
   }

@@ -180,7 +180,8 @@ std::optional<tile::FragRef> KernelSema::toFrag(const Value& v, SourceRange wher
     }
     if (!isWholeTensor(v.view)) {
       diags_.report(kTypeMismatch, where,
-                    fmt::format("arithmetic on tensors needs a whole register fragment; this is a part of '{}'",
+                    fmt::format("a register fragment is read whole (by copies, stores and arithmetic); this is a "
+                                "part of '{}'",
                                 t.name));
       return std::nullopt;
     }
