@@ -314,6 +314,9 @@ class KernelPrinter {
             line(depth, fmt::format("tylo::mma_m16n8k16_{}(/*d*/{}, /*a*/{}, /*b*/{}, /*c*/{});",
                                     n.ab == Type::F16 ? "f16" : "bf16", list(n.d).substr(2), list(n.a).substr(2),
                                     list(n.b).substr(2), list(n.c).substr(2)));
+          } else if constexpr (std::is_same_v<T, tir::Check>) {
+            line(depth, "// " + n.message);
+            line(depth, fmt::format("tylo::device_check({});", expr_.print(n.cond)));
           } else {
             line(depth, "// " + n.text);
           }

@@ -9,7 +9,7 @@
 namespace tyl::emu {
 namespace {
 
-TYL_DIAG(kEmuOutOfBounds, Error, "emu-out-of-bounds", "emulator: a memory access outside its buffer");
+TYL_DIAG(kEmuOutOfBounds, Error, "emu-out-of-bounds", "emulator: a memory access outside its buffer, or a window outside its register fragment");
 TYL_DIAG(kEmuMisaligned, Error, "emu-misaligned", "emulator: an address not aligned to the access size");
 TYL_DIAG(kEmuUninitialized, Error, "emu-uninitialized-read", "emulator: a read of memory never written");
 TYL_DIAG(kEmuUninitializedRegister, Error, "emu-uninitialized-register",

@@ -87,6 +87,8 @@ bool Interpreter::exec(Warp& w, const tir::Stmt& s, Mask mask) {
           execStmatrix(w, n, mask);
         } else if constexpr (std::is_same_v<T, tir::Mma>) {
           execMma(w, n, mask);
+        } else if constexpr (std::is_same_v<T, tir::Check>) {
+          execCheck(w, n, mask);
         } else if constexpr (std::is_same_v<T, tir::Comment>) {
           // Nothing to run.
         } else {
@@ -194,6 +196,20 @@ void Interpreter::execAssign(Warp& w, const tir::Assign& a, Mask mask) {
   Lanes v = evalValue(w, a.value, mask, taint);
   w.regs.write(a.dst, v, mask);
   w.regs.undefine(a.dst, taint.undefined);
+}
+
+// The first thread of the warp where the condition fails is reported, with its values.
+void Interpreter::execCheck(const Warp& w, const tir::Check& c, Mask mask) {
+  const Mask failed = mask & ~predicate(w, c.cond, mask);
+  if (!failed) return;
+  const int lane = firstLane(failed);
+  std::string values;
+  for (const tir::ExprRef& v : c.values) {
+    const Lanes x = convert(tir::Type::I64, v->type, eval(w, v, failed));
+    values += fmt::format("{}{}", values.empty() ? "" : ", ", static_cast<int64_t>(x[lane]));
+  }
+  report(FindingKind::OutOfBounds, w, lane,
+         fmt::format("{}{}, by {}", c.message, values.empty() ? "" : " (" + values + ")", describe(threadRef(w, lane))));
 }
 
 void Interpreter::reportUnwritten(const Warp& w, Mask lanes, const tir::Reg& reg, const char* use) {

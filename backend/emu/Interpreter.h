@@ -91,6 +91,7 @@ class Interpreter {
   void execLdmatrix(Warp& w, const tir::Ldmatrix& ld, Mask mask);
   void execStmatrix(Warp& w, const tir::Stmatrix& st, Mask mask);
   void execMma(Warp& w, const tir::Mma& mma, Mask mask);
+  void execCheck(const Warp& w, const tir::Check& c, Mask mask);
   void checkCollective(const Warp& w, Mask mask, const char* name);
 
   // Findings.

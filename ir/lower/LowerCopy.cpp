@@ -3,7 +3,9 @@
 // outside a global tensor are skipped. Between two memories, 16-byte vectors are spread
 // over the block's threads (thread t takes vectors t, t + T, ...).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <numeric>
 #include <set>
 
@@ -247,6 +249,35 @@ void KernelLowering::copyFragmentMemory(SourceRange loc, const tile::Copy& c, bo
   emitGuarded(loc, guard, std::move(body));
 }
 
+// A window whose origin is not known to keep it inside the fragment (one read from memory,
+// say) fills only its slots inside: `tyloc run` reports where it reaches outside.
+void KernelLowering::checkWindowInside(SourceRange loc, const tile::View& window, const tile::Tensor& f) {
+  auto i64 = [](int64_t v) { return tir::intConst(v, Type::I64); };
+  ExprRef inside = tir::boolConst(true);
+  std::string shape;
+  for (size_t d = 0; d < f.staticShape.size(); ++d) {
+    auto kept = std::find(window.dims.begin(), window.dims.end(), static_cast<int>(d));
+    const int64_t len = kept == window.dims.end() ? 1 : window.shape[kept - window.dims.begin()];
+    const ExprRef o = tir::cast(Type::I64, window.origin[d]);
+    const tir::Range r = tir::valueRange(o, atomRanges());
+    if (r.lo >= 0 && r.hi <= f.staticShape[d] - len) continue;
+    inside = tir::land(inside, tir::land(tir::binary(tir::BinOp::Ge, o, i64(0)),
+                                         tir::binary(tir::BinOp::Le, o, i64(f.staticShape[d] - len))));
+  }
+  if (tir::isTrue(inside)) return;
+  std::vector<std::string> dims;
+  for (int64_t e : f.staticShape) dims.push_back(std::to_string(e));
+  std::vector<std::string> lens;
+  for (int64_t e : window.shape) lens.push_back(std::to_string(e));
+  tir::Check check{inside,
+                   fmt::format("a copy into a ({}) window of register fragment '{}' ({}) reaches outside it (only "
+                               "the part inside is filled), at origin",
+                               fmt::join(lens, ", "), f.name, fmt::join(dims, ", ")),
+                   {}};
+  for (const ExprRef& o : window.origin) check.values.push_back(tir::cast(Type::I64, o));
+  emit(loc, std::move(check));
+}
+
 void KernelLowering::copyIntoFragmentWindow(SourceRange loc, const tile::Copy& c) {
   const tile::View& window = c.dst;
   const tile::View& mem = *c.src;
@@ -258,6 +289,7 @@ void KernelLowering::copyIntoFragmentWindow(SourceRange loc, const tile::Copy& c
                 fmt::format("copy: {}-byte accesses; not wider: the destination is a part of the fragment '{}'",
                             tile::dtypeBytes(t.dtype), f.name));
   checkFragmentBanks(loc, "ld.shared", mem, *fm, 1, false, &window);
+  checkWindowInside(loc, window, f);
   const Type memType = tile::toTir(t.dtype), fragType = tile::toTir(f.dtype);
   auto i64 = [](int64_t v) { return tir::intConst(v, Type::I64); };
   tir::Block body;

@@ -162,6 +162,7 @@ class KernelLowering {
   void copyFragmentMemory(SourceRange loc, const tile::Copy& c, bool toMemory);
   // Memory into a window of a fragment: each slot inside the window, element by element.
   void copyIntoFragmentWindow(SourceRange loc, const tile::Copy& c);
+  void checkWindowInside(SourceRange loc, const tile::View& window, const tile::Tensor& f);
   void copyMemoryMemory(SourceRange loc, const tile::Copy& c);
   // Moves slots [first, first + w) between the registers `regs` and memory: one vector when
   // it is inside the tensor, else element by element; elements outside are skipped, or read

@@ -125,6 +125,10 @@ class Printer {
           } else if constexpr (std::is_same_v<T, Mma>) {
             line(depth, fmt::format("mma.m16n8k16.{} {}, {}, {}, {}", typeName(n.ab), regs(n.d), regs(n.a), regs(n.b),
                                     regs(n.c)));
+          } else if constexpr (std::is_same_v<T, Check>) {
+            std::string values;
+            for (const ExprRef& v : n.values) values += ", " + expr(v);
+            line(depth, fmt::format("check {}{}  // {}", expr(n.cond), values, n.message));
           } else {
             line(depth, "// " + n.text);
           }

@@ -234,10 +234,21 @@ struct Comment {
   std::string text;
 };
 
+// A condition a correct kernel meets that tyloc could not prove at compile time nor leave to
+// the launcher (a window of a register fragment at an origin read from memory, say). The
+// emulator reports the first thread of a warp where it fails (emu-out-of-bounds: `message`,
+// then the thread's `values` as integers in parentheses); the generated code evaluates it only when compiled with
+// TYLO_DEVICE_CHECKS defined, and then traps there.
+struct Check {
+  ExprRef cond;
+  std::string message;
+  std::vector<ExprRef> values;
+};
+
 struct Stmt {
   SourceRange loc;
   std::variant<Assign, Load, Store, If, For, Barrier, CpAsync, CpAsyncCommit, CpAsyncWait, Ldmatrix, Stmatrix, Mma,
-               Comment>
+               Comment, Check>
       node;
 };
 

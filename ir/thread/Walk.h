@@ -48,6 +48,10 @@ void forEachExpr(B& b, Fn&& fn) {
             slot(n.srcBytes);
           }
           if constexpr (std::is_same_v<T, Ldmatrix> || std::is_same_v<T, Stmatrix>) slot(n.addr.offset);
+          if constexpr (std::is_same_v<T, Check>) {
+            slot(n.cond);
+            for (auto& v : n.values) slot(v);
+          }
         },
         b[i].node);
   }

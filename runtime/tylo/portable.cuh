@@ -74,6 +74,23 @@ inline bool overlap(const T* a, int64_t aBytes, std::initializer_list<detail::Di
   return pa + a0 < pb + b1 && pb + b0 < pa + a1;
 }
 
+// A condition the kernel should meet that tyloc could not prove (tyloc run reports where it
+// fails). Compiled with TYLO_DEVICE_CHECKS defined, a thread where it fails traps (on the
+// host: aborts), so the launch reports an error; otherwise it is not evaluated.
+__host__ __device__ __forceinline__ void device_check(bool ok) {
+#if defined(TYLO_DEVICE_CHECKS)
+  if (!ok) {
+#if defined(__CUDA_ARCH__)
+    __trap();
+#else
+    __builtin_trap();
+#endif
+  }
+#else
+  (void)ok;
+#endif
+}
+
 // ---- Arithmetic --------------------------------------------------------------------
 
 // One overload per type the generated code uses, so that literals of another spelling of

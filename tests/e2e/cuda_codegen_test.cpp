@@ -459,6 +459,42 @@ TEST_CASE("the runtime's stmatrix wrappers compile for sm_90 and are missing for
   CHECK(old.err.find("stmatrix_x1") != std::string::npos);
 }
 
+TEST_CASE("a device check costs nothing by default and traps with TYLO_DEVICE_CHECKS") {
+  const fs::path dir = scratch("device_check");
+  const fs::path cu = dir / "fragment_window.cu";
+  auto g = run({TYLOC_PATH, std::string(TYLO_SOURCE_DIR) + "/tests/emu/kernels/fragment_window.tyl", "-o",
+                cu.string()});
+  INFO(g.err);
+  REQUIRE(g.exitCode == 0);
+  // Windows at run-time origins are checked (that at parameter r also by the launcher), those
+  // at constant origins are not.
+  const std::string text = readFile(cu.string());
+  auto checks = [&](const std::string& kernel) {
+    const std::string body = functionAt(text, kernel);
+    size_t n = 0;
+    for (size_t at = body.find("tylo::device_check("); at != std::string::npos; at = body.find("tylo::device_check(", at + 1))
+      ++n;
+    return n;
+  };
+  CHECK(checks("tylo_kernel_origin_from_memory(") == 1);
+  CHECK(checks("tylo_kernel_windows(") == 1);
+  CHECK(checks("tylo_kernel_convert_edge(") == 0);
+  for (bool checks : {false, true}) {
+    INFO("TYLO_DEVICE_CHECKS " << checks);
+    const fs::path ptx = dir / (checks ? "checks.ptx" : "plain.ptx");
+    std::vector<std::string> args = {"-gencode=arch=compute_80,code=compute_80", "-ptx", cu.string(), "-o",
+                                     ptx.string()};
+    if (checks) args.push_back("-DTYLO_DEVICE_CHECKS");
+    auto r = nvcc(args);
+    INFO(r.err);
+    REQUIRE(r.exitCode == 0);
+    CHECK(r.err.find("warning") == std::string::npos);
+    const std::string entry = ptxEntry(readFile(ptx.string()), "origin_from_memory");
+    REQUIRE(!entry.empty());
+    CHECK((entry.find("trap;") != std::string::npos) == checks);
+  }
+}
+
 TEST_CASE("a kernel whose names clash with the lowering's temporaries compiles with nvcc") {
   const fs::path dir = scratch("name_clash_nvcc");
   const fs::path cu = compileNameClash(dir);

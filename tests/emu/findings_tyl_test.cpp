@@ -9,6 +9,7 @@
 // run-time origin is never 0; integer operations C++ leaves undefined compute the shared
 // table's results. Also `tyloc run` as a process.
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
@@ -675,6 +676,36 @@ TEST_CASE("a window of a replicated fragment is filled from shared memory, conve
         INFO("C[" << i << ", " << j << "]");
         REQUIRE(emu::getElement(buffers[1], Type::F32, i * 8 + j) == want);
       }
+  }
+}
+
+TEST_CASE("a window of a fragment at an origin read from memory is reported where it reaches outside") {
+  auto c = compile("fragment_window.tyl");
+  const tir::Kernel& k = kernelNamed(*c, "origin_from_memory");
+  for (int32_t r : {0, 28, 29, -1}) {
+    INFO("r = " << r);
+    std::vector<emu::Buffer> buffers = {emu::makeBuffer(Type::I32, 1), emu::makeBuffer(Type::F32, 32 * 8),
+                                        emu::makeBuffer(Type::F32, 32 * 8)};
+    emu::setElement(buffers[0], Type::I32, 0, r);
+    emu::fillRandom(buffers[1], Type::F32, 6);
+    emu::RunResult run = emu::run(k, {emu::Arg::pointer(0), emu::Arg::pointer(1), emu::Arg::pointer(2)}, buffers);
+    INFO(emu::renderFindings(run.findings, c->sources));
+    // The part of the window inside the fragment is filled either way.
+    for (int64_t i = 0; i < 32; ++i)
+      for (int64_t j = 0; j < 8; ++j)
+        REQUIRE(emu::getElement(buffers[2], Type::F32, i * 8 + j) ==
+                (i >= r && i < r + 4 ? emu::getElement(buffers[1], Type::F32, (i - r) * 8 + j) : 0.0));
+    if (r >= 0 && r <= 28) {
+      REQUIRE(run.ok());
+      continue;
+    }
+    REQUIRE(run.findings.size() == 1);
+    CHECK(run.findings[0].kind == emu::FindingKind::OutOfBounds);
+    CHECK(lineOf(*c, run.findings[0].loc) == 41);
+    CHECK(run.findings[0].message ==
+          fmt::format("a copy into a (4, 8) window of register fragment 'x' (32, 8) reaches outside it (only the part "
+                      "inside is filled), at origin ({}, 0), by thread 0 (warp 0, lane 0) of block (0, 0, 0)",
+                      r));
   }
 }
 
