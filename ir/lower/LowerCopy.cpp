@@ -254,7 +254,6 @@ void KernelLowering::copyFragmentMemory(SourceRange loc, const tile::Copy& c, bo
 void KernelLowering::checkWindowInside(SourceRange loc, const tile::View& window, const tile::Tensor& f) {
   auto i64 = [](int64_t v) { return tir::intConst(v, Type::I64); };
   ExprRef inside = tir::boolConst(true);
-  std::string shape;
   for (size_t d = 0; d < f.staticShape.size(); ++d) {
     auto kept = std::find(window.dims.begin(), window.dims.end(), static_cast<int>(d));
     const int64_t len = kept == window.dims.end() ? 1 : window.shape[kept - window.dims.begin()];
@@ -265,14 +264,10 @@ void KernelLowering::checkWindowInside(SourceRange loc, const tile::View& window
                                          tir::binary(tir::BinOp::Le, o, i64(f.staticShape[d] - len))));
   }
   if (tir::isTrue(inside)) return;
-  std::vector<std::string> dims;
-  for (int64_t e : f.staticShape) dims.push_back(std::to_string(e));
-  std::vector<std::string> lens;
-  for (int64_t e : window.shape) lens.push_back(std::to_string(e));
   tir::Check check{inside,
                    fmt::format("a copy into a ({}) window of register fragment '{}' ({}) reaches outside it (only "
                                "the part inside is filled), at origin",
-                               fmt::join(lens, ", "), f.name, fmt::join(dims, ", ")),
+                               fmt::join(window.shape, ", "), f.name, fmt::join(f.staticShape, ", ")),
                    {}};
   for (const ExprRef& o : window.origin) check.values.push_back(tir::cast(Type::I64, o));
   emit(loc, std::move(check));
