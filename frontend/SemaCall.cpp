@@ -407,11 +407,12 @@ std::optional<Value> KernelSema::copy(const ast::Expr& e, const ast::Call& c, bo
     if (src->kind == Value::Kind::View) what = fmt::format("register fragment '{}'", k_.tensors[src->view.tensor].name);
     if (src->kind == Value::Kind::Frag) what = "fragment arithmetic";
     if (src->kind == Value::Kind::Const || src->kind == Value::Kind::Scalar) what = "a scalar";
-    diags_.report(kCopyShape, c.args[0].value->range,
-                  fmt::format("{} into a part of register fragment '{}' needs a global or shared tensor or window as "
-                              "its source, not {}",
-                              fn, dt.name, what))
-        .note(dt.loc, fmt::format("'{}' is allocated here", dt.name));
+    DiagBuilder d = diags_.report(kCopyShape, c.args[0].value->range,
+                                  fmt::format("{} into a part of register fragment '{}' needs a global or shared tensor "
+                                              "or window as its source, not {}",
+                                              fn, dt.name, what));
+    d.note(dt.loc, fmt::format("'{}' is allocated here", dt.name));
+    noteUnitDims(d, dst->view, c.args[0].value->range);
     return std::nullopt;
   }
   tile::Copy cp;

@@ -165,6 +165,14 @@ static std::optional<tir::BinOp> tirOp(ast::BinOp op) {
 
 bool KernelSema::isWholeTensor(const tile::View& v) const { return tile::coversTensor(v, k_.tensors[v.tensor]); }
 
+void KernelSema::noteUnitDims(DiagBuilder& d, const tile::View& v, SourceRange where) const {
+  const tile::Tensor& t = k_.tensors[v.tensor];
+  if (isWholeTensor(v) || !tile::coversElements(v, t)) return;
+  d.note(where, fmt::format("this names every element of '{}' but leaves out its dimensions of extent 1; '{}' itself, "
+                            "of shape ({}), is the whole fragment",
+                            t.name, t.name, fmt::join(t.staticShape, ", ")));
+}
+
 std::optional<tile::FragRef> KernelSema::toFrag(const Value& v, SourceRange where) {
   auto make = [](tile::FragExpr f) { return std::make_shared<const tile::FragExpr>(std::move(f)); };
   if (v.kind == Value::Kind::Frag) return v.frag;
@@ -179,10 +187,11 @@ std::optional<tile::FragRef> KernelSema::toFrag(const Value& v, SourceRange wher
       return make(std::move(f));
     }
     if (!isWholeTensor(v.view)) {
-      diags_.report(kTypeMismatch, where,
-                    fmt::format("a register fragment is read whole (by copies, stores and arithmetic); this is a "
-                                "part of '{}'",
-                                t.name));
+      DiagBuilder d = diags_.report(kTypeMismatch, where,
+                                    fmt::format("a register fragment is read whole (by copies, stores and arithmetic); "
+                                                "this is a part of '{}'",
+                                                t.name));
+      noteUnitDims(d, v.view, where);
       return std::nullopt;
     }
     tile::FragExpr f;

@@ -218,6 +218,9 @@ class KernelSema {
                      const std::vector<ast::ExprPtr>& exprs);
   // The view covers its whole tensor (static shape, zero origin, every dimension).
   bool isWholeTensor(const tile::View& v) const;
+  // For a view that holds every element of its fragment but leaves out dimensions of extent 1
+  // (`x[0]` of an f32[1, 32, 8]): a note that the fragment itself is what is read whole.
+  void noteUnitDims(DiagBuilder& d, const tile::View& v, SourceRange where) const;
   bool sameFragmentLayout(SourceRange where, const tile::FragRef& a, const tile::FragRef& b);
   // A view's shape for messages, run-time extents by their parameter's name ("(M, 4)"), and
   // a hint when it has any.

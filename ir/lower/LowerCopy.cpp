@@ -191,7 +191,7 @@ void KernelLowering::copyFragmentMemory(SourceRange loc, const tile::Copy& c, bo
   const tile::Tensor& t = tk_.tensors[mem.tensor];
   const uint32_t fragId = toMemory ? tile::layoutLeaf(c.value)->tensor : c.dst.tensor;
   const tile::Tensor& f = tk_.tensors[fragId];
-  const FragmentMap* fm = fragment(fragId, loc);
+  const FragmentMap* fm = toMemory ? fragment(fragId, loc) : fragmentThrough(c.dst, loc);
   if (!fm) return;
   Type type = tile::toTir(t.dtype);
   WidthReasons why;
@@ -331,7 +331,7 @@ void KernelLowering::copyIntoFragmentWindow(SourceRange loc, const tile::Copy& c
 void KernelLowering::copy(SourceRange loc, const tile::Copy& c) {
   const tile::Tensor& dst = tk_.tensors[c.dst.tensor];
   if (dst.space == tile::MemSpace::Local) {
-    if (c.src && !tile::coversTensor(c.dst, dst)) {
+    if (c.src && !tile::coversElements(c.dst, dst)) {
       copyIntoFragmentWindow(loc, c);
     } else if (c.src) {
       copyFragmentMemory(loc, c, false);

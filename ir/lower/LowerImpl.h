@@ -114,6 +114,9 @@ class KernelLowering {
   // What the launch checks guarantee about a value: it is a multiple of the result.
   int64_t knownDivisor(const tir::ExprRef& e) const;
   const FragmentMap* fragment(uint32_t tensor, SourceRange where);
+  // The fragment map seen through `v`, a view of every element of the fragment
+  // (tile::coversElements): the coordinates of the dimensions it leaves out, all 0, are dropped.
+  const FragmentMap* fragmentThrough(const tile::View& v, SourceRange where);
   const OwnerTable* owners(uint32_t tensor);
   void addLaunchCheck(tir::LaunchCheck check);
 
@@ -188,6 +191,7 @@ class KernelLowering {
   // By tensor (from tables_ when another tensor had the same layout).
   std::map<uint32_t, std::shared_ptr<const FragmentMap>> fragments_;
   std::map<uint32_t, std::shared_ptr<const OwnerTable>> owners_;
+  std::map<std::pair<uint32_t, std::vector<int>>, FragmentMap> fragmentViews_;  // (tensor, kept dims) -> map
   LayoutTables& tables_;
   std::map<uint32_t, tir::Range> varRanges_;  // loop variable -> its values in the loop's body
   std::set<int64_t> checkedDims_;           // scalar parameters the launcher checks are >= 0

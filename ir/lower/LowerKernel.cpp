@@ -31,6 +31,23 @@ const FragmentMap* KernelLowering::fragment(uint32_t tensor, SourceRange where) 
   return (fragments_[tensor] = known.fragment).get();
 }
 
+const FragmentMap* KernelLowering::fragmentThrough(const tile::View& v, SourceRange where) {
+  const FragmentMap* whole = fragment(v.tensor, where);
+  if (!whole || v.dims.size() == whole->base.size()) return whole;
+  auto [it, added] = fragmentViews_.try_emplace({v.tensor, v.dims});
+  FragmentMap& fm = it->second;
+  if (!added) return &fm;
+  fm = *whole;
+  fm.base.clear();
+  for (int d : v.dims) fm.base.push_back(whole->base[static_cast<size_t>(d)]);
+  for (FragmentSlot& s : fm.slots) {
+    std::vector<int64_t> offset;
+    for (int d : v.dims) offset.push_back(s.offset[static_cast<size_t>(d)]);
+    s.offset = std::move(offset);
+  }
+  return &fm;
+}
+
 // Which threads hold each element, checking on the way that every thread axis value the
 // layout uses exists in the launch.
 const OwnerTable* KernelLowering::owners(uint32_t tensor) {

@@ -84,6 +84,21 @@ bool coversTensor(const View& v, const Tensor& t) {
   return true;
 }
 
+bool coversElements(const View& v, const Tensor& t) {
+  size_t kept = 0;
+  for (size_t d = 0; d < t.shape.size(); ++d) {
+    int64_t o = 0;
+    if (!tir::isIntConst(v.origin[d], &o) || o != 0) return false;
+    if (kept < v.dims.size() && v.dims[kept] == static_cast<int>(d)) {
+      if (v.shape[kept] != t.staticShape[d]) return false;
+      ++kept;
+    } else if (t.staticShape[d] != 1) {
+      return false;
+    }
+  }
+  return kept == v.dims.size();
+}
+
 const FragExpr* firstLeaf(const FragRef& f, FragExpr::Kind kind) {
   if (!f) return nullptr;
   if (f->kind == kind) return f.get();

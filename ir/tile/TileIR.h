@@ -72,6 +72,9 @@ struct View {
 
 // The view is all of `t`: every dimension kept, from origin 0, at the static extent.
 bool coversTensor(const View& v, const Tensor& t);
+// The view holds every element of `t` in the same order, though it may leave out dimensions of
+// extent 1 (as `x[0]` of an f32[1, 32, 8] tensor does): coversTensor, less those dimensions.
+bool coversElements(const View& v, const Tensor& t);
 
 // Elementwise arithmetic over register fragments that share one layout, scalars broadcast
 // to every element, and memory tensors of the same shape, read in the fragments' layout

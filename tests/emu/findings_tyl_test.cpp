@@ -709,6 +709,33 @@ TEST_CASE("a window of a fragment at an origin read from memory is reported wher
   }
 }
 
+TEST_CASE("an index that leaves out only dimensions of extent 1 fills the whole fragment at once") {
+  auto c = compile("fragment_window.tyl");
+  const tir::Kernel& k = kernelNamed(*c, "unit_dims");
+  // x[0]: two 16-byte vectors, each with its element-by-element edge path (8 loads), the
+  // shared tile one 16-byte vector; b[0]: one ldmatrix.x4 instead of 8 element loads.
+  CHECK(emu::test::countStmts<tir::Ldmatrix>(k.body) == 1);
+  CHECK(emu::test::countStmts<tir::Load>(k.body) == 11);
+  for (int64_t M : {32, 20}) {
+    INFO("M = " << M);
+    std::vector<emu::Buffer> buffers = {emu::makeBuffer(Type::F32, M * 8), emu::makeBuffer(Type::F16, 16 * 16),
+                                        emu::makeBuffer(Type::F32, 32 * 8), emu::makeBuffer(Type::F16, 16 * 16)};
+    emu::fillRandom(buffers[0], Type::F32, 7);
+    emu::fillRandom(buffers[1], Type::F16, 8);
+    emu::RunResult run = emu::run(k, {emu::Arg::integer(M), emu::Arg::pointer(0), emu::Arg::pointer(1),
+                                      emu::Arg::pointer(2), emu::Arg::pointer(3)}, buffers);
+    REQUIRE(run.ok());
+    for (int64_t i = 0; i < 32 * 8; ++i) {
+      INFO("C[0, " << i / 8 << ", " << i % 8 << "]");
+      REQUIRE(emu::getElement(buffers[2], Type::F32, i) == (i / 8 < M ? emu::getElement(buffers[0], Type::F32, i) : -1.0));
+    }
+    for (int64_t i = 0; i < 16 * 16; ++i) {
+      INFO("D[0, " << i / 16 << ", " << i % 16 << "]");
+      REQUIRE(emu::getElement(buffers[3], Type::F16, i) == emu::getElement(buffers[1], Type::F16, i));
+    }
+  }
+}
+
 TEST_CASE("a copy into shared memory one element at a time reads each element once, zero outside") {
   auto c = compile("element_copy.tyl");
   const tir::Kernel& k = kernelNamed(*c, "stage");
