@@ -73,17 +73,6 @@ int64_t View::size() const {
   return n;
 }
 
-bool coversTensor(const View& v, const Tensor& t) {
-  if (v.dims.size() != t.shape.size()) return false;
-  for (size_t d = 0; d < v.dims.size(); ++d) {
-    int64_t o = 0;
-    if (v.dims[d] != static_cast<int>(d) || v.shape[d] != t.staticShape[d] || !tir::isIntConst(v.origin[d], &o) ||
-        o != 0)
-      return false;
-  }
-  return true;
-}
-
 bool coversElements(const View& v, const Tensor& t) {
   size_t kept = 0;
   for (size_t d = 0; d < t.shape.size(); ++d) {
@@ -97,6 +86,10 @@ bool coversElements(const View& v, const Tensor& t) {
     }
   }
   return kept == v.dims.size();
+}
+
+bool coversTensor(const View& v, const Tensor& t) {
+  return v.dims.size() == t.shape.size() && coversElements(v, t);
 }
 
 const FragExpr* firstLeaf(const FragRef& f, FragExpr::Kind kind) {
