@@ -12,91 +12,16 @@
 #include <vector>
 
 #include "ir/layout/Analysis.h"
+#include "tests/unit/LayoutReference.h"
 #include "tests/unit/RandomLayouts.h"
 
 using namespace tyl::layout;
-
-namespace Catch {
-template <>
-struct StringMaker<PhysCoord> {
-  static std::string convert(const PhysCoord& p) { return toString(p); }
-};
-}  // namespace Catch
+using namespace tyl::layout::test;
 
 namespace {
 
-// ---- Brute-force reference -------------------------------------------------------
-
-// A physical point with every axis spelled out (absent axes read 0).
-using Point = std::array<int64_t, kAxisCount>;
-
-Point toPoint(const PhysCoord& p) {
-  Point r{};
-  p.forEach([&](Axis a, int64_t v) { r[static_cast<size_t>(a)] = v; });
-  return r;
-}
-
-int64_t& at(Point& p, Axis a) { return p[static_cast<size_t>(a)]; }
-
-// Calls f(coord) for every coordinate of `extents`, last entry fastest.
-template <class F>
-void odometer(const std::vector<int64_t>& extents, F&& f) {
-  std::vector<int64_t> c(extents.size(), 0);
-  for (int64_t e : extents)
-    if (e <= 0) return;
-  for (;;) {
-    f(c);
-    size_t i = extents.size();
-    for (;;) {
-      if (i == 0) return;
-      --i;
-      if (++c[i] < extents[i]) break;
-      c[i] = 0;
-    }
-  }
-}
-
-// The swizzle bit by bit, written independently of Swizzle::apply.
-int64_t refSwizzle(const Swizzle& s, int64_t m) {
-  for (int i = 0; i < s.len; ++i) {
-    int low = s.perElement + i;
-    int high = s.perElement + s.atom + i;
-    int from = s.inner ? high : low;
-    int to = s.inner ? low : high;
-    if ((m >> from) & 1) m ^= int64_t{1} << to;
-  }
-  return m;
-}
-
 // Every physical tuple of every element (row-major), replicas included.
-std::vector<std::vector<Point>> tuplesOf(const Layout& layout) {
-  const TileLayout& t = layout.tile;
-  std::vector<Point> replicas;
-  std::vector<int64_t> repExtents;
-  for (const Iter& it : t.replica) repExtents.push_back(it.extent);
-  odometer(repExtents, [&](const std::vector<int64_t>& r) {
-    Point p{};
-    for (size_t j = 0; j < r.size(); ++j) at(p, t.replica[j].axis) += r[j] * t.replica[j].stride;
-    replicas.push_back(p);
-  });
-  std::vector<std::vector<Point>> result;
-  std::vector<int64_t> extents;
-  for (const Iter& it : t.shard) extents.push_back(it.extent);
-  odometer(extents, [&](const std::vector<int64_t>& c) {
-    Point p{};
-    for (size_t i = 0; i < c.size(); ++i) at(p, t.shard[i].axis) += c[i] * t.shard[i].stride;
-    t.offset.forEach([&](Axis a, int64_t v) { at(p, a) += v; });
-    std::vector<Point> all;
-    for (const Point& r : replicas) {
-      Point q = p;
-      for (size_t k = 0; k < q.size(); ++k) q[k] += r[k];
-      if (layout.swizzle) at(q, Axis::m) = refSwizzle(*layout.swizzle, at(q, Axis::m));
-      all.push_back(q);
-    }
-    result.push_back(all);
-  });
-  return result;
-}
+std::vector<std::vector<Point>> tuplesOf(const Layout& layout) { return evaluate(layout).tuples; }
 
 Point projected(Point p, uint32_t mask) {
   for (Axis a : allAxes())
@@ -120,60 +45,6 @@ std::optional<RefCollision> refCollision(const Layout& layout, uint32_t mask) {
           if (projected(pi, mask) == projected(pj, mask))
             return RefCollision{static_cast<int64_t>(i), static_cast<int64_t>(j), projected(pj, mask)};
   return std::nullopt;
-}
-
-int64_t rowMajorIndex(const std::vector<int64_t>& c, const std::vector<int64_t>& shape) {
-  int64_t index = 0;
-  for (size_t d = 0; d < c.size(); ++d) index = index * shape[d] + c[d];
-  return index;
-}
-
-template <class Describe>
-void require(bool ok, Describe&& describe) {
-  if (!ok) FAIL(describe());
-}
-
-TileLayout makeTile(std::vector<Iter> shard, std::vector<Iter> replica = {},
-                    std::vector<std::pair<Axis, int64_t>> offsets = {}) {
-  TileLayout t;
-  t.shard = std::move(shard);
-  t.replica = std::move(replica);
-  for (auto [a, v] : offsets) t.offset.add(a, v);
-  return t;
-}
-
-// All shards of 1..3 iters with extents {1,2,3,4}, strides {0,1,2,4} on m or laneid;
-// every fourth one also gets an offset, a replica, or both.
-std::vector<TileLayout> smallFamily() {
-  const int64_t extents[] = {1, 2, 3, 4};
-  const int64_t strides[] = {0, 1, 2, 4};
-  const Axis axes[] = {Axis::m, Axis::laneid};
-  std::vector<Iter> choices;
-  for (int64_t e : extents)
-    for (int64_t s : strides)
-      for (Axis a : axes) choices.push_back(Iter{e, s, a});
-  std::vector<TileLayout> family;
-  auto addVariant = [&](std::vector<Iter> shard) {
-    TileLayout t = makeTile(std::move(shard));
-    switch (family.size() % 4) {
-      case 1: t.offset.add(Axis::m, 3); break;
-      case 2: t.replica.push_back(Iter{2, 16, Axis::warpid}); break;
-      case 3:
-        t.replica.push_back(Iter{2, 1, Axis::m});
-        t.offset.add(Axis::laneid, 2);
-        break;
-      default: break;
-    }
-    family.push_back(t);
-  };
-  for (const Iter& a : choices) {
-    addVariant({a});
-    for (const Iter& b : choices) {
-      addVariant({a, b});
-      for (const Iter& c : choices) addVariant({a, b, c});
-    }
-  }
-  return family;
 }
 
 constexpr uint64_t kSeed = 0x7e57'1a70'2024'0003ull;
