@@ -98,6 +98,14 @@ class KernelSema {
     int64_t begin = 0, step = 1, count = 0;
   };
   std::optional<UnrollRange> unrollRange(const ast::For& f, const ast::Call& c);
+  // The bounds of a run-time range(...): begin and end in the loop variable's type (i64 when a
+  // bound is, else i32) and the step, a positive constant.
+  struct RangeBounds {
+    tir::ExprRef begin, end;
+    int64_t step = 1;
+    tir::Type type = tir::Type::I32;
+  };
+  std::optional<RangeBounds> rangeBounds(const ast::Call& range);
   void pipelineLoop(const ast::Stmt& s, const ast::For& f, const ast::Call& range);
   // What pipelineLoop has read of a pipeline: its stages, the loop's bounds, and its body
   // split into the copies (the producer) and the rest (the consumer).

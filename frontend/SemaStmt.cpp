@@ -284,6 +284,31 @@ std::optional<KernelSema::UnrollRange> KernelSema::unrollRange(const ast::For& f
   return UnrollRange{bounds[0], bounds[2], std::max<int64_t>(count, 0)};
 }
 
+std::optional<KernelSema::RangeBounds> KernelSema::rangeBounds(const ast::Call& range) {
+  std::vector<ExprRef> bounds;
+  for (const ast::Arg& a : range.args) {
+    std::optional<ExprRef> v = scalar(*a.value);
+    if (!v) return std::nullopt;
+    if (!tir::isInt((*v)->type)) {
+      diags_.report(kBadLoop, a.value->range, "loop bounds must be integers");
+      return std::nullopt;
+    }
+    bounds.push_back(*v);
+  }
+  if (bounds.size() == 1) bounds.insert(bounds.begin(), tir::intConst(0));
+  if (bounds.size() == 2) bounds.push_back(tir::intConst(1));
+  RangeBounds r;
+  if (!tir::isIntConst(bounds[2], &r.step) || r.step <= 0) {
+    diags_.report(kBadLoop, range.args.back().value->range, "the step of a range loop must be a positive constant");
+    return std::nullopt;
+  }
+  for (const ExprRef& b : bounds)
+    if (b->type == Type::I64) r.type = Type::I64;
+  r.begin = tir::cast(r.type, bounds[0]);
+  r.end = tir::cast(r.type, bounds[1]);
+  return r;
+}
+
 void KernelSema::forLoop(const ast::Stmt& s, const ast::For& f) {
   const auto* c = f.iterable->as<ast::Call>();
   const auto* callee = c ? c->callee->as<ast::Name>() : nullptr;
@@ -325,30 +350,12 @@ void KernelSema::forLoop(const ast::Stmt& s, const ast::For& f) {
     }
     return;
   }
-  std::vector<ExprRef> bounds;
-  for (const ast::Arg& a : c->args) {
-    std::optional<ExprRef> v = scalar(*a.value);
-    if (!v) return;
-    if (!tir::isInt((*v)->type)) {
-      diags_.report(kBadLoop, a.value->range, "loop bounds must be integers");
-      return;
-    }
-    bounds.push_back(*v);
-  }
-  if (bounds.size() == 1) bounds.insert(bounds.begin(), tir::intConst(0));
-  if (bounds.size() == 2) bounds.push_back(tir::intConst(1));
-  int64_t step = 0;
-  if (!tir::isIntConst(bounds[2], &step) || step <= 0) {
-    diags_.report(kBadLoop, c->args.back().value->range, "the step of a range loop must be a positive constant");
-    return;
-  }
-  Type t = Type::I32;
-  for (const ExprRef& b : bounds)
-    if (b->type == Type::I64) t = Type::I64;
-  uint32_t var = newVar(f.var, t);
-  tile::For loop{var, tir::cast(t, bounds[0]), tir::cast(t, bounds[1]), tir::cast(t, bounds[2]), {}};
+  std::optional<RangeBounds> r = rangeBounds(*c);
+  if (!r) return;
+  uint32_t var = newVar(f.var, r->type);
+  tile::For loop{var, r->begin, r->end, tir::intConst(r->step, r->type), {}};
   out_.push_back(&loop.body);
-  enterLoop(var, f.var, f.varRange, loop.begin, loop.end, step);
+  enterLoop(var, f.var, f.varRange, loop.begin, loop.end, r->step);
   pushScope();
   Binding b;
   b.value = Value::runtime(tir::varRef(k_.skeleton, var));
@@ -433,27 +440,12 @@ void KernelSema::pipelineLoop(const ast::Stmt& s, const ast::For& f, const ast::
     diags_.report(kBadLoop, f.body.range, "a pipeline prefetches with copy_async; this body has none");
     return;
   }
-  std::vector<ExprRef> bounds;
-  for (const ast::Arg& a : range.args) {
-    std::optional<ExprRef> v = scalar(*a.value);
-    if (!v) return;
-    if (!tir::isInt((*v)->type)) {
-      diags_.report(kBadLoop, a.value->range, "loop bounds must be integers");
-      return;
-    }
-    bounds.push_back(*v);
-  }
-  if (bounds.size() == 1) bounds.insert(bounds.begin(), tir::intConst(0));
-  if (bounds.size() == 2) bounds.push_back(tir::intConst(1));
-  if (!tir::isIntConst(bounds[2], &p.step) || p.step <= 0) {
-    diags_.report(kBadLoop, range.args.back().value->range, "the step of a range loop must be a positive constant");
-    return;
-  }
-  p.type = Type::I32;
-  for (const ExprRef& b : bounds)
-    if (b->type == Type::I64) p.type = Type::I64;
-  p.begin = tir::cast(p.type, bounds[0]);
-  p.end = tir::cast(p.type, bounds[1]);
+  std::optional<RangeBounds> r = rangeBounds(range);
+  if (!r) return;
+  p.step = r->step;
+  p.type = r->type;
+  p.begin = r->begin;
+  p.end = r->end;
   if (prefetch) {
     prefetchedLoop(s, f, p);
     return;
