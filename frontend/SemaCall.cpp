@@ -436,6 +436,12 @@ std::optional<Value> KernelSema::copy(const ast::Expr& e, const ast::Call& c, bo
       return std::nullopt;
     }
     srcView = wholeView(leaf->tensor, e.range);
+    // Register to register copies move slot i to slot i, which is the element-for-element copy
+    // only when both fragments place their elements in the same threads and slots.
+    if (dt.space == tile::MemSpace::Local && srcView->shape == dst->view.shape) {
+      std::optional<tile::FragRef> d = toFrag(*dst, c.args[0].value->range);
+      if (!d || !sameFragmentLayout(e.range, *d, *f)) return std::nullopt;
+    }
   }
   if (srcView->shape != dst->view.shape) {
     const bool fragment = dt.space == tile::MemSpace::Local || !cp.src;
