@@ -584,10 +584,7 @@ std::optional<Value> KernelSema::call(const ast::Expr& e, const ast::Call& c) {
       } else if (fn == "min" || fn == "max") {
         std::optional<tile::FragRef> a1 = toFrag(args[1], c.args[1].value->range);
         if (!a1 || !sameFragmentLayout(e.range, *a0, *a1)) return std::nullopt;
-        f.kind = tile::FragExpr::Kind::Binary;
-        f.bin = fn == "min" ? tir::BinOp::Min : tir::BinOp::Max;
-        f.b = *a1;
-        f.dtype = tile::DType::F32;
+        return fragBinary(fn == "min" ? tir::BinOp::Min : tir::BinOp::Max, *a0, *a1);
       } else {
         diags_.report(kTypeMismatch, e.range, "cdiv works on integers, not fragments");
         return std::nullopt;

@@ -173,6 +173,19 @@ void KernelSema::noteUnitDims(DiagBuilder& d, const tile::View& v, SourceRange w
                             t.name, t.name, fmt::join(t.staticShape, ", ")));
 }
 
+Value fragBinary(tir::BinOp op, tile::FragRef a, tile::FragRef b) {
+  tile::FragExpr f;
+  f.kind = tile::FragExpr::Kind::Binary;
+  f.bin = op;
+  f.dtype = tile::isFloat(a->dtype) || tile::isFloat(b->dtype) ? tile::DType::F32 : tile::DType::I32;
+  f.a = std::move(a);
+  f.b = std::move(b);
+  Value v;
+  v.kind = Value::Kind::Frag;
+  v.frag = std::make_shared<const tile::FragExpr>(std::move(f));
+  return v;
+}
+
 std::optional<tile::FragRef> KernelSema::toFrag(const Value& v, SourceRange where) {
   auto make = [](tile::FragExpr f) { return std::make_shared<const tile::FragExpr>(std::move(f)); };
   if (v.kind == Value::Kind::Frag) return v.frag;
@@ -290,17 +303,7 @@ std::optional<Value> KernelSema::binary(const ast::Expr& e, const ast::Binary& b
       return std::nullopt;
     }
     if (!sameFragmentLayout(e.range, *fa, *fb)) return std::nullopt;
-    tile::FragExpr f;
-    f.kind = tile::FragExpr::Kind::Binary;
-    f.bin = *op;
-    f.a = *fa;
-    f.b = *fb;
-    bool isFloat = tile::isFloat((*fa)->dtype) || tile::isFloat((*fb)->dtype);
-    f.dtype = isFloat ? tile::DType::F32 : tile::DType::I32;
-    Value v;
-    v.kind = Value::Kind::Frag;
-    v.frag = std::make_shared<const tile::FragExpr>(std::move(f));
-    return v;
+    return fragBinary(*op, *fa, *fb);
   }
   if (lhs->kind == Value::Kind::Const || rhs->kind == Value::Kind::Const ||
       (lhs->kind == Value::Kind::Scalar && rhs->kind == Value::Kind::Scalar)) {

@@ -60,6 +60,8 @@ struct Value {
 const char* describe(const Value& v);
 // A view of a whole register fragment (not a window of one).
 bool isWholeLocal(const tile::Kernel& k, const Value& v);
+// `a op b` elementwise: computed in f32 when either side is a float, else in i32.
+Value fragBinary(tir::BinOp op, tile::FragRef a, tile::FragRef b);
 
 // Module-level names: constants and layouts, in declaration order.
 struct ModuleEnv {

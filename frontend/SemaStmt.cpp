@@ -203,14 +203,7 @@ void KernelSema::assign(const ast::Stmt& s, const ast::Assign& a) {
       std::optional<tile::FragRef> fl = toFrag(lhs, a.target->range);
       std::optional<tile::FragRef> fr = toFrag(rhs, a.value->range);
       if (!fl || !fr || !sameFragmentLayout(s.range, *fl, *fr)) return;
-      tile::FragExpr f;
-      f.kind = tile::FragExpr::Kind::Binary;
-      f.bin = *op;
-      f.a = *fl;
-      f.b = *fr;
-      f.dtype = tile::DType::F32;
-      rhs.kind = Value::Kind::Frag;
-      rhs.frag = std::make_shared<const tile::FragExpr>(std::move(f));
+      rhs = fragBinary(*op, *fl, *fr);
     }
     std::optional<tile::FragRef> f = toFrag(rhs, a.value->range);
     if (!f) return;

@@ -7,7 +7,7 @@
 // ldmatrix from windows moving at run time in a swizzled tile; cdiv of sizes near the largest
 // i32; pipelines over loops that start past 0 and step by more than 1; shared windows whose
 // run-time origin is never 0; integer operations C++ leaves undefined compute the shared
-// table's results. Also `tyloc run` as a process.
+// table's results; arithmetic on i32 fragments stays in i32. Also `tyloc run` as a process.
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
@@ -753,5 +753,31 @@ TEST_CASE("a copy into shared memory one element at a time reads each element on
       for (int64_t j = 0; j < 32; ++j)
         REQUIRE(emu::getElement(buffers[1], Type::F16, i * 32 + j) ==
                 (i < M && j < K ? emu::getElement(buffers[0], Type::F16, i * K + j) : 0.0));
+  }
+}
+
+TEST_CASE("arithmetic on i32 fragments is exact, compound assignments and min/max included") {
+  auto c = compile("int_fragments.tyl");
+  const tir::Kernel& k = kernelNamed(*c, "int_fragments");
+  std::vector<emu::Buffer> buffers;
+  for (int i = 0; i < 6; ++i) buffers.push_back(emu::makeBuffer(Type::I32, 32));
+  auto x = [](int64_t i) -> int32_t {
+    // Odd values beyond f32's 24-bit mantissa, on both sides of the min/max bounds, and the extremes.
+    if (i == 0) return INT32_MAX;
+    if (i == 1) return INT32_MIN;
+    return static_cast<int32_t>((i % 2 ? 1 : -1) * (1073741823 + 2 * i));
+  };
+  for (int64_t i = 0; i < 32; ++i) emu::setElement(buffers[0], Type::I32, i, x(i));
+  std::vector<emu::Arg> args;
+  for (int i = 0; i < 6; ++i) args.push_back(emu::Arg::pointer(i));
+  REQUIRE(emu::run(k, args, buffers).ok());
+  auto wrap = [](int64_t v) { return static_cast<double>(static_cast<int32_t>(static_cast<uint32_t>(v))); };
+  for (int64_t i = 0; i < 32; ++i) {
+    INFO("X = " << x(i));
+    CHECK(emu::getElement(buffers[1], Type::I32, i) == wrap(int64_t{x(i)} + 3));
+    CHECK(emu::getElement(buffers[2], Type::I32, i) == wrap(int64_t{x(i)} * 3));
+    CHECK(emu::getElement(buffers[3], Type::I32, i) == -7.0);
+    CHECK(emu::getElement(buffers[4], Type::I32, i) == std::min<double>(x(i), 1073741825));
+    CHECK(emu::getElement(buffers[5], Type::I32, i) == std::max<double>(x(i), -1073741825));
   }
 }
