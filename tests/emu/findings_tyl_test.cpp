@@ -781,3 +781,15 @@ TEST_CASE("arithmetic on i32 fragments is exact, compound assignments and min/ma
     CHECK(emu::getElement(buffers[5], Type::I32, i) == std::max<double>(x(i), -1073741825));
   }
 }
+
+TEST_CASE("an index written in place is computed in 64 bits, a let-bound i32 wraps first") {
+  auto c = compile("index_width.tyl");
+  std::vector<emu::Buffer> buffers = {emu::makeBuffer(Type::F32, 100), emu::makeBuffer(Type::F32, 2)};
+  emu::fillRandom(buffers[0], Type::F32, 4);
+  emu::RunResult run = emu::run(kernelNamed(*c, "index_width"),
+                                {emu::Arg::integer(int64_t{1} << 28), emu::Arg::pointer(0), emu::Arg::pointer(1)},
+                                buffers);
+  REQUIRE(run.ok());
+  CHECK(emu::getElement(buffers[1], Type::F32, 0) == emu::getElement(buffers[0], Type::F32, 6));
+  CHECK(emu::getElement(buffers[1], Type::F32, 1) == emu::getElement(buffers[0], Type::F32, 6));
+}
