@@ -43,6 +43,7 @@ MemoryRuns::MemoryRuns(const tile::Tensor& t, const tile::View& v, Cache* cache)
     originConst_.push_back(f.constant);
     const int64_t div = f.runtimeDivisor();
     originDivisor_.push_back(div);
+    originStep_.push_back(0);
     if (!t.layout || !originProblem_.empty() || div == 0) continue;
     // The run-time part r (a multiple of div) keeps the view inside the tensor when
     // 0 <= constant + r and constant + r + extent <= the tensor's extent.
@@ -59,6 +60,13 @@ MemoryRuns::MemoryRuns(const tile::Tensor& t, const tile::View& v, Cache* cache)
       // Every place the view fits has the same pattern: check it at r = 0, or where the view
       // first fits when it does not at 0 (an origin (k - 1) * 64 in a loop from k = 1).
       if ((lo > 0 || hi < 0) && first <= hi) originConst_[d] += first;
+      if (first + div <= hi) {
+        // Every offset moves by the same amount per step: measure it along dimension d alone.
+        std::vector<int64_t> at(v.origin.size(), 0), next = at;
+        next[d] = div;
+        originStep_[d] = layout::applyAxis(*t.layout, next, t.staticShape, layout::Axis::m) -
+                         layout::applyAxis(*t.layout, at, t.staticShape, layout::Axis::m);
+      }
       continue;
     }
     std::vector<int64_t> values;
@@ -136,6 +144,12 @@ MemoryRuns::Problem MemoryRuns::check(const std::vector<int64_t>& viewCoord, int
   if (t_.layout) {
     if (!outside_.empty()) return {K::NotContiguous, outside_};
     if (!originProblem_.empty()) return {K::Misaligned, originProblem_};
+    for (size_t d = 0; d < originStep_.size(); ++d)
+      if (originStep_[d] % len != 0)
+        return {K::Misaligned,
+                fmt::format("the origin of dimension {} is {} plus a run-time multiple of {}, which moves the run in "
+                            "steps of {} elements, not a multiple of {}",
+                            d, originConst_[d], originDivisor_[d], originStep_[d], len)};
     for (size_t shift = 0; shift < shifts_.size(); ++shift) {
       Problem p = checkStatic(viewCoord, len, shift);
       if (!p.ok()) return p;

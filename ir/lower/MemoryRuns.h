@@ -74,6 +74,10 @@ class MemoryRuns {
   int64_t viewSize_;                   // elements in the view
   std::vector<int64_t> originConst_;   // constant part of the origin, per tensor dim
   std::vector<int64_t> originDivisor_; // run-time part is a multiple of this (0: none)
+  // Static layouts, per tensor dim whose run-time part moves the view without changing the
+  // layout's pattern (not enumerated in shifts_): how far each step of originDivisor_ moves
+  // every offset, 0 when the view fits at only one place.
+  std::vector<int64_t> originStep_;
   std::string originProblem_;          // static layouts: why run-time origins break the analysis
   std::string outside_;                // static layouts: why no run-time origin keeps the view inside
   std::vector<std::vector<int64_t>> shifts_;  // see shifts()
