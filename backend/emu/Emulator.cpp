@@ -148,9 +148,22 @@ RunResult run(const tir::Kernel& kernel, const std::vector<Arg>& args, std::vect
   RunResult result;
   size_t before = ctx.findings.findings().size();
   if (checkLaunch(ctx)) {
+    // Each block counts as a step too, so that a huge grid of blocks doing nothing stops.
+    auto startBlock = [&]() {
+      if (ctx.stats.warpInstructions + ctx.stats.blocks < options.maxWarpInstructions) return true;
+      Finding f = Finding::make(FindingKind::StepLimit,
+                                fmt::format("the run exceeded {} steps (warp instructions, and one per block) after "
+                                            "{} blocks of the grid",
+                                            options.maxWarpInstructions, ctx.stats.blocks));
+      f.loc = ctx.kernel.loc;
+      ctx.findings.add(std::move(f), &ctx.kernel);
+      ctx.findings.stop();
+      return false;
+    };
     for (int64_t z = 0; z < ctx.grid[2] && !ctx.findings.stopped(); ++z)
       for (int64_t y = 0; y < ctx.grid[1] && !ctx.findings.stopped(); ++y)
-        for (int64_t x = 0; x < ctx.grid[0] && !ctx.findings.stopped(); ++x) runBlock(ctx, {x, y, z});
+        for (int64_t x = 0; x < ctx.grid[0] && !ctx.findings.stopped(); ++x)
+          if (startBlock()) runBlock(ctx, {x, y, z});
     result.completed = !ctx.findings.stopped();
   } else {
     // An empty grid is a successful launch of nothing.

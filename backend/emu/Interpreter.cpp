@@ -39,9 +39,9 @@ void Interpreter::run(Warp& w) {
 
 // Counts one warp instruction against the budget; false when it is exhausted.
 bool Interpreter::spend(const Warp& w, Mask mask) {
-  if (++ctx_.stats.warpInstructions <= ctx_.options.maxWarpInstructions) return true;
+  if (++ctx_.stats.warpInstructions + ctx_.stats.blocks <= ctx_.options.maxWarpInstructions) return true;
   report(FindingKind::StepLimit, w, firstLane(mask),
-         fmt::format("the run exceeded {} warp instructions (an endless loop?)",
+         fmt::format("the run exceeded {} steps (warp instructions, and one per block): an endless loop?",
                      ctx_.options.maxWarpInstructions));
   ctx_.findings.stop();
   return false;

@@ -209,9 +209,18 @@ void writeNpy(const std::filesystem::path& path, const NpyArray& array) {
 }
 
 NpyArray readNpy(const std::filesystem::path& path) {
+  // Directories and devices (/dev/zero never ends) are not arrays.
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
+    throw NpyError("not a regular file");
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw NpyError("cannot open " + path.string());
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in) throw NpyError("cannot open it");
+  std::string bytes;
+  try {
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  } catch (const std::ios_base::failure&) {
+    throw NpyError("cannot read it");
+  }
   return decodeNpy(bytes);
 }
 

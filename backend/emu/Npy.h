@@ -40,6 +40,8 @@ std::string encodeNpy(const NpyArray& array);
 NpyArray decodeNpy(std::string_view file);
 
 void writeNpy(const std::filesystem::path& path, const NpyArray& array);
+// Throws NpyError, with a message that does not repeat the path, for a file that cannot be
+// read (a directory, a device) or is not a .npy array.
 NpyArray readNpy(const std::filesystem::path& path);
 
 }  // namespace tyl::emu

@@ -411,6 +411,8 @@ TEST_CASE("tyloc run misuse is one clear line and exit 2") {
            {"run", file, "--kernel", "add_one_n", "--set", "n=abc"},
            {"run", file, "--kernel", "add_one_n", "--set", "n=4", "--set", "m=2"},
            {"run", file, "--kernel", "add_one", "--input", "A=/nonexistent.npy"},
+           {"run", file, "--kernel", "add_one", "--input", "A=/tmp"},
+           {"run", file, "--kernel", "add_one", "--input", "A=/dev/zero"},
            {"run", file, "--kernel", "add_one_n", "--set", "n=9223372036854775807"},
            {"run", kernelPath("tests/emu/kernels/huge_tensor.tyl"), "--kernel", "square", "--set", "n=4294967296"},
            {"run", kernelPath("tests/emu/kernels/huge_tensor.tyl"), "--kernel", "doubled",
@@ -424,7 +426,8 @@ TEST_CASE("tyloc run misuse is one clear line and exit 2") {
            {"run", file, "--kernel", "add_one", "--input", "A=a.npy", "--input", "A=b.npy"},
            {"run", flags, "--kernel", "store", "--set", "n=1", "--seed", "-1"},
            {"run", flags, "--kernel", "store", "--set", "n=1", "--seed", "18446744073709551616"},
-           {"run", flags, "--kernel", "spin", "--set", "n=1", "--max-steps", "0"}}) {
+           {"run", flags, "--kernel", "spin", "--set", "n=1", "--max-steps", "0"},
+           {"run", flags, "--kernel", "spin", "--set", "n=1", "--max-steps", "9223372036854775808"}}) {
     auto r = tyloc(args);
     std::string cmd;
     for (const std::string& a : args) cmd += " " + a;
@@ -444,8 +447,14 @@ TEST_CASE("tyloc run: a negative size is the launch's failure, and the step limi
   CHECK(r.err.find("dimension 0 of A must not be negative [emu-launch-failure]") != std::string::npos);
   r = tyloc({"run", kRunFlags, "--kernel", "spin", "--set", "n=9223372036854775807", "--max-steps", "100000"});
   CHECK(r.exitCode == 1);
-  CHECK(r.err.find("the run exceeded 100000 warp instructions (an endless loop?) [emu-step-limit]") !=
-        std::string::npos);
+  CHECK(r.err.find("the run exceeded 100000 steps (warp instructions, and one per block): an endless loop? "
+                    "[emu-step-limit]") != std::string::npos);
+  // A grid of blocks that run nothing ends too: each block is a step.
+  r = tyloc({"run", kRunFlags, "--kernel", "idle", "--set", "n=2147483647", "--max-steps", "100000"});
+  CHECK(r.exitCode == 1);
+  CHECK(r.err.find("the run exceeded 100000 steps (warp instructions, and one per block) after 100000 blocks of "
+                   "the grid [emu-step-limit]") != std::string::npos);
+  CHECK(tyloc({"run", kRunFlags, "--kernel", "idle", "--set", "n=10", "--max-steps", "100000"}).exitCode == 0);
   CHECK(tyloc({"run", kRunFlags, "--kernel", "spin", "--set", "n=1000", "--max-steps", "100000"}).exitCode == 0);
 }
 

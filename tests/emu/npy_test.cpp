@@ -75,6 +75,9 @@ TEST_CASE("npy files are written and read back", "[npy]") {
   std::filesystem::remove(path);
   CHECK(back.data == a.data);
   CHECK_THROWS_AS(readNpy(path), NpyError);
+  // Not regular files: a directory would fail inside the read, a device never ends.
+  CHECK_THROWS_AS(readNpy(std::filesystem::temp_directory_path()), NpyError);
+  CHECK_THROWS_AS(readNpy("/dev/zero"), NpyError);
 }
 
 TEST_CASE("the digest is FNV-1a 64", "[npy]") {

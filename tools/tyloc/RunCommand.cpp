@@ -29,7 +29,7 @@ struct RunOptions {
   std::vector<std::string> inputs;
   std::string dumpDir;
   std::string seed = "1";
-  int64_t maxSteps = kDefaultMaxSteps;
+  std::string maxSteps = std::to_string(kDefaultMaxSteps);
   bool diagnosticsJson = false;
 };
 
@@ -101,16 +101,17 @@ std::map<std::string, std::string> namedValues(const char* flag, const std::vect
   return values;
 }
 
-uint64_t parseSeed(const std::string& text) {
+// A whole number from lo to hi, for flags whose values CLI11 would saturate or wrap.
+uint64_t parseCount(std::string_view flag, const std::string& text, uint64_t lo, uint64_t hi) {
   size_t used = 0;
   try {
     if (!text.empty() && text[0] != '-' && text[0] != '+') {
       unsigned long long v = std::stoull(text, &used, 10);
-      if (used == text.size()) return v;
+      if (used == text.size() && v >= lo && v <= hi) return v;
     }
   } catch (const std::exception&) {
   }
-  throw Misuse{fmt::format("--seed {}: expected an integer from 0 to {}", text, UINT64_MAX)};
+  throw Misuse{fmt::format("{} {}: expected an integer from {} to {}", flag, text, lo, hi)};
 }
 
 int runKernel(const RunOptions& o) {
@@ -143,7 +144,8 @@ int runKernel(const RunOptions& o) {
     // Scalars from --set; every scalar parameter needs one.
     std::map<std::string, std::string> sets = namedValues("--set", o.sets, "NAME=VALUE");
     std::map<std::string, std::string> npyInputs = namedValues("--input", o.inputs, "NAME=FILE.npy");
-    uint64_t seed = parseSeed(o.seed);
+    uint64_t seed = parseCount("--seed", o.seed, 0, UINT64_MAX);
+    const auto maxSteps = static_cast<int64_t>(parseCount("--max-steps", o.maxSteps, 1, INT64_MAX));
     std::vector<emu::Arg> args(kernel->params.size());
     std::vector<std::string> missing;
     for (size_t i = 0; i < kernel->params.size(); ++i) {
@@ -190,7 +192,12 @@ int runKernel(const RunOptions& o) {
       emu::Buffer b = emu::makeBuffer(p.type, span);
       auto npy = npyInputs.find(p.name);
       if (npy != npyInputs.end()) {
-        emu::NpyArray a = emu::readNpy(npy->second);
+        emu::NpyArray a;
+        try {
+          a = emu::readNpy(npy->second);
+        } catch (const emu::NpyError& e) {
+          throw Misuse{fmt::format("--input {}: '{}': {}", p.name, npy->second, e.what())};
+        }
         if (a.type != p.type || a.shape != info.shape)
           throw Misuse{fmt::format("--input {}: '{}' holds {}[{}] but '{}' is {}[{}]", p.name, npy->second,
                                    tir::typeName(a.type), shapeText(a.shape), p.name, tir::typeName(p.type),
@@ -218,7 +225,7 @@ int runKernel(const RunOptions& o) {
         throw Misuse{fmt::format("--dump {}: {}", o.dumpDir, ec ? ec.message() : "not a folder")};
     }
     emu::Options options;
-    options.maxWarpInstructions = o.maxSteps;
+    options.maxWarpInstructions = maxSteps;
     emu::RunResult r = emu::run(*kernel, args, buffers, options);
     emu::reportFindings(r.findings, diags);
     render();
@@ -276,10 +283,9 @@ void addRunCommand(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--dump", o->dumpDir, "Write every tensor after the run to DIR/NAME.npy");
   cmd->add_option("--seed", o->seed, "Seed for the random inputs, 0 to 2^64-1 (default 1)");
   cmd->add_option("--max-steps", o->maxSteps,
-                  fmt::format("Stop with emu-step-limit after this many warp instructions (default {}; about a "
-                              "million run per second)",
-                              kDefaultMaxSteps))
-      ->check(CLI::Range(int64_t{1}, std::numeric_limits<int64_t>::max()));
+                  fmt::format("Stop with emu-step-limit after this many steps, 1 to 2^63-1: warp instructions, "
+                              "and one per block (default {}; about a million run per second)",
+                              kDefaultMaxSteps));
   cmd->add_option("--diagnostics-format", *fmtPtr, "How problems are printed: text or json")
       ->check(CLI::IsMember({"text", "json"}));
   cmd->callback([o, fmtPtr, &run] {
