@@ -105,6 +105,13 @@ std::vector<Misuse> misuses(const TempDir& dir) {
       {{"-Werror", "check", ok}, "--Werror comes before 'check'"},
       {{"--diagnostics-format", "json", "check", ok}, "--diagnostics-format comes before 'check'"},
       {{ok, "check", ok}, "the input file"},
+      {{ok, "check"}, "the input file '" + ok + "' comes before 'check'"},
+      {{ok, "run", "--kernel", "add_one"}, "comes before 'run'"},
+      // Flags given an empty value.
+      {{"layout", "S[4]", "--apply", ""}, "--apply: '' is not"},
+      {{"layout", "S[4]", "--shape", ""}, "--shape: '' is not"},
+      {{"layout", "S[(2, 4) : (4, 1)]", "--shape", "4611686018427387904,4"}, "--shape: the extents multiply past"},
+      {{"run", ok, "--kernel", "add_one", "--dump", ""}, "--dump: needs a folder name"},
       {{"--remarks", "run", ok, "--kernel", "add_one"}, "--remarks comes before 'run'"},
       {{"-o", dir.file("x.cu"), "layout", "S[4]"}, "--output comes before 'layout'"},
       // Outputs that are empty, the input, or each other.

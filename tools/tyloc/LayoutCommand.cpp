@@ -292,7 +292,7 @@ void addLayoutCommand(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("expr", state->options.expr,
                   "Layout expression, e.g. 'S[(32, 4) : (1@laneid, 1)] + R[2 : 1@warpid]'")
       ->required();
-  cmd->add_option("--shape", state->shape,
+  CLI::Option* shape = cmd->add_option("--shape", state->shape,
                   "Logical tensor shape, e.g. 32,4 (default: the shard extents); its size must equal the "
                   "layout's size");
   CLI::Option* apply =
@@ -314,7 +314,7 @@ void addLayoutCommand(CLI::App& app, std::function<int()>& run) {
                                        "shared-memory bank (32 banks of 4 bytes) for elements of this type")
                            ->check(CLI::IsMember(dtypeNames))
                            ->needs(svg);
-  cmd->add_option("--highlight", state->highlight,
+  CLI::Option* highlight = cmd->add_option("--highlight", state->highlight,
                   "With --dtype, mark one warp's access and state its bank-conflict degree. Cells are "
                   "(row, column) of the picture: row:R (lane i reads (R, i)), col:C (lane i reads (i, C)), "
                   "ldmatrix:R,C (lane i < 8 reads the 16 bytes from (R + i, C)), cells:R,C;R,C;... "
@@ -323,24 +323,30 @@ void addLayoutCommand(CLI::App& app, std::function<int()>& run) {
       ->needs(dtype);
   cmd->add_option("--diagnostics-format", state->diagFormat, "How errors are printed: text or json")
       ->check(CLI::IsMember({"text", "json"}));
-  cmd->callback([state, svg, &run] {
-    // Flag values are checked here so that malformed ones are command-line misuse (exit 2).
-    if (!state->shape.empty()) state->options.shape = parseIntList("--shape", state->shape);
-    if (!state->apply.empty()) state->options.apply = parseIntList("--apply", state->apply);
+  cmd->callback([state, shape, apply, svg, highlight, &run] {
+    // Flag values are checked here so that malformed ones are command-line misuse (exit 2);
+    // an empty value is one of them.
+    if (shape->count() > 0) state->options.shape = parseIntList("--shape", state->shape);
+    if (apply->count() > 0) state->options.apply = parseIntList("--apply", state->apply);
     if (svg->count() > 0) {
       if (state->svg.empty()) throw CLI::ValidationError("--svg", "needs a file name");
       state->options.svgPath = state->svg;
     }
     for (const DType& d : kDTypes)
       if (state->options.dtype == d.name) state->options.elementBytes = d.bytes;
-    if (!state->highlight.empty()) {
+    if (highlight->count() > 0) {
       std::string why;
       state->options.highlight = svg::parseHighlight(state->highlight, why);
       if (!state->options.highlight) throw CLI::ValidationError("--highlight", why);
     }
-    if (state->options.shape)
-      for (int64_t e : *state->options.shape)
+    if (state->options.shape) {
+      int64_t size = 1;
+      for (int64_t e : *state->options.shape) {
         if (e <= 0) throw CLI::ValidationError("--shape", fmt::format("extent {} must be positive", e));
+        if (__builtin_mul_overflow(size, e, &size))
+          throw CLI::ValidationError("--shape", "the extents multiply past 2^63-1");
+      }
+    }
     state->options.diagnosticsJson = state->diagFormat == "json";
     run = [state] { return runLayoutCommand(state->options); };
   });

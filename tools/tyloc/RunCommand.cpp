@@ -280,7 +280,9 @@ void addRunCommand(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--kernel", o->kernel, "The kernel to run (generic kernels: e.g. gemm_f16)")->required();
   cmd->add_option("--set", o->sets, "A scalar parameter, NAME=VALUE (repeatable; every scalar needs one)");
   cmd->add_option("--input", o->inputs, "Read a tensor parameter from a .npy file, NAME=FILE.npy (repeatable)");
-  cmd->add_option("--dump", o->dumpDir, "Write every tensor after the run to DIR/NAME.npy");
+  cmd->add_option("--dump", o->dumpDir, "Write every tensor after the run to DIR/NAME.npy")
+      ->type_name("DIR")
+      ->check([](const std::string& dir) { return dir.empty() ? std::string("needs a folder name") : std::string(); });
   cmd->add_option("--seed", o->seed, "Seed for the random inputs, 0 to 2^64-1 (default 1)");
   cmd->add_option("--max-steps", o->maxSteps,
                   fmt::format("Stop with emu-step-limit after this many steps, 1 to 2^63-1: warp instructions, "

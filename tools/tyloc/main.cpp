@@ -59,6 +59,23 @@ int run(int argc, char** argv) {
   tyl::driver::addLayoutCommand(app, action);
   tyl::driver::addRunCommand(app, action);
 
+  // The top-level options belong to compiling a file. Before a subcommand they would be ignored
+  // (`tyloc -Werror check f.tyl` would not treat warnings as errors), so they are refused.
+  auto optionBeforeSubcommand = [&app]() -> bool {
+    if (app.get_subcommands().empty()) return false;
+    const std::string sub = app.get_subcommands().front()->get_name();
+    for (const CLI::Option* opt : app.get_options()) {
+      if (opt->count() == 0) continue;
+      const bool isInput = opt->get_positional() && opt->get_lnames().empty();
+      const std::string what = isInput ? "the input file '" + opt->as<std::string>() + "'" : opt->get_name(false, true);
+      std::cerr << fmt::format(
+          "tyloc: error: {} comes before '{}'; give '{}' its options after it (see tyloc {} --help)\n", what, sub,
+          sub, sub);
+      return true;
+    }
+    return false;
+  };
+
   try {
     std::vector<std::string> args = normalizeArgs(argc, argv);
     app.parse(args);
@@ -69,24 +86,12 @@ int run(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
+    // `tyloc f.tyl check`: the subcommand misses its file because it came first; say that.
+    if (dynamic_cast<const CLI::RequiredError*>(&e) && optionBeforeSubcommand()) return kExitMisuse;
     std::cerr << "tyloc: error: " << e.what() << " (see tyloc --help)\n";
     return kExitMisuse;
   }
-
-  // The top-level options belong to compiling a file. Before a subcommand they would be ignored
-  // (`tyloc -Werror check f.tyl` would not treat warnings as errors), so they are refused.
-  if (!app.get_subcommands().empty()) {
-    const std::string sub = app.get_subcommands().front()->get_name();
-    for (const CLI::Option* opt : app.get_options()) {
-      if (opt->count() == 0) continue;
-      const bool isInput = opt->get_positional() && opt->get_lnames().empty();
-      const std::string what = isInput ? "the input file '" + opt->as<std::string>() + "'" : opt->get_name(false, true);
-      std::cerr << fmt::format(
-          "tyloc: error: {} comes before '{}'; give '{}' its options after it (see tyloc {} --help)\n", what, sub,
-          sub, sub);
-      return kExitMisuse;
-    }
-  }
+  if (optionBeforeSubcommand()) return kExitMisuse;
 
   if (listDiagnostics) {
     for (const tyl::DiagKind* kind : tyl::registeredDiagKinds())
