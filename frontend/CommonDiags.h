@@ -12,6 +12,8 @@ TYL_DIAG(kNotConstant, Error, "not-constant", "an expression that must be known 
 TYL_DIAG(kInputLimit, Error, "input-limit", "the input exceeds a size or nesting limit");
 TYL_DIAG(kDivisionByZero, Error, "division-by-zero", "a division or modulo by a divisor known to be zero");
 TYL_DIAG(kTooLarge, Error, "too-large", "an input that expands beyond a limit of the compiler (unrolling, enumeration)");
+TYL_DIAG(kNegativeOffset, Error, "negative-offset",
+         "a shared-memory or register layout that places an element before the start of its storage");
 TYL_DIAG(kBadArgument, Error, "bad-argument", "a call with missing, extra, duplicate or unknown arguments");
 
 }  // namespace tyl

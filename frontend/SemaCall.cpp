@@ -19,8 +19,6 @@ TYL_DIAG(kCopyShape, Error, "copy-shape-mismatch", "a copy between tensors of di
 TYL_DIAG(kCopySpaces, Error, "copy-spaces", "a copy between memory spaces it does not support");
 TYL_DIAG(kRegisterLimit, Error, "register-limit", "a register fragment that needs too many registers per thread");
 TYL_DIAG(kSharedLimit, Error, "shared-limit", "shared memory beyond what one block can have");
-TYL_DIAG(kNegativeOffset, Error, "negative-offset",
-         "a shared-memory or register layout that places an element before the start of its storage");
 
 namespace sema {
 

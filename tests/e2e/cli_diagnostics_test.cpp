@@ -597,7 +597,7 @@ TEST_CASE("more than 50 errors are cut off with a count") {
 // ---- Diagnostics only `tyloc layout` reports --------------------------------------------
 // The coverage test (tests/file/coverage-allowlist.txt) points here for these IDs.
 
-TEST_CASE("tyloc layout reports shape-mismatch coord-out-of-range not-memory-layout and bad-highlight") {
+TEST_CASE("tyloc layout reports shape-mismatch coord-out-of-range negative-offset not-memory-layout and bad-highlight") {
   TempDir dir;
   struct Case {
     std::vector<std::string> args;
@@ -608,6 +608,11 @@ TEST_CASE("tyloc layout reports shape-mismatch coord-out-of-range not-memory-lay
        "<layout>:1:1: error: the layout has 128 elements but --shape (8, 8) has 64 [shape-mismatch]"},
       {{"S[(32, 4)]", "--apply", "32,0"}, "[coord-out-of-range]"},
       {{"S[(32, 4)]", "--apply", "1,2,3"}, "[coord-out-of-range]"},
+      // A swizzle of offsets below 0, printed or drawn.
+      {{"ComposeLayout(0, 1, 1, S[4 : -1])", "--apply", "1"},
+       "<layout>:1:1: error: the swizzled layout places an element at offset -3; a swizzle permutes offsets from 0 "
+       "up [negative-offset]"},
+      {{"Swizzle(0, 0, 0)(S[2 : -1])", "--svg", dir.file("n.svg")}, "[negative-offset]"},
       {{"S[(32, 4) : (1@laneid, 1)]", "--svg", dir.file("a.svg"), "--dtype", "f16"}, "[not-memory-layout]"},
       {{"S[(8, 64)]", "--svg", dir.file("b.svg"), "--dtype", "f16", "--highlight", "row:8"}, "[bad-highlight]"},
       {{"S[(8, 64) : (1, 8)]", "--svg", dir.file("c.svg"), "--dtype", "f16", "--highlight", "ldmatrix:0,0"},

@@ -242,6 +242,14 @@ int runLayoutCommand(const LayoutOptions& options) {
   if (!l) return fail();
 
   try {
+    // A swizzle permutes the bits of offsets from 0 up: it has no meaning below 0.
+    if (int64_t lo = l->swizzle ? layout::minValue(l->tile, layout::Axis::m) : 0; lo < 0) {
+      diags.report(kNegativeOffset, whole,
+                   fmt::format("the swizzled layout places an element at offset {}; a swizzle permutes offsets "
+                               "from 0 up",
+                               lo));
+      return fail();
+    }
     int64_t size = l->size();
     layout::Shape shape = options.shape ? *options.shape : l->tile.shardExtents();
     if (shape.empty()) shape = {1};
