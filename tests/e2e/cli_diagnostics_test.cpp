@@ -636,7 +636,7 @@ TEST_CASE("tyloc layout reports shape-mismatch coord-out-of-range negative-offse
   CHECK(dir.entries().empty());
 }
 
-TEST_CASE("imports: too deep a chain, a file importing itself, a device, and one file by two spellings") {
+TEST_CASE("imports: too deep a chain, a file importing itself, a device, one file by two spellings, an output") {
   TempDir dir;
   SECTION("a chain of 40 files stops at 32 levels") {
     for (int i = 0; i < 40; ++i)
@@ -668,5 +668,20 @@ TEST_CASE("imports: too deep a chain, a file importing itself, a device, and one
     auto r = tyloc({"check", dir.file("two.tyl")});
     INFO(r.err);
     CHECK(r.exitCode == 0);
+  }
+  SECTION("an output that is an imported file is refused and the import kept") {
+    fs::create_directories(dir.path / "sub");
+    dir.write("sub/c.tyl", "const C = 3;\n");
+    dir.write("use.tyl", "import \"sub/c.tyl\";\nconst D = C;\n");
+    for (const char* flag : {"-o", "--header", "--depfile"}) {
+      std::vector<std::string> args{dir.file("use.tyl"), flag, dir.file("sub/./c.tyl")};
+      if (std::string(flag) != "-o") args.insert(args.end(), {"-o", dir.file("use.cu")});
+      auto r = tyloc(args);
+      INFO(flag << "\n" << r.err);
+      CHECK(r.exitCode == 2);
+      CHECK(r.err.find("is also the imported file") != std::string::npos);
+      CHECK(readFile(dir.file("sub/c.tyl")) == "const C = 3;\n");
+      CHECK(!fs::exists(dir.path / "use.cu"));
+    }
   }
 }

@@ -48,13 +48,6 @@ void checkOutputPaths(const CLI::App& app, const CompileOptions& o) {
       {"--output", &o.output}, {"--header", &o.header}, {"--depfile", &o.depfile}};
   for (const auto& [flag, path] : outputs)
     if (app.count(flag) > 0 && path->empty()) throw CLI::ValidationError(flag, "the path is empty");
-  namespace fs = std::filesystem;
-  auto sameFile = [](const std::string& a, const std::string& b) {
-    std::error_code ec;
-    fs::path pa = fs::weakly_canonical(fs::absolute(a, ec), ec), pb = fs::weakly_canonical(fs::absolute(b, ec), ec);
-    if (ec || pa != pb) return false;
-    return !fs::exists(pa, ec) || fs::is_regular_file(pa, ec);
-  };
   std::vector<std::pair<const char*, const std::string*>> named = {{"the input file", &o.input}};
   for (const auto& [flag, path] : outputs) {
     if (path->empty()) continue;

@@ -112,6 +112,14 @@ std::string OutputFiles::commit() {
   return "";
 }
 
+bool sameFile(const std::string& a, const std::string& b) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path pa = fs::weakly_canonical(fs::absolute(a, ec), ec), pb = fs::weakly_canonical(fs::absolute(b, ec), ec);
+  if (ec || pa != pb) return false;
+  return !fs::exists(pa, ec) || fs::is_regular_file(pa, ec);
+}
+
 std::string writeFileAtomically(const std::string& path, const std::string& contents) {
   OutputFiles files;
   files.add(path, contents);

@@ -28,6 +28,10 @@ class OutputFiles {
   std::vector<File> files_;
 };
 
+// Whether two paths name the same regular file (or the same path not created yet), so that
+// writing one would replace the other. Devices such as /dev/null are never the same file.
+bool sameFile(const std::string& a, const std::string& b);
+
 // One file through OutputFiles: "" or "cannot write 'PATH': why".
 std::string writeFileAtomically(const std::string& path, const std::string& contents);
 

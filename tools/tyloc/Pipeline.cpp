@@ -89,6 +89,13 @@ int compile(const CompileOptions& o) {
   if (o.emit == Stage::Ast) return finish(deliver(o, printAst(*ast, sources)));
   std::vector<std::string> imported;
   if (!resolveImports(*ast, diags, fileImportLoader(sources), &imported)) return finish(kExitUserError);
+  // The command line checked the outputs against the input; the imports are known only now.
+  for (const auto& [flag, path] : {std::pair{"--output", &o.output}, {"--header", &o.header}, {"--depfile", &o.depfile}})
+    for (const std::string& f : imported)
+      if (!path->empty() && sameFile(*path, f)) {
+        std::cerr << fmt::format("tyloc: error: {}: '{}' is also the imported file '{}'\n", flag, *path, f);
+        return finish(kExitMisuse);
+      }
 
   std::optional<tile::Module> tileIR = analyze(*ast, diags, SemaOptions{o.instantiate});
   if (!tileIR) return finish(kExitUserError);
