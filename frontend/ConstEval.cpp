@@ -257,8 +257,12 @@ std::optional<ConstValue> ConstEvaluator::evalBinary(const ast::Expr& e, const a
           diags_.report(kDivisionByZero, b.rhs->range, "division by zero");
           return std::nullopt;
         }
-        if (x == INT64_MIN && y == -1) throw layout::OverflowError("overflow");
-        // Truncating division, as in the generated C++.
+        // Truncating division, as in the generated C++; the smallest value over -1 has no
+        // quotient in 64 bits, but its remainder is 0.
+        if (y == -1) {
+          if (b.op == ast::BinOp::Mod) return ConstValue{int64_t{0}};
+          return ConstValue{layout::checkedSub(0, x)};
+        }
         return ConstValue{b.op == ast::BinOp::Div ? x / y : x % y};
       case ast::BinOp::Shl:
       case ast::BinOp::Shr:
@@ -267,8 +271,12 @@ std::optional<ConstValue> ConstEvaluator::evalBinary(const ast::Expr& e, const a
           return std::nullopt;
         }
         if (b.op == ast::BinOp::Shr) return ConstValue{x >> y};
-        if (x < 0 || (y > 0 && (x >> (63 - y)) != 0)) throw layout::OverflowError("overflow");
-        return ConstValue{x << y};
+        {
+          // x * 2^y, negative values included, when it fits in 64 bits.
+          const __int128 r = static_cast<__int128>(x) * (__int128{1} << y);
+          if (r < INT64_MIN || r > INT64_MAX) throw layout::OverflowError("overflow");
+          return ConstValue{static_cast<int64_t>(r)};
+        }
       case ast::BinOp::Lt: return ConstValue{int64_t{x < y}};
       case ast::BinOp::Le: return ConstValue{int64_t{x <= y}};
       case ast::BinOp::Gt: return ConstValue{int64_t{x > y}};

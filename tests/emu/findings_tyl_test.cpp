@@ -802,3 +802,13 @@ TEST_CASE("an index written in place is computed in 64 bits, a let-bound i32 wra
   CHECK(emu::getElement(buffers[1], Type::F32, 0) == emu::getElement(buffers[0], Type::F32, 6));
   CHECK(emu::getElement(buffers[1], Type::F32, 1) == emu::getElement(buffers[0], Type::F32, 6));
 }
+
+TEST_CASE("compile-time shifts of negative values and the remainder by -1 are exact") {
+  auto c = compile("constant_folding.tyl");
+  std::vector<emu::Buffer> buffers = {emu::makeBuffer(Type::I64, 4)};
+  REQUIRE(emu::run(kernelNamed(*c, "constants"), {emu::Arg::pointer(0)}, buffers).ok());
+  CHECK(emu::getElement(buffers[0], Type::I64, 0) == -16.0);
+  CHECK(emu::getElement(buffers[0], Type::I64, 1) == static_cast<double>(INT64_MIN));
+  CHECK(emu::getElement(buffers[0], Type::I64, 2) == 0.0);
+  CHECK(emu::getElement(buffers[0], Type::I64, 3) == -7.0);
+}
