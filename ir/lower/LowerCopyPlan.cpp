@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "ir/layout/Analysis.h"
 #include "ir/lower/LowerImpl.h"
@@ -16,7 +17,8 @@ TYL_DIAG(kCopyNotContiguous, Error, "copy-not-contiguous",
          "a cp.async copy whose 16-byte vectors are not contiguous in one of its layouts");
 TYL_DIAG(kCopyMisaligned, Error, "copy-misaligned",
          "a cp.async copy whose 16-byte vectors are not 16-byte aligned in one of its layouts");
-TYL_DIAG(kCopyAliases, Error, "copy-dst-aliases", "a copy destination that holds one element twice");
+TYL_DIAG(kCopyAliases, Error, "copy-dst-aliases",
+         "a copy destination that holds one element twice, or overlaps its source at other elements");
 TYL_DIAG(kCopyTypes, Error, "copy-types", "a copy between memories of different element types");
 TYL_DIAG(kCopyPlan, Remark, "copy-plan", "how a copy between memories is spread over the threads");
 
@@ -79,6 +81,31 @@ void KernelLowering::copyMemoryMemory(SourceRange loc, const tile::Copy& c) {
                                 layout::shapeToString(layout::unflatten(at[clash].second, shape)), at[clash].first,
                                 dt.name))
           .note(dt.layoutLoc, fmt::format("the layout of '{}' is here", dt.name));
+      return;
+    }
+  }
+
+  // A source that overlaps its destination elsewhere than element for element is read by some
+  // threads where others write. Decided when both views are at constant places of one tensor.
+  auto constantOrigin = [](const tile::View& v) {
+    return std::all_of(v.origin.begin(), v.origin.end(), [](const ExprRef& e) { return tir::isIntConst(e); });
+  };
+  if (dv.tensor == sv.tensor && dt.layout && constantOrigin(dv) && constantOrigin(sv) &&
+      static_cast<size_t>(size) <= (size_t{1} << 22)) {
+    std::unordered_map<int64_t, int64_t> written;  // offset -> destination element
+    for (int64_t i = 0; i < size; ++i)
+      if (std::optional<int64_t> m = dRuns.offsetAt(layout::unflatten(i, shape), 0)) written.emplace(*m, i);
+    for (int64_t j = 0; j < size; ++j) {
+      std::optional<int64_t> m = sRuns.offsetAt(layout::unflatten(j, shape), 0);
+      auto hit = m ? written.find(*m) : written.end();
+      if (hit == written.end() || hit->second == j) continue;
+      diags_.report(kCopyAliases, loc,
+                    fmt::format("the destination overlaps the source: element {} of the source is element {} of the "
+                                "destination (m={} in '{}'), so threads would read what others write; copy through "
+                                "another tensor",
+                                layout::shapeToString(layout::unflatten(j, shape)),
+                                layout::shapeToString(layout::unflatten(hit->second, shape)), *m, dt.name))
+          .note(dt.loc, fmt::format("'{}' is declared here", dt.name));
       return;
     }
   }
