@@ -389,9 +389,12 @@ int64_t cosize(const Layout& layout, Axis axis) {
 
 namespace {
 
+// The smallest int64 has no literal (its magnitude does not fit): it is written as a difference.
+std::string intText(int64_t v) { return v == INT64_MIN ? "(-9223372036854775807 - 1)" : fmt::format("{}", v); }
+
 std::string strideText(const Iter& it) {
-  if (it.axis == Axis::m) return fmt::format("{}", it.stride);
-  return fmt::format("{}@{}", it.stride, axisName(it.axis));
+  if (it.axis == Axis::m) return intText(it.stride);
+  return fmt::format("{}@{}", intText(it.stride), axisName(it.axis));
 }
 
 std::string itersText(char kind, const std::vector<Iter>& iters) {
@@ -417,8 +420,12 @@ std::string toString(const TileLayout& layout) {
   layout.offset.forEach([&](Axis a, int64_t v) {
     if (v == 0) return;
     std::string sign = v < 0 ? " - " : " + ";
-    uint64_t mag = v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
-    text += a == Axis::m ? fmt::format("{}{}", sign, mag) : fmt::format("{}{}@{}", sign, mag, axisName(a));
+    const std::string at = a == Axis::m ? "" : fmt::format("@{}", axisName(a));
+    if (v == INT64_MIN) {
+      text += fmt::format(" - {}{} - 1{}", INT64_MAX, at, at);
+      return;
+    }
+    text += fmt::format("{}{}{}", sign, v < 0 ? -v : v, at);
   });
   return text;
 }

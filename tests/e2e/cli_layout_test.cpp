@@ -138,3 +138,21 @@ TEST_CASE("odd inputs never crash: every exit code is 0 and 1 or 2") {
     CHECK((r.exitCode >= 0 && r.exitCode <= 2));
   }
 }
+
+TEST_CASE("the canonical layout text parses back to itself, the smallest int64 included") {
+  for (std::string expr : {"S[(32, 4) : (1@laneid, 1)] + R[2 : 1@warpid] + 4",
+                           "S[1 : 1] + (-9223372036854775807 - 1)",
+                           "S[1 : 1@laneid] + (-9223372036854775807 - 1)@laneid",
+                           "S[1 : (-9223372036854775807 - 1)]", "S[1 : (-9223372036854775807 - 1)@laneid] - 3",
+                           "ComposeLayout(3, 3, 3, S[(8, 64) : (64, 1)] + 9223372036854775807 - 4096)"}) {
+    INFO(expr);
+    auto first = tyloc({"layout", expr, "--json"});
+    INFO(first.err);
+    REQUIRE(first.exitCode == 0);
+    const std::string text = json::parse(first.out)["layout"];
+    auto again = tyloc({"layout", text, "--json"});
+    INFO(text << "\n" << again.err);
+    REQUIRE(again.exitCode == 0);
+    CHECK(json::parse(again.out)["layout"] == text);
+  }
+}
