@@ -317,6 +317,8 @@ class KernelPrinter {
           } else if constexpr (std::is_same_v<T, tir::Check>) {
             line(depth, "// " + n.message);
             line(depth, fmt::format("tylo::device_check({});", expr_.print(n.cond)));
+          } else if constexpr (std::is_same_v<T, tir::Cooperative>) {
+            // Read by the convergence check only; nothing to generate.
           } else {
             line(depth, "// " + n.text);
           }

@@ -89,7 +89,7 @@ bool Interpreter::exec(Warp& w, const tir::Stmt& s, Mask mask) {
           execMma(w, n, mask);
         } else if constexpr (std::is_same_v<T, tir::Check>) {
           execCheck(w, n, mask);
-        } else if constexpr (std::is_same_v<T, tir::Comment>) {
+        } else if constexpr (std::is_same_v<T, tir::Comment> || std::is_same_v<T, tir::Cooperative>) {
           // Nothing to run.
         } else {
           static_assert(kAlwaysFalse<T>, "the emulator does not handle this statement kind");

@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <set>
 #include <unordered_map>
 #include <utility>
@@ -37,8 +38,10 @@ TYL_DIAG(kDivergentBarrier, Error, "divergent-barrier",
          "a barrier() that some threads of the block reach and others do not");
 TYL_DIAG(kDivergentCollective, Error, "divergent-collective",
          "a warp-wide instruction (ldmatrix, stmatrix, mma.sync) that some lanes of a warp execute and others do not");
+TYL_DIAG(kDivergentCopy, Error, "divergent-copy",
+         "a copy the threads of the block share, which some of them reach and others do not");
 TYL_DIAG(kMaybeDivergent, Warning, "maybe-divergent",
-         "a barrier or warp-wide instruction under a condition that may differ between threads");
+         "a barrier, warp-wide instruction or shared copy under a condition that may differ between threads");
 
 namespace {
 
@@ -141,6 +144,12 @@ class Checker {
     bool boundOnly = true;   // from thread ids, constants and the variables of walkable loops
   };
 
+  // A Cooperative marker's threads: each one's group (-1: not a member), and whether it leads.
+  struct Groups {
+    std::vector<int64_t> id;
+    std::vector<uint8_t> leads;
+  };
+
   Info info(const ExprRef& e);
   bool varThreadOnly(uint32_t var);
   bool varBoundOnly(uint32_t var);
@@ -174,6 +183,9 @@ class Checker {
               const std::function<std::string(const Split&)>& sure, const std::string& maybe);
   void barrier(SourceRange loc, const Reach& r);
   void collective(SourceRange loc, const char* instr, const Reach& r);
+  const Groups* groups(const tir::Cooperative& c);
+  std::optional<Split> groupSplit(const Reach& r, const tir::Cooperative& c);
+  void cooperative(SourceRange loc, const tir::Cooperative& c, const Reach& r);
 
   const tir::Kernel& k_;
   DiagnosticEngine& diags_;
@@ -194,6 +206,8 @@ class Checker {
   bool changed_ = false;
   std::unordered_map<const tir::Expr*, Info> info_;  // valid while var_ and array_ stay
   std::unordered_map<const tir::Expr*, Spread> exact_;  // thread-only expressions, by their values
+  // Per Cooperative marker: its threads' groups, or nullopt when they cannot be computed.
+  std::unordered_map<const tir::Cooperative*, std::optional<Groups>> groups_;
   std::vector<Step> steps_;
   std::set<std::pair<uint64_t, const DiagKind*>> reported_;  // (file, offset) of the statement
 };
@@ -646,7 +660,8 @@ bool Checker::dependsOnVar(const tir::Block& b, uint32_t var, bool& collective) 
             depends = dependsOnVar(n.body, var, collective) || depends;
           }
           if constexpr (std::is_same_v<T, tir::Barrier> || std::is_same_v<T, tir::Ldmatrix> ||
-                        std::is_same_v<T, tir::Stmatrix> || std::is_same_v<T, tir::Mma>)
+                        std::is_same_v<T, tir::Stmatrix> || std::is_same_v<T, tir::Mma> ||
+                        std::is_same_v<T, tir::Cooperative>)
             collective = true;
         },
         s.node);
@@ -729,6 +744,7 @@ void Checker::check(const tir::Block& b, const Reach& r) {
           if constexpr (std::is_same_v<T, tir::Ldmatrix>) collective(s.loc, "ldmatrix", r);
           if constexpr (std::is_same_v<T, tir::Stmatrix>) collective(s.loc, "stmatrix", r);
           if constexpr (std::is_same_v<T, tir::Mma>) collective(s.loc, "mma.sync", r);
+          if constexpr (std::is_same_v<T, tir::Cooperative>) cooperative(s.loc, n, r);
         },
         s.node);
   }
@@ -780,6 +796,81 @@ void Checker::collective(SourceRange loc, const char* instr, const Reach& r) {
       fmt::format("{} may be executed by some lanes of a warp and not by others (every lane must execute this "
                   "warp-wide instruction together, or none)",
                   instr));
+}
+
+// The groups of a marker's threads, from its expressions, which are made of thread ids.
+const Checker::Groups* Checker::groups(const tir::Cooperative& c) {
+  auto [it, fresh] = groups_.try_emplace(&c);
+  if (!fresh) return it->second ? &*it->second : nullptr;
+  std::vector<std::vector<int64_t>> keys;
+  for (const ExprRef& e : c.group) {
+    std::optional<std::vector<int64_t>> v = info(e).threadOnly ? values(e) : std::nullopt;
+    if (!v) return nullptr;
+    keys.push_back(std::move(*v));
+  }
+  std::vector<int64_t> ones(points_.size(), 1);
+  std::optional<std::vector<int64_t>> member = ones, leader = ones;
+  if (c.member) member = info(c.member).threadOnly ? values(c.member) : std::nullopt;
+  if (c.leader) leader = info(c.leader).threadOnly ? values(c.leader) : std::nullopt;
+  if (!member || !leader) return nullptr;
+  Groups g;
+  std::map<std::vector<int64_t>, int64_t> ids;
+  for (size_t t = 0; t < points_.size(); ++t) {
+    std::vector<int64_t> key;
+    for (const std::vector<int64_t>& k : keys) key.push_back(k[t]);
+    const bool in = (*member)[t] != 0;
+    g.id.push_back(in ? ids.try_emplace(std::move(key), static_cast<int64_t>(ids.size())).first->second : -1);
+    g.leads.push_back(in && (*leader)[t] != 0);
+  }
+  it->second = std::move(g);
+  return &*it->second;
+}
+
+// Two threads of a marker's group of which one reaches it and the other, a leader, does not
+// (or not as often).
+std::optional<Split> Checker::groupSplit(const Reach& r, const tir::Cooperative& c) {
+  if (c.group.empty() && !c.member && !c.leader) return split(r, 0, threads_);
+  const Groups* g = groups(c);
+  if (!g) return std::nullopt;
+  std::map<int64_t, int64_t> reached;  // group -> its first thread that reaches the marker
+  for (int64_t t = 0; t < threads_; ++t)
+    if (g->id[t] >= 0 && r.in[t]) reached.try_emplace(g->id[t], t);
+  for (int64_t t = 0; t < threads_; ++t)
+    if (auto it = reached.find(g->id[t]); g->leads[t] && !r.in[t] && it != reached.end())
+      return Split{it->second, t, r.cutBy[t]};
+  for (size_t l : r.loops) {
+    const std::vector<int64_t>& n = steps_[l].trips;
+    std::map<int64_t, int64_t> most;  // group -> its thread that goes round the loop most often
+    for (int64_t t = 0; t < threads_; ++t)
+      if (g->id[t] >= 0 && r.in[t])
+        if (auto [it, fresh] = most.try_emplace(g->id[t], t); !fresh && n[t] > n[it->second]) it->second = t;
+    for (int64_t t = 0; t < threads_; ++t)
+      if (auto it = most.find(g->id[t]); g->leads[t] && it != most.end() && n[t] < n[it->second])
+        return Split{it->second, t, l};
+  }
+  return std::nullopt;
+}
+
+void Checker::cooperative(SourceRange loc, const tir::Cooperative& c, const Reach& r) {
+  const bool block = c.group.empty() && !c.member && !c.leader;
+  report(
+      loc, r, groupSplit(r, c), r.unknownWarps, kDivergentCopy,
+      [&](const Split& s) {
+        if (block)
+          return fmt::format("{} is reached by {} but not by {}: the threads of the block share its work, so every "
+                             "thread must reach it, or none",
+                             c.what, threadName(s.reached), threadName(s.missed));
+        return fmt::format("{} is reached by {} but not by {}, which holds the same elements and is the one that "
+                           "stores them: the first replica of an element must reach a store whenever another "
+                           "replica does",
+                           c.what, threadName(s.reached), threadName(s.missed));
+      },
+      block ? fmt::format("{} may be reached by some threads of the block and not by others (the threads of the "
+                          "block share its work: every thread must reach it, or none)",
+                          c.what)
+            : fmt::format("{} may be reached by some threads holding the same elements and not by the one that "
+                          "stores them",
+                          c.what));
 }
 
 void Checker::run() {

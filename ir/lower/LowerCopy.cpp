@@ -193,6 +193,10 @@ void KernelLowering::copyFragmentMemory(SourceRange loc, const tile::Copy& c, bo
   const tile::Tensor& f = tk_.tensors[fragId];
   const FragmentMap* fm = toMemory ? fragment(fragId, loc) : fragmentThrough(c.dst, loc);
   if (!fm) return;
+  // Of the threads holding an element, one stores it: whenever one of them reaches the
+  // store, that one must too.
+  if (toMemory && fm->primary)
+    emit(loc, tir::Cooperative{fmt::format("this store of '{}'", f.name), fm->base, fm->owns, fm->primary});
   Type type = tile::toTir(t.dtype);
   WidthReasons why;
   if (!toMemory && t.space == tile::MemSpace::Shared && tile::dtypeBytes(f.dtype) == 2) {

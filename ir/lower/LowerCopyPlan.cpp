@@ -50,6 +50,8 @@ void KernelLowering::copyMemoryMemory(SourceRange loc, const tile::Copy& c) {
                               tile::dtypeName(st.dtype), dt.name, tile::dtypeName(dt.dtype)));
     return;
   }
+  // The block's threads divide the copy's vectors among them: each must reach it.
+  emit(loc, tir::Cooperative{c.async ? "this copy_async" : "this copy", {}, nullptr, nullptr});
   Type type = tile::toTir(dt.dtype);
   int eb = tile::dtypeBytes(dt.dtype);
   size_t rank = dv.rank();

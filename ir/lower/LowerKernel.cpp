@@ -4,6 +4,7 @@
 #include "ir/layout/Analysis.h"
 #include "ir/lower/Convergence.h"
 #include "ir/lower/LowerImpl.h"
+#include "ir/thread/Walk.h"
 
 namespace tyl::lower {
 
@@ -410,6 +411,7 @@ std::optional<tir::Kernel> KernelLowering::run() {
   k_.checks.insert(k_.checks.begin() + static_cast<std::ptrdiff_t>(checksBeforeBody),
                    std::make_move_iterator(disjoint.begin()), std::make_move_iterator(disjoint.end()));
   checkConvergence(k_, diags_);
+  tir::removeCooperative(k_.body);
   for (tir::LaunchCheck& c : accessChecks) addLaunchCheck(std::move(c));
   if (diags_.errorCount() > errors) return std::nullopt;
   return std::move(k_);

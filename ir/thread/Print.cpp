@@ -129,6 +129,12 @@ class Printer {
             std::string values;
             for (const ExprRef& v : n.values) values += ", " + expr(v);
             line(depth, fmt::format("check {}{}  // {}", expr(n.cond), values, n.message));
+          } else if constexpr (std::is_same_v<T, Cooperative>) {
+            std::string group;
+            for (const ExprRef& g : n.group) group += (group.empty() ? "" : ", ") + expr(g);
+            line(depth, fmt::format("cooperative ({}){}{}  // {}", group,
+                                    n.member ? fmt::format(" member {}", expr(n.member)) : "",
+                                    n.leader ? fmt::format(" leader {}", expr(n.leader)) : "", n.what));
           } else {
             line(depth, "// " + n.text);
           }

@@ -245,10 +245,24 @@ struct Check {
   std::vector<ExprRef> values;
 };
 
+// Marks where lowering put a tile statement whose work threads share: a copy between memories
+// (the block's threads divide its vectors among them) or the store of a register fragment whose
+// elements several threads hold (one of them, the leader, stores each). Of the threads where
+// `member` holds (null: all), those with equal values of `group` (empty: the whole block) form a
+// group: when one of a group reaches the statement, each `leader` of it (null: each member)
+// must reach it too, as often. `what` names the statement in diagnostics. Only the convergence
+// check reads it; lowering removes it after that check.
+struct Cooperative {
+  std::string what;
+  std::vector<ExprRef> group;
+  ExprRef member;
+  ExprRef leader;
+};
+
 struct Stmt {
   SourceRange loc;
   std::variant<Assign, Load, Store, If, For, Barrier, CpAsync, CpAsyncCommit, CpAsyncWait, Ldmatrix, Stmatrix, Mma,
-               Comment, Check>
+               Comment, Check, Cooperative>
       node;
 };
 

@@ -52,6 +52,11 @@ void forEachExpr(B& b, Fn&& fn) {
             slot(n.cond);
             for (auto& v : n.values) slot(v);
           }
+          if constexpr (std::is_same_v<T, Cooperative>) {
+            for (auto& g : n.group) slot(g);
+            slot(n.member);
+            slot(n.leader);
+          }
         },
         b[i].node);
   }
@@ -90,6 +95,19 @@ void forEachVarWrite(const Block& b, Fn&& fn) {
 // that a statement in `b`, or nested in it, assigns or loads into, loop variables included.
 inline void markWrittenVars(const Block& b, std::vector<bool>& written) {
   forEachVarWrite(b, [&](uint32_t var) { written.at(var) = true; });
+}
+
+// Removes the Cooperative markers from `b` and the blocks nested in it.
+inline void removeCooperative(Block& b) {
+  std::erase_if(b, [](const Stmt& s) { return std::holds_alternative<Cooperative>(s.node); });
+  for (Stmt& s : b) {
+    if (auto* n = std::get_if<If>(&s.node)) {
+      removeCooperative(n->then);
+      removeCooperative(n->otherwise);
+    } else if (auto* loop = std::get_if<For>(&s.node)) {
+      removeCooperative(loop->body);
+    }
+  }
 }
 
 }  // namespace tyl::tir
