@@ -219,12 +219,34 @@ std::optional<KernelSema::Escape> KernelSema::escapeAtSureValues(const std::vect
   const std::array<int64_t, 3> grid = constantGrid(kernel, &blocks);
   // What the coordinates depend on; anything but loops, the thread and the block (parameters,
   // other variables, values under a condition) is not sure.
-  const SureDeps deps = sureDependencies(coord, grid[0] > 0);
+  SureDeps deps = sureDependencies(coord, grid[0] > 0);
   if (deps.other || deps.params || (deps.loops.empty() && !deps.thread && !deps.block)) return std::nullopt;
   if (deps.neverRuns) return std::nullopt;
+  // A loop whose end is not a constant runs, and through which values, depending on what its
+  // end is made of: where those are sure values too, they are sources (`for j in range(0, i)`
+  // runs at i = 3 through j = 2, and not at all at i = 0).
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (size_t i : std::vector<size_t>(deps.loops)) {
+      if (loops_[i].count) continue;
+      const SureDeps end = sureDependencies({loops_[i].end}, grid[0] > 0);
+      if (end.other || end.params) continue;
+      for (size_t j : end.loops)
+        if (std::find(deps.loops.begin(), deps.loops.end(), j) == deps.loops.end()) {
+          deps.loops.push_back(j);
+          grew = true;
+        }
+      deps.thread = deps.thread || end.thread;
+      deps.block = deps.block || end.block;
+    }
+    std::sort(deps.loops.begin(), deps.loops.end());
+  }
 
-  // The loops contribute only the first value of one whose end is not a constant.
-  const std::vector<SureSource> sources = sureSources(deps, blocks);
+  // A loop whose end is not a constant has two sure values at a point: its first, and its
+  // last there when its end is then known. Sources are outermost first.
+  std::vector<SureSource> sources = sureSources(deps, blocks);
+  for (SureSource& src : sources)
+    if (src.loop && !src.loop->count) src.count = 2;
   int64_t combinations = 1;
   for (const SureSource& src : sources)
     combinations = std::min(combinations * std::min(src.count, kMaxCombinations + 1), kMaxCombinations + 1);
@@ -240,36 +262,60 @@ std::optional<KernelSema::Escape> KernelSema::escapeAtSureValues(const std::vect
 
   std::vector<size_t> at(sources.size(), 0);
   auto pick = [&](size_t i) { return picks[i][at[i]]; };
-  auto loopValue = [&](size_t i) {
-    const LoopValues& l = *sources[i].loop;
-    return pick(i) + 1 == sources[i].count ? l.last : *l.first + pick(i) * l.step;
-  };
-  for (;;) {
+  std::vector<int64_t> loopValue(sources.size(), 0);
+  // The point of the current picks, or nullopt when no such point occurs: a loop whose end is
+  // known there does not run, or the last value of one whose end is not known was picked.
+  auto pointAt = [&]() -> std::optional<SurePoint> {
     SurePoint point;
     for (size_t i = 0; i < sources.size(); ++i) {
-      if (sources[i].loop)
-        point.loops[sources[i].loop->var] = tir::intConst(loopValue(i), Type::I64);
-      else if (sources[i].isThread)
+      if (sources[i].isThread)
         point.thread = pick(i);
-      else
+      else if (!sources[i].loop)
         point.block = pick(i);
     }
-    for (size_t d = 0; d < coord.size(); ++d) {
-      int64_t c = 0;
-      if (!tir::isIntConst(atSurePoint(coord[d], point, grid), &c) || (c >= 0 && c <= most[d])) continue;
-      Escape esc{d, c, "", nullptr};
-      std::vector<std::string> parts;
-      for (size_t i = 0; i < sources.size(); ++i) {
-        if (sources[i].loop) {
-          parts.push_back(fmt::format("{} = {}", sources[i].loop->name, loopValue(i)));
-          esc.loop = sources[i].loop;
+    for (size_t i = 0; i < sources.size(); ++i) {
+      const LoopValues* l = sources[i].loop;
+      if (!l) continue;
+      if (l->count) {
+        loopValue[i] = pick(i) + 1 == sources[i].count ? l->last : *l->first + pick(i) * l->step;
+      } else {
+        int64_t end = 0;
+        const bool known = tir::isIntConst(atSurePoint(tir::cast(Type::I64, l->end), point, grid), &end);
+        if (known && end <= *l->first) return std::nullopt;
+        if (pick(i) == 0) {
+          loopValue[i] = *l->first;
+        } else if (!known) {
+          return std::nullopt;
         } else {
-          parts.push_back(sources[i].isThread ? idText("thread", point.thread, kernel.block)
-                                              : idText("block", point.block, grid));
+          // In unsigned arithmetic, as in enterLoop: end - first cannot overflow.
+          const uint64_t steps = (static_cast<uint64_t>(end) - static_cast<uint64_t>(*l->first) - 1) /
+                                 static_cast<uint64_t>(l->step);
+          loopValue[i] = static_cast<int64_t>(static_cast<uint64_t>(*l->first) + steps * static_cast<uint64_t>(l->step));
         }
       }
-      esc.when = forParts(parts);
-      return esc;
+      point.loops[l->var] = tir::intConst(loopValue[i], Type::I64);
+    }
+    return point;
+  };
+  for (;;) {
+    if (const std::optional<SurePoint> point = pointAt()) {
+      for (size_t d = 0; d < coord.size(); ++d) {
+        int64_t c = 0;
+        if (!tir::isIntConst(atSurePoint(coord[d], *point, grid), &c) || (c >= 0 && c <= most[d])) continue;
+        Escape esc{d, c, "", nullptr};
+        std::vector<std::string> parts;
+        for (size_t i = 0; i < sources.size(); ++i) {
+          if (sources[i].loop) {
+            parts.push_back(fmt::format("{} = {}", sources[i].loop->name, loopValue[i]));
+            esc.loop = sources[i].loop;
+          } else {
+            parts.push_back(sources[i].isThread ? idText("thread", point->thread, kernel.block)
+                                                : idText("block", point->block, grid));
+          }
+        }
+        esc.when = forParts(parts);
+        return esc;
+      }
     }
     size_t i = 0;
     while (i < at.size() && ++at[i] == picks[i].size()) at[i++] = 0;
