@@ -292,6 +292,25 @@ TEST_CASE("a depfile that cannot be written leaves the outputs as they were") {
   CHECK(!fs::exists(dir.file("out.cuh")));
 }
 
+// A path the dependency file cannot name (a line break in it) fails the run before anything is
+// written; one with blanks, '#' or '$' is escaped as Make and Ninja read it.
+TEST_CASE("a depfile naming a path with a line break is refused, and nothing is written") {
+  TempDir dir;
+  const std::string ok = dir.write("ok.tyl", readFile(kAddOne));
+  const std::string cu = dir.file("out\nx.cu");
+  auto r = tyloc({ok, "-o", cu, "--depfile", dir.file("out.d")});
+  INFO(r.err);
+  CHECK(r.exitCode == 2);
+  CHECK(r.err.find("tyloc: error: --depfile: the path '" + cu + "' holds a line break, which a dependency file "
+                   "cannot name") != std::string::npos);
+  CHECK(dir.entries() == std::set<std::string>{"ok.tyl"});
+  const std::string spaced = dir.file("a b#$.cu");
+  auto escaped = tyloc({ok, "-o", spaced, "--depfile", dir.file("out.d")});
+  INFO(escaped.err);
+  REQUIRE(escaped.exitCode == 0);
+  CHECK(readFile(dir.file("out.d")).starts_with(dir.file("a\\ b\\#$$.cu") + ": "));
+}
+
 // `-o /dev/null` must not replace the device with a regular file (as root the rename
 // would succeed). Tested on a null device node made in a scratch folder, which needs root;
 // a named pipe, which does not, is checked the same way.

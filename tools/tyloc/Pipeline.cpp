@@ -18,6 +18,7 @@
 #include "ir/thread/Passes.h"
 #include "ir/thread/Print.h"
 #include "ir/tile/Print.h"
+#include "tools/tyloc/Depfile.h"
 
 namespace tyl::driver {
 
@@ -122,20 +123,16 @@ int compile(const CompileOptions& o) {
   if (!o.output.empty()) files.add(o.output, out.source);
   if (!o.header.empty()) files.add(o.header, out.header);
   if (!o.depfile.empty()) {
-    std::string target = o.output.empty() ? "-" : o.output;
-    auto escape = [](const std::string& p) {
-      std::string e;
-      for (char c : p) {
-        if (c == ' ' || c == '#' || c == '$') e += (c == '$' ? '$' : '\\');
-        e += c;
-      }
-      return e;
-    };
-    std::string dep = escape(target);
-    if (!o.header.empty()) dep += " " + escape(o.header);
-    dep += ": " + escape(o.input);
-    for (const std::string& f : imported) dep += " " + escape(f);
-    dep += "\n";
+    std::vector<std::string> targets{o.output.empty() ? "-" : o.output};
+    if (!o.header.empty()) targets.push_back(o.header);
+    std::vector<std::string> prerequisites{o.input};
+    prerequisites.insert(prerequisites.end(), imported.begin(), imported.end());
+    std::string problem;
+    std::string dep = dependencyLine(targets, prerequisites, &problem);
+    if (!problem.empty()) {
+      std::cerr << fmt::format("tyloc: error: --depfile: {}, which a dependency file cannot name\n", problem);
+      return finish(kExitMisuse);
+    }
     files.add(o.depfile, dep);
   }
   if (std::string err = files.commit(); !err.empty()) {
