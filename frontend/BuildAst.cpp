@@ -236,7 +236,9 @@ ast::ExprPtr AstBuilder::expr(TyloParser::ExprContext* ctx) {
   if (depth_ > kMaxExprDepth) {
     if (!depthReported_)
       diags_.report(kInputLimit, range,
-                    fmt::format("expression nested more than {} levels deep (split it with let)", kMaxExprDepth));
+                    fmt::format("expression nested more than {} levels deep (each operator of a chain such as "
+                                "'a + b + c' is one level: split it with let)",
+                                kMaxExprDepth));
     depthReported_ = true;
     return make(range, ast::IntLit{0});
   }

@@ -141,7 +141,9 @@ std::optional<layout::Layout> ConstEvaluator::toLayout(const ConstValue& value, 
       (void)layout::minValue(tile, a);
     }
   } catch (const layout::OverflowError&) {
-    diags_.report(kIntegerOverflow, range, "the layout's size or offsets overflow 64-bit integers");
+    diags_.report(kIntegerOverflow, range,
+                  "the layout's size, or the extent of one of its axes (its largest offset + 1), overflows 64-bit "
+                  "integers");
     return std::nullopt;
   }
   return result;
