@@ -161,7 +161,8 @@ class KernelSema {
   // The same coordinates when they also depend on scalar parameters, directly or through the
   // last value of a loop whose end is one: unless their ranges show that they stay inside, the
   // launcher checks them at the corners of the sure values (every loop's first and last value,
-  // the first and last thread and block), for launches in which the statement runs. `what(d)`
+  // the corners of the thread and the block: see SureSource), for launches in which the
+  // statement runs. `what(d)`
   // says what leaving dimension d means ("index 0 into 's' leaves [0, 64)").
   void launchChecksAtSureValues(const std::vector<tir::ExprRef>& coord, const std::vector<int64_t>& most,
                                 const std::function<std::string(size_t)>& what, SourceRange where);
@@ -171,21 +172,29 @@ class KernelSema {
     std::vector<size_t> loops;  // in order, outermost first
     bool thread = false, block = false, params = false, other = false;
     bool neverRuns = false;     // inside a loop with constant bounds and no iterations
+    // Which ids: thread_id.x, .y, .z (bits 0..2) and lane_id() or warp_id() (bit 3); block_id
+    // or the grid's size along x, y, z (bits 0..2).
+    uint8_t threadAxes = 0, blockAxes = 0;
   };
   SureDeps sureDependencies(const std::vector<tir::ExprRef>& coord, bool gridKnown) const;
   // The sources of the sure values deps names: its loops, the thread's linear index, the
   // block's (of `blocks`), each with values numbered 0 .. count - 1 (a loop's count is 1
-  // when its end is not a constant).
+  // when its end is not a constant). The corners of the thread and the block are the ids at
+  // which an affine access takes its extremes: each axis it uses at its first and last value
+  // (and for lane_id() and warp_id(), the first and last lane of the first and last warp).
   struct SureSource {
     const LoopValues* loop = nullptr;  // null: the thread, or the block
     bool isThread = false;
     int64_t count = 1;
+    std::vector<int64_t> corners;  // thread or block: linear ids (of a run-time grid: SurePoint::block)
   };
-  std::vector<SureSource> sureSources(const SureDeps& deps, int64_t blocks) const;
+  std::vector<SureSource> sureSources(const SureDeps& deps, int64_t blocks,
+                                      const std::array<int64_t, 3>& grid) const;
   // One choice of the sure values: each loop variable's value, the thread's and block's ids.
   struct SurePoint {
     std::map<uint32_t, tir::ExprRef> loops;
-    int64_t thread = 0, block = 0;  // linear indices; of a run-time grid, block 1 is the last
+    // Linear indices; of a run-time grid, the axes (bits 0..2) along which the block is the last.
+    int64_t thread = 0, block = 0;
   };
   // `e` at `p`, through lets (with `grid` the constant grid, or zeros: then the block ids are
   // 0, or the grid's size less 1 over the parameters).

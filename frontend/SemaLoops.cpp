@@ -23,9 +23,9 @@ namespace {
 // All combinations of the sure values are tried up to this many; past it, those of the
 // first and last values.
 constexpr int64_t kMaxCombinations = 1024;
-// Launch checks of accesses with up to this many sources of sure values (2^n corners each),
-// and up to this many conditions in a kernel's launcher.
-constexpr size_t kMaxCornerSources = 6;
+// Launch checks of accesses with up to this many corners of their sure values, and up to
+// this many conditions in a kernel's launcher.
+constexpr size_t kMaxCorners = 64;
 constexpr size_t kMaxLaunchChecks = 256;
 
 }  // namespace
@@ -99,14 +99,26 @@ KernelSema::SureDeps KernelSema::sureDependencies(const std::vector<ExprRef>& co
       }
       case tir::ExprKind::SpecialReg: {
         bool block = false;
-        switch (static_cast<tir::Special>(e->i)) {
+        const auto special = static_cast<tir::Special>(e->i);
+        switch (special) {
           case tir::Special::CtaidX:
           case tir::Special::CtaidY:
           case tir::Special::CtaidZ:
           case tir::Special::NctaidX:
           case tir::Special::NctaidY:
-          case tir::Special::NctaidZ: block = deps.block = true; break;
-          default: deps.thread = true;
+          case tir::Special::NctaidZ:
+            block = deps.block = true;
+            deps.blockAxes |= static_cast<uint8_t>(1u << (e->i - static_cast<int64_t>(tir::Special::CtaidX)) % 3);
+            break;
+          case tir::Special::TidX:
+          case tir::Special::TidY:
+          case tir::Special::TidZ:
+            deps.thread = true;
+            deps.threadAxes |= static_cast<uint8_t>(1u << (e->i - static_cast<int64_t>(tir::Special::TidX)));
+            break;
+          default:
+            deps.thread = true;
+            deps.threadAxes |= 8;
         }
         // Every thread of every block runs a statement that no condition guards.
         if (conditions_ != 0 || (block && !gridKnown)) deps.other = true;
@@ -124,11 +136,41 @@ KernelSema::SureDeps KernelSema::sureDependencies(const std::vector<ExprRef>& co
   return deps;
 }
 
-std::vector<KernelSema::SureSource> KernelSema::sureSources(const SureDeps& deps, int64_t blocks) const {
+std::vector<KernelSema::SureSource> KernelSema::sureSources(const SureDeps& deps, int64_t blocks,
+                                                             const std::array<int64_t, 3>& grid) const {
   std::vector<SureSource> sources;
-  for (size_t i : deps.loops) sources.push_back({&loops_[i], false, loops_[i].count.value_or(1)});
-  if (deps.thread) sources.push_back({nullptr, true, k_.skeleton.threadsPerBlock()});
-  if (deps.block) sources.push_back({nullptr, false, blocks});
+  for (size_t i : deps.loops) sources.push_back({&loops_[i], false, loops_[i].count.value_or(1), {}});
+  // Each used axis at its first or last value, the others at 0, as linear ids of `dims`.
+  auto boxCorners = [](uint8_t axes, const std::array<int64_t, 3>& dims) {
+    std::set<int64_t> ids;
+    for (unsigned pick = 0; pick < 8; ++pick) {
+      int64_t id = 0, scale = 1;
+      for (int d = 0; d < 3; ++d) {
+        if ((axes >> d & 1) && (pick >> d & 1)) id += (dims[d] - 1) * scale;
+        scale *= dims[d];
+      }
+      ids.insert(id);
+    }
+    return ids;
+  };
+  if (deps.thread) {
+    const int64_t threads = k_.skeleton.threadsPerBlock();
+    std::set<int64_t> ids = boxCorners(deps.threadAxes & 7, k_.skeleton.block);
+    if (deps.threadAxes & 8) {
+      const int64_t lastWarp = (threads - 1) / 32 * 32;
+      for (int64_t t : {int64_t{0}, std::min<int64_t>(31, threads - 1), lastWarp, threads - 1}) ids.insert(t);
+    }
+    sources.push_back({nullptr, true, threads, {ids.begin(), ids.end()}});
+  }
+  if (deps.block) {
+    std::set<int64_t> ids;
+    if (grid[0] > 0) {
+      ids = boxCorners(deps.blockAxes, grid);
+    } else {
+      for (unsigned last = 0; last < 8; ++last) ids.insert(last & deps.blockAxes);
+    }
+    sources.push_back({nullptr, false, blocks, {ids.begin(), ids.end()}});
+  }
   return sources;
 }
 
@@ -143,6 +185,15 @@ std::string idText(const char* what, int64_t linear, const std::array<int64_t, 3
   const std::array<int64_t, 3> id = ids(linear, dims);
   if (dims[1] == 1 && dims[2] == 1) return fmt::format("{} {}", what, id[0]);
   return fmt::format("{} ({}, {}, {})", what, id[0], id[1], id[2]);
+}
+
+// A block of a run-time grid that is the last along the axes of `last`: "block 0", "the last
+// block" (along every axis the access uses), or "block (last, 0, 0)".
+std::string runtimeBlockText(int64_t last, uint8_t used) {
+  if (last == 0) return "block 0";
+  if (last == used && (used == 1 || used == 7)) return "the last block";
+  auto axis = [&](int d) { return (last >> d & 1) ? "last" : "0"; };
+  return fmt::format("block ({}, {}, {})", axis(0), axis(1), axis(2));
 }
 
 // "for a, b and c"; empty for no parts.
@@ -196,7 +247,7 @@ ExprRef KernelSema::atSurePoint(const ExprRef& e, const SurePoint& p, const std:
       case tir::Special::CtaidX:
       case tir::Special::CtaidY:
       case tir::Special::CtaidZ:
-        if (grid[0] == 0 && p.block != 0)
+        if (grid[0] == 0 && (p.block >> (n - 3) & 1))
           return tir::cast(atom.type, tir::sub(gridSize(n - 3), tir::intConst(1, Type::I64)));
         return tir::intConst(cta[static_cast<size_t>(n - 3)], atom.type);
       case tir::Special::NctaidX:
@@ -238,24 +289,29 @@ std::optional<KernelSema::Escape> KernelSema::escapeAtSureValues(const std::vect
         }
       deps.thread = deps.thread || end.thread;
       deps.block = deps.block || end.block;
+      deps.threadAxes |= end.threadAxes;
+      deps.blockAxes |= end.blockAxes;
     }
     std::sort(deps.loops.begin(), deps.loops.end());
   }
 
   // A loop whose end is not a constant has two sure values at a point: its first, and its
   // last there when its end is then known. Sources are outermost first.
-  std::vector<SureSource> sources = sureSources(deps, blocks);
+  std::vector<SureSource> sources = sureSources(deps, blocks, grid);
   for (SureSource& src : sources)
     if (src.loop && !src.loop->count) src.count = 2;
   int64_t combinations = 1;
   for (const SureSource& src : sources)
     combinations = std::min(combinations * std::min(src.count, kMaxCombinations + 1), kMaxCombinations + 1);
-  // Every combination when there are few; otherwise the first and last of each.
+  // Every combination when there are few; otherwise the first and last of each loop, and the
+  // corners of the thread and the block.
   std::vector<std::vector<int64_t>> picks;
   for (const SureSource& src : sources) {
     std::vector<int64_t>& p = picks.emplace_back(1, 0);
     if (combinations <= kMaxCombinations)
       for (int64_t j = 1; j < src.count; ++j) p.push_back(j);
+    else if (!src.loop)
+      p = src.corners;
     else if (src.count > 1)
       p.push_back(src.count - 1);
   }
@@ -399,8 +455,15 @@ void KernelSema::launchChecksAtSureValues(const std::vector<ExprRef>& coord, con
   // The corners: each loop's first and last value, the first and last thread and block. Each
   // gives a condition over the parameters, which must hold when every loop around the statement
   // has iterations (a loop with a run-time end may have none).
-  const std::vector<SureSource> sources = sureSources(deps, runtimeGrid ? 2 : blocks);
-  if (sources.size() > kMaxCornerSources) return;
+  const std::vector<SureSource> sources = sureSources(deps, blocks, grid);
+  // Corners: each loop's first or last value (0 or 1), a corner of the thread or the block.
+  std::vector<size_t> choices;
+  size_t corners = 1;
+  for (const SureSource& src : sources) {
+    choices.push_back(src.loop ? 2 : src.corners.size());
+    corners *= choices.back();
+    if (corners > kMaxCorners) return;
+  }
   // What the launcher can evaluate: parameters and constants only, and nothing that can fault
   // (the launcher evaluates a condition whole, also for a launch in which the loop is empty and
   // the kernel would divide by nothing).
@@ -420,18 +483,20 @@ void KernelSema::launchChecksAtSureValues(const std::vector<ExprRef>& coord, con
   const SourceManager& sm = diags_.sources();
   const std::string& path = sm.file(where.begin.file).name;
   const std::string fileName = path.substr(path.find_last_of('/') + 1);
-  for (uint32_t corner = 0; corner < (1u << sources.size()); ++corner) {
+  std::vector<size_t> at(sources.size(), 0);
+  for (size_t corner = 0; corner < corners; ++corner) {
+    for (size_t i = 0, rest = corner; i < sources.size(); ++i) {
+      at[i] = rest % choices[i];
+      rest /= choices[i];
+    }
     SurePoint point;
     std::vector<std::string> parts;
     // The thread and the block first: a loop's last value may depend on them (and on the loops
     // outside it, which come before it).
+    for (size_t i = 0; i < sources.size(); ++i)
+      if (!sources[i].loop) (sources[i].isThread ? point.thread : point.block) = sources[i].corners[at[i]];
     for (size_t i = 0; i < sources.size(); ++i) {
-      const bool last = (corner >> i) & 1;
-      if (sources[i].loop) continue;
-      (sources[i].isThread ? point.thread : point.block) = last ? sources[i].count - 1 : 0;
-    }
-    for (size_t i = 0; i < sources.size(); ++i) {
-      const bool last = (corner >> i) & 1;
+      const bool last = at[i] == 1;
       const SureSource& src = sources[i];
       if (src.loop) {
         const LoopValues& l = *src.loop;
@@ -448,7 +513,7 @@ void KernelSema::launchChecksAtSureValues(const std::vector<ExprRef>& coord, con
       } else if (src.isThread) {
         parts.push_back(idText("thread", point.thread, kernel.block));
       } else {
-        parts.push_back(!runtimeGrid ? idText("block", point.block, grid) : last ? "the last block" : "block 0");
+        parts.push_back(!runtimeGrid ? idText("block", point.block, grid) : runtimeBlockText(point.block, deps.blockAxes));
       }
     }
     // The statement runs when every loop around it whose iterations are not known has some.

@@ -108,6 +108,38 @@ TEST_CASE("a shared window whose origin is a parameter is checked at launch") {
   CHECK(runWith(*c, {emu::Arg::integer(0)}, Type::F32, 256).ok());
 }
 
+TEST_CASE("launch checks take each axis of the block and the grid at its first and last value") {
+  auto block2d = compile("launch_corners_block2d.tyl");
+  for (int64_t m = 0; m <= 300; ++m) {
+    INFO("m = " << m);
+    emu::RunResult r = runWith(*block2d, {emu::Arg::integer(m)}, Type::I32, 1);
+    if (m >= 96 && m <= 224) {
+      CHECK(r.ok());
+      continue;
+    }
+    REQUIRE_FALSE(r.findings.empty());
+    CHECK(r.findings[0].kind == emu::FindingKind::LaunchFailure);
+    CHECK(r.stats.blocks == 0);
+  }
+  CHECK(runWith(*block2d, {emu::Arg::integer(255)}, Type::I32, 1).findings.at(0).message ==
+        "index 0 into 's' leaves [0, 256) at launch_corners_block2d.tyl:6 for thread (31, 0, 0)");
+  CHECK(runWith(*block2d, {emu::Arg::integer(95)}, Type::I32, 1).findings.at(0).message ==
+        "index 0 into 's' leaves [0, 256) at launch_corners_block2d.tyl:6 for thread (0, 3, 0)");
+  auto grid2d = compile("launch_corners_grid2d.tyl");
+  for (int64_t n = 1; n <= 12; ++n) {
+    INFO("n = " << n);
+    emu::RunResult r = runWith(*grid2d, {emu::Arg::integer(n)}, Type::I32, 1);
+    if (n <= 7) {
+      CHECK(r.ok());
+      continue;
+    }
+    REQUIRE_FALSE(r.findings.empty());
+    CHECK(r.findings[0].kind == emu::FindingKind::LaunchFailure);
+    CHECK(r.findings[0].message ==
+          "index 0 into 's' leaves [0, 256) at launch_corners_grid2d.tyl:5 for thread 0 and block (last, 0, 0)");
+  }
+}
+
 TEST_CASE("the launch is refused when a tensor the kernel writes overlaps another") {
   auto c = compile("overlap.tyl");
   const tir::Kernel& k = c->module->kernels.at(0);
