@@ -41,8 +41,10 @@ std::string intLiteral(int64_t v, Type t) {
 
 std::string floatLiteral(double v) {
   if (std::isnan(v)) return "__int_as_float(0x7fffffff)";
-  if (std::isinf(v)) return v > 0 ? "__int_as_float(0x7f800000)" : "__int_as_float(0xff800000)";
-  std::string s = fmt::format("{:.9g}", static_cast<float>(v));
+  // A finite double past the largest f32 rounds to an infinity too.
+  const float f = static_cast<float>(v);
+  if (std::isinf(f)) return f > 0 ? "__int_as_float(0x7f800000)" : "__int_as_float(0xff800000)";
+  std::string s = fmt::format("{:.9g}", f);
   if (s.find_first_of(".e") == std::string::npos) s += ".0";
   return s + "f";
 }
@@ -145,7 +147,11 @@ std::string ExprPrinter::binary(const tir::Expr& e) const {
   switch (e.bin) {
     case BinOp::Add: op = "+"; break;
     case BinOp::Sub: op = "-"; break;
-    case BinOp::Mul: op = "*"; break;
+    case BinOp::Mul:
+      // Each product rounded on its own, as the IR defines (no FMA contraction).
+      if (e.type == Type::F32) return fmt::format("tylo::fmul({}, {})", a, b);
+      op = "*";
+      break;
     case BinOp::Div: op = "/"; break;
     case BinOp::Rem: op = "%"; break;
     case BinOp::Shl: op = "<<"; break;

@@ -93,6 +93,17 @@ __host__ __device__ __forceinline__ void device_check(bool ok) {
 
 // ---- Arithmetic --------------------------------------------------------------------
 
+// An f32 product rounded on its own. nvcc would otherwise fuse `a * b + c` into one FMA,
+// rounded once, where the IR (and the emulator) rounds the product and then the sum; a
+// product written with __fmul_rn is never fused. The host compiler does not fuse by default.
+__host__ __device__ __forceinline__ float fmul(float a, float b) {
+#ifdef __CUDA_ARCH__
+  return __fmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+
 // One overload per type the generated code uses, so that literals of another spelling of
 // the same width (5ll for a long int64_t) still resolve.
 __host__ __device__ __forceinline__ int32_t min(int32_t a, int32_t b) { return b < a ? b : a; }

@@ -553,6 +553,37 @@ void checkGemmPtx(const std::string& stem, const std::string& arch, size_t kerne
 
 }  // namespace
 
+// The IR rounds a product, then the sum; nvcc would fuse `a * b + c` into one FMA (rounded
+// once), and the GPU would then differ from the emulator. A literal past the largest f32 is an
+// infinity, spelled so that nvcc takes it.
+TEST_CASE("f32 products are rounded on their own, never fused into an FMA") {
+  const fs::path dir = scratch("no_fma");
+  const fs::path tyl = dir / "k.tyl", cu = dir / "k.cu", ptx = dir / "k.ptx";
+  std::ofstream(tyl) << "kernel axpb(out: global f32[64], a: f32, b: f32, C: global f32[64]) "
+                        "launch(grid = 1, block = 64) {\n"
+                        "    let p = a * b;\n"
+                        "    out[thread_id.x] = a * b + C[thread_id.x] + p * C[thread_id.x] - 1e39 * a;\n"
+                        "}\n";
+  auto g = run({TYLOC_PATH, tyl.string(), "-o", cu.string()});
+  INFO(g.err);
+  REQUIRE(g.exitCode == 0);
+  auto r = nvcc({"-gencode=arch=compute_80,code=compute_80", "-ptx", cu.string(), "-o", ptx.string()});
+  INFO(r.err);
+  REQUIRE(r.exitCode == 0);
+  const std::string entry = ptxEntry(readFile(ptx.string()), "tylo_kernel_axpb");
+  REQUIRE(!entry.empty());
+  CHECK(entry.find("fma.") == std::string::npos);
+  CHECK(entry.find("mul.rn.f32") != std::string::npos);
+  // The GEMM epilogue (alpha * acc + beta * C) too.
+  const fs::path gemmPtx = dir / "gemm.ptx", gemmCu = dir / "gemm.cu";
+  auto gg = run({TYLOC_PATH, std::string(TYLO_SOURCE_DIR) + "/examples/gemm/gemm.tyl", "-o", gemmCu.string()});
+  REQUIRE(gg.exitCode == 0);
+  auto rg = nvcc({"-gencode=arch=compute_80,code=compute_80", "-ptx", gemmCu.string(), "-o", gemmPtx.string()});
+  INFO(rg.err);
+  REQUIRE(rg.exitCode == 0);
+  CHECK(readFile(gemmPtx.string()).find("fma.rn.f32") == std::string::npos);
+}
+
 TEST_CASE("gemm.tyl kernels use mma.sync, ldmatrix and cp.async (gemm_any 16-byte shared stores), and do not spill") {
   const std::string arch = GENERATE(as<std::string>{}, "80", "90");
   checkGemmPtx("gemm", arch, 6);
