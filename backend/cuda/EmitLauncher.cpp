@@ -69,9 +69,9 @@ std::string emitLauncher(const tir::Kernel& k, const EmitOptions&) {
   const char* axes[] = {"x", "y", "z"};
   for (int i = 0; i < 3; ++i) out += fmt::format("  const int64_t tylo_grid_{} = {};\n", axes[i], host.print(k.grid[i]));
   out += fmt::format("  if (tylo_grid_x < 0 || tylo_grid_y < 0 || tylo_grid_z < 0) {}\n", fail("the grid size is negative"));
-  out += "  if (tylo_grid_x == 0 || tylo_grid_y == 0 || tylo_grid_z == 0) return cudaSuccess;  // nothing to do\n";
   out += fmt::format("  if (tylo_grid_x > int64_t{{2147483647}} || tylo_grid_y > 65535 || tylo_grid_z > 65535) {}\n",
                      fail("the grid is larger than CUDA allows"));
+  out += "  if (tylo_grid_x == 0 || tylo_grid_y == 0 || tylo_grid_z == 0) return cudaSuccess;  // nothing to do\n";
   for (const tir::LaunchCheck& c : k.checks) {
     if (c.kind == tir::LaunchCheck::Kind::PointerAlignment) {
       out += fmt::format("  if (!tylo::is_aligned({}, {})) {}\n", host.paramName(c.param), c.alignBytes,
@@ -92,6 +92,9 @@ std::string emitLauncher(const tir::Kernel& k, const EmitOptions&) {
         quoted(fmt::format("{}: cudaFuncSetAttribute could not raise the dynamic shared-memory limit to {} bytes",
                            k.name, k.sharedBytes)));
   }
+  // cudaGetLastError() below would also return an error left by an earlier call (another
+  // launcher's failed cudaFuncSetAttribute, say): it is not this launch's.
+  out += "  (void)cudaGetLastError();\n";
   std::string args;
   for (size_t i = 0; i < k.params.size(); ++i) args += (args.empty() ? "" : ", ") + host.paramName(i);
   out += fmt::format("  {}<<<dim3(static_cast<unsigned>(tylo_grid_x), static_cast<unsigned>(tylo_grid_y), "

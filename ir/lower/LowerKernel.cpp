@@ -372,6 +372,31 @@ std::optional<tir::Kernel> KernelLowering::run() {
       addLaunchCheck(std::move(c));
     }
   }
+  // A grid computed by dividing by 0 would be empty (the IR's n / 0 is 0), and the launch would
+  // succeed without running anything: refused instead, before the grid is computed.
+  for (int d = 0; d < 3; ++d) {
+    std::vector<ExprRef> divisors;
+    std::function<void(const ExprRef&)> walk = [&](const ExprRef& e) {
+      for (const ExprRef& a : e->args)
+        if (a) walk(a);
+      if (e->kind != tir::ExprKind::Binary || (e->bin != tir::BinOp::Div && e->bin != tir::BinOp::Rem) ||
+          !tir::isInt(e->type))
+        return;
+      const tir::Range r = tir::valueRange(e->args[1], atomRanges());
+      if (r.lo <= 0 && r.hi >= 0 &&
+          std::none_of(divisors.begin(), divisors.end(), [&](const ExprRef& x) { return tir::sameExpr(x, e->args[1]); }))
+        divisors.push_back(e->args[1]);
+    };
+    if (k_.grid[d]) walk(k_.grid[d]);
+    for (const ExprRef& divisor : divisors) {
+      tir::LaunchCheck c;
+      c.cond = tir::binary(tir::BinOp::Ne, divisor, tir::intConst(0, divisor->type));
+      c.message = fmt::format("grid dimension {} divides by zero", "xyz"[d]);
+      c.loc = k_.loc;
+      c.beforeGrid = true;
+      addLaunchCheck(std::move(c));
+    }
+  }
   std::function<void(const tile::Block&)> countSets = [&](const tile::Block& b) {
     for (const tile::Stmt& st : b) {
       if (const auto* set = std::get_if<tile::ScalarSet>(&st.node); set && set->dst.isVar) ++scalarSets_[set->dst.id];

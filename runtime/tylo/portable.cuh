@@ -45,19 +45,23 @@ struct Dim {
   int64_t extent, stride;  // in elements
 };
 // The bytes [first, last) that the elements of a tensor cover from its pointer; empty when it
-// has no elements. Exact (128-bit) for any extents and strides of 64 bits.
+// has no elements. In 128 bits, exact while the bytes stay within 2^100 of the pointer; past
+// that a bound is held at 2^100 (beyond any address), which cannot overflow for up to 16
+// dimensions and elements of up to 2^20 bytes.
 inline void span(std::initializer_list<Dim> dims, int64_t elemBytes, __int128& first, __int128& last) {
+  const __int128 far = static_cast<__int128>(1) << 100;
+  auto held = [&](__int128 x) { return x > far ? far : x < -far ? -far : x; };
   first = last = 0;
   for (const Dim& d : dims) {
     if (d.extent <= 0) {
       last = first;
       return;
     }
-    __int128 reach = static_cast<__int128>(d.extent - 1) * d.stride;
-    (reach < 0 ? first : last) += reach;
+    const __int128 reach = static_cast<__int128>(d.extent - 1) * d.stride;  // below 2^126 in magnitude
+    (reach < 0 ? first : last) = held((reach < 0 ? first : last) + held(reach));
   }
-  first *= elemBytes;
-  last = (last + 1) * elemBytes;
+  first = held(first * elemBytes);
+  last = held((last + 1) * elemBytes);
 }
 }  // namespace detail
 

@@ -348,7 +348,8 @@ void mma(bool bf16, std::initializer_list<float*> d, std::initializer_list<uint3
 }
 
 cudaError_t set_kernel_attribute(const void* kernel, int attribute, int value) {
-  if (attribute != 8 || value < 0 || static_cast<size_t>(value) > kMaxShared) return cudaErrorInvalidValue;
+  // As CUDA does, a failed call also leaves its error for cudaGetLastError().
+  if (attribute != 8 || value < 0 || static_cast<size_t>(value) > kMaxShared) return lastError = cudaErrorInvalidValue;
   sharedLimits[kernel] = value;
   return cudaSuccess;
 }
@@ -400,7 +401,9 @@ cudaError_t launch_kernel(const void* kernel, const std::function<void()>& body,
       }
   active = nullptr;
   for (const std::string& p : l.problems) problemLog += p + "\n";
-  return lastError = l.problems.empty() && ok ? cudaSuccess : cudaErrorLaunchFailure;
+  // A launch that succeeds leaves an earlier call's error in place, as CUDA does.
+  if (l.problems.empty() && ok) return cudaSuccess;
+  return lastError = cudaErrorLaunchFailure;
 }
 
 std::string take_problems() { return std::exchange(problemLog, std::string()); }

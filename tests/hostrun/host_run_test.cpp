@@ -13,6 +13,7 @@
 #include "examples/emulate/ExampleChecks.h"
 #include "gemm.cuh"
 #include "gemm_stages.cuh"
+#include "launch_grid.cuh"
 #include "tests/hostrun/HostRunner.h"
 #include "tests/support/ExampleCases.h"
 #ifdef TYLO_HOST_RUN_VARIANTS
@@ -137,6 +138,49 @@ TEST_CASE("last_launch_error describes the last launcher called, and only it") {
   CHECK(add_one_n(1, a.data() + 1, b.data()) == cudaErrorInvalidValue);
   REQUIRE(tylo::last_launch_error() != nullptr);
   CHECK(std::string(tylo::last_launch_error()).find("A must be aligned to 16 bytes") != std::string::npos);
+}
+
+// CUDA keeps a failed call's error until cudaGetLastError() takes it: a launcher called after
+// one reports its own launch, not that error.
+void notAKernel(int) {}
+
+TEST_CASE("a launcher does not report an error an earlier call left behind") {
+  std::vector<float> a(1024, 1.0f), b(1024, 0.0f);
+  REQUIRE(cudaFuncSetAttribute(notAKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, -1) ==
+          cudaErrorInvalidValue);
+  CHECK(add_one_n(1024, a.data(), b.data()) == cudaSuccess);
+  CHECK(tylo::last_launch_error() == nullptr);
+  CHECK(b[1023] == 2.0f);
+}
+
+// The emulator refuses the same launches (the checks are the kernel's LaunchChecks, and the
+// grid's limits are checked before an empty grid returns).
+TEST_CASE("launchers refuse a grid that divides by zero or is too large along any axis") {
+  std::vector<int32_t> out(32, 0);
+  const int before = tylo_host::launches();
+  CHECK(divided_grid(out.data(), 64, 0) == cudaErrorInvalidValue);
+  REQUIRE(tylo::last_launch_error() != nullptr);
+  CHECK(std::string(tylo::last_launch_error()) == "divided_grid: grid dimension x divides by zero");
+  CHECK(two_axes(out.data(), 0, 70000) == cudaErrorInvalidValue);
+  REQUIRE(tylo::last_launch_error() != nullptr);
+  CHECK(std::string(tylo::last_launch_error()) == "two_axes: the grid is larger than CUDA allows");
+  CHECK(tylo_host::launches() == before);
+  CHECK(two_axes(out.data(), 0, 65535) == cudaSuccess);  // empty: nothing to launch
+  CHECK(divided_grid(out.data(), 64, 32) == cudaSuccess);
+  CHECK(out[31] == 64);
+}
+
+// Extents and strides near 2^63 take the bytes a tensor covers past 128 bits; the launcher
+// holds them at a bound beyond any address (with the sanitizer build, an overflow there fails).
+TEST_CASE("a tensor whose bytes reach past any address overlaps every other") {
+  std::vector<int64_t> buf(64, 5);
+  const int64_t big = INT64_MAX;
+  CHECK(strided(big, big, buf.data(), buf.data() + 32) == cudaErrorInvalidValue);        // B above A
+  CHECK(strided(int64_t{1} << 62, -big, buf.data() + 40, buf.data()) == cudaErrorInvalidValue);  // B below A
+  REQUIRE(tylo::last_launch_error() != nullptr);
+  CHECK(std::string(tylo::last_launch_error()) == "strided: A and B must not overlap (the kernel writes B)");
+  CHECK(strided(1, 1, buf.data() + 40, buf.data()) == cudaSuccess);
+  CHECK(buf[31] == 5);
 }
 
 TEST_CASE("launchers refuse a tensor the kernel writes that overlaps another, and only then") {
