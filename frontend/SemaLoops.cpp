@@ -187,6 +187,55 @@ std::string idText(const char* what, int64_t linear, const std::array<int64_t, 3
   return fmt::format("{} ({}, {}, {})", what, id[0], id[1], id[2]);
 }
 
+// `e` (an integer index over parameters and constants) computed so that it does not wrap: its
+// sums, differences, products and negations in 64 bits, truncations dropped, other operations
+// kept in the IR's arithmetic (as atoms). The kernel's value equals this one modulo 2^32 (2^64
+// for i64) where each widening of a 32-bit operand in it gets the operand's exact value; that
+// operand's exact value lying in 32 bits is added to `inside`. So where this value lies in a
+// tensor and `inside` holds, the kernel's value is the same. Null when the 64-bit arithmetic
+// itself could wrap.
+ExprRef unwrapped(const ExprRef& e, std::vector<ExprRef>& inside) {
+  const tir::AtomRange none = [](const tir::Expr&) { return std::optional<tir::Range>(); };
+  auto ring = [](tir::Type t) { return t == Type::I32 || t == Type::I64; };
+  auto i64 = [](int64_t v) { return tir::intConst(v, Type::I64); };
+  std::function<ExprRef(const ExprRef&)> widen = [&](const ExprRef& x) -> ExprRef {
+    if (!ring(x->type)) return tir::cast(Type::I64, x);
+    switch (x->kind) {
+      case tir::ExprKind::IntConst: return i64(x->i);
+      case tir::ExprKind::Binary:
+        if (x->bin == tir::BinOp::Add || x->bin == tir::BinOp::Sub || x->bin == tir::BinOp::Mul)
+          return tir::binary(x->bin, widen(x->args[0]), widen(x->args[1]));
+        break;
+      case tir::ExprKind::Unary:
+        if (x->un == tir::UnOp::Neg) return tir::unary(tir::UnOp::Neg, widen(x->args[0]));
+        break;
+      case tir::ExprKind::Cast: {
+        const ExprRef& from = x->args[0];
+        if (!ring(from->type)) break;
+        ExprRef w = widen(from);
+        // A truncation keeps the value modulo 2^32; a widening keeps the value itself, which
+        // is the exact one where that lies in 32 bits.
+        if (tir::typeBytes(from->type) < tir::typeBytes(x->type) && !tir::exactArithmetic(from, none))
+          inside.push_back(tir::land(tir::binary(tir::BinOp::Ge, w, i64(INT32_MIN)),
+                                     tir::binary(tir::BinOp::Le, w, i64(INT32_MAX))));
+        return w;
+      }
+      default: break;
+    }
+    return tir::cast(Type::I64, x);
+  };
+  if (!ring(e->type)) return nullptr;
+  const size_t before = inside.size();
+  ExprRef w = widen(e);
+  bool exact = tir::exactArithmetic(w, none);
+  for (size_t i = before; i < inside.size() && exact; ++i) exact = tir::exactArithmetic(inside[i], none);
+  if (!exact) {
+    inside.resize(before);
+    return nullptr;
+  }
+  return w;
+}
+
 // A block of a run-time grid that is the last along the axes of `last`: "block 0", "the last
 // block" (along every axis the access uses), or "block (last, 0, 0)".
 std::string runtimeBlockText(int64_t last, uint8_t used) {
@@ -523,8 +572,13 @@ void KernelSema::launchChecksAtSureValues(const std::vector<ExprRef>& coord, con
         runs = tir::land(runs, tir::lt(atSurePoint(l.begin, point, grid), atSurePoint(l.end, point, grid)));
     for (size_t d = 0; d < coord.size(); ++d) {
       ExprRef c = atSurePoint(coord[d], point, grid);
+      // Between corners an affine index moves steadily only in exact arithmetic: a corner the
+      // IR's arithmetic wraps back inside would let values between the corners through.
+      std::vector<ExprRef> noWrap;
+      if (ExprRef exact = unwrapped(c, noWrap)) c = exact;
       ExprRef inRange = tir::land(tir::binary(tir::BinOp::Ge, c, tir::intConst(0, c->type)),
                                   tir::binary(tir::BinOp::Le, c, tir::intConst(most[d], c->type)));
+      for (const ExprRef& n : noWrap) inRange = tir::land(inRange, n);
       ExprRef cond =
           tir::isTrue(runs) ? inRange : tir::binary(tir::BinOp::LOr, tir::unary(tir::UnOp::Not, runs), inRange);
       if (tir::isTrue(cond) || !launchable(cond) || tir::isIntConst(cond) || kernel.checks.size() >= kMaxLaunchChecks)

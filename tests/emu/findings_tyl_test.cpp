@@ -140,6 +140,20 @@ TEST_CASE("launch checks take each axis of the block and the grid at its first a
   }
 }
 
+TEST_CASE("launch checks compute the corners without wrapping") {
+  auto c = compile("launch_wrap.tyl");
+  for (int64_t n : {0, 1, 8}) CHECK(runWith(*c, {emu::Arg::integer(n)}, Type::I32, 1).ok());
+  for (int64_t n : {int64_t{9}, (int64_t{1} << 27) + 1, (int64_t{1} << 31) - 1}) {
+    INFO("n = " << n);
+    emu::RunResult r = runWith(*c, {emu::Arg::integer(n)}, Type::I32, 1);
+    REQUIRE_FALSE(r.findings.empty());
+    CHECK(r.findings[0].kind == emu::FindingKind::LaunchFailure);
+    CHECK(r.findings[0].message ==
+          "index 0 into 's' leaves [0, 256) at launch_wrap.tyl:7 for the last value of 'k' and thread 0");
+    CHECK(r.stats.blocks == 0);
+  }
+}
+
 TEST_CASE("the launch is refused when a tensor the kernel writes overlaps another") {
   auto c = compile("overlap.tyl");
   const tir::Kernel& k = c->module->kernels.at(0);
