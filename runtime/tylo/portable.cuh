@@ -179,7 +179,8 @@ TYLO_INT_HD uint32_t loop_next(uint32_t v, uint32_t step) { return v > UINT32_MA
 // Float to integer: truncated toward zero and saturated, NaN giving 0 (PTX's cvt.rzi).
 #ifdef __CUDA_ARCH__
 TYLO_INT_HD int32_t float_to_i32(float x) { return __float2int_rz(x); }
-TYLO_INT_HD int64_t float_to_i64(float x) { return __float2ll_rz(x); }
+// cvt.rzi.s64.f32 gives INT64_MIN for NaN on the H200 (the 32-bit conversions give 0).
+TYLO_INT_HD int64_t float_to_i64(float x) { return x != x ? 0 : __float2ll_rz(x); }
 TYLO_INT_HD uint32_t float_to_u32(float x) { return __float2uint_rz(x); }
 #else
 template <class T>
