@@ -1,6 +1,6 @@
 // GEMM benchmark (PERFORMANCE.md): the generated GEMM (examples/gemm/gemm.tyl, mma.sync +
-// ldmatrix + cp.async, a three-stage pipeline, and gemm_stages.tyl's gemm_prefetch, the same with
-// fragments loaded across the barrier) against cublasGemmEx in the same process, on the same
+// ldmatrix + cp.async, a four-stage pipeline with fragments loaded across the barrier, and
+// gemm_stages.tyl's gemm_prefetch, the same pipeline written by hand) against cublasGemmEx in the same process, on the same
 // inputs: bf16 and f16 in, f32 out and f32 accumulation, C = A @ B with A, B row-major, at
 // 2048^3, 4096^3 and 8192^3. At one size (default 4096) it also times the hand-written one- and
 // two-stage pipelines of gemm_stages.tyl, to show what the overlap buys, and gemm.tyl's gemm_any

@@ -294,7 +294,7 @@ step "profile of a few GEMM kernels (Nsight Compute, when installed)"
 # occupancy, warp stall reasons. One ncu run per kernel, each profiling one launch at 4096^3 (after
 # two), last because it is the least needed, and capped at PROFILE_SECONDS in all.
 NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null | head -n 1 || true)
-PROFILE_KERNELS=${PROFILE_KERNELS:-gemm_bf16 gemm_bn256_bf16 gemm_bm256_bf16 gemm_bn256_bk64_bf16 gemm_prefetch_bn256_bf16}
+PROFILE_KERNELS=${PROFILE_KERNELS:-gemm_bf16 gemm_no_prefetch_bf16 gemm_bn128_bf16 gemm_s5_bf16}
 if [ -n "$NCU" ] && [ -x "$BUILD_DIR/bench/gemm_bench" ]; then
   : >"$OUT_DIR/ncu.txt"
   deadline=$((SECONDS + ${PROFILE_SECONDS:-150}))

@@ -43,7 +43,7 @@ int main(int argc, char** argv) {
     return 2;
   report(examples::addOne(addOneTyl));
   report(examples::addOneN(addOneTyl, {0, 1, 1023, 1025, 4096 + 5}));
-  // Sizes that are not tile multiples (M, N, K = 200, 136, 72 with 128 x 128 x 32 tiles).
+  // Sizes that are not tile multiples (M, N, K = 200, 136, 72 with 128 x 256 x 32 tiles).
   const examples::Problem odd{200, 136, 72};
   for (Type t : {Type::F16, Type::BF16}) {
     report(examples::gemm(gemmTyl, "gemm", t, {64, 64, 32}, false));

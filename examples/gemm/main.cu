@@ -1,6 +1,6 @@
-// Runs the GEMM kernels of gemm.tyl (the `pipeline(stages = 3)` construct, and gemm_any for any
-// sizes) and gemm_stages.tyl (the pipeline written by hand with one, two and three stages) on the
-// GPU, for f16 and bf16, at sizes that are and are not multiples of the 128 x 128 x 32 block tile,
+// Runs the GEMM kernels of gemm.tyl (the four-stage `pipeline` construct with prefetched loads, and
+// gemm_any for any sizes) and gemm_stages.tyl (pipelines written by hand with one, two and four
+// stages) on the GPU, for f16 and bf16, at sizes that are and are not multiples of the 128 x 256 x 32 block tile,
 // with and without the relu epilogue; gemm_any also where N and K are not multiples of 8. Every
 // element of every result is checked against a float64 CPU reference and against cublasGemmEx on
 // the same inputs; all the kernels must agree bit for bit;

@@ -280,19 +280,20 @@ TEST_CASE("arrays of 16-bit fragments start zeroed") {
 
 TEST_CASE("a pipelined loop counts its stages and adds them to addresses the loop does not change") {
   const fs::path cu = compileGemmExample(scratch("pipelined_addresses"), "gemm", {"--instantiate", "gemm:f16"});
-  const std::string kernel = functionAt(readFile(cu.string()), "__global__ void __launch_bounds__(128) tylo_kernel_gemm_f16(");
+  const std::string kernel = functionAt(readFile(cu.string()), "__global__ void __launch_bounds__(256) tylo_kernel_gemm_f16(");
   const size_t begin = kernel.find("  for (k = 0;");
   REQUIRE(begin != std::string::npos);
   const std::string loop = kernel.substr(begin, kernel.find("\n  }\n", begin) - begin);
   INFO(loop);
-  // The stages k % 3 (read) and (k + 2) % 3 (filled) are counters, set before the loop.
+  // The stages k % 4 (read, then refilled with step k + 4) and (k + 1) % 4 (its first
+  // fragments loaded after the barrier) are counters, set before the loop.
   CHECK(loop.find(" % ") == std::string::npos);
-  CHECK(kernel.find("k_mod3 = 0;") < begin);
-  CHECK(kernel.find("k_plus2_mod3 = 2;") < begin);
+  CHECK(kernel.find("k_mod4 = 0;") < begin);
+  CHECK(kernel.find("k_plus1_mod4 = 1;") < begin);
   // Every shared address: the address of the part no loop changes, plus the stage's bytes;
   // every global one: the same split, for a copy advancing along K.
   std::regex op(R"(tylo::(ldmatrix_x4(_trans)?|cp_async_16)\([^;]*\);)");
-  std::regex shared(R"(\(tylo::smem_addr\((As|Bs) \+ [^;]*\) \+ static_cast<uint32_t>\(\(k_(plus2_)?mod3 \* 8192\)\)\))");
+  std::regex shared(R"(\(tylo::smem_addr\((As|Bs) \+ [^;]*\) \+ static_cast<uint32_t>\(\(k_(plus1_)?mod4 \* (8192|16384)\)\)\))");
   std::regex global(R"(tylo::element_address\((A|B), [^;]*, [^;]*\), static_cast)");
   size_t loads = 0, copies = 0;
   for (auto it = std::sregex_iterator(loop.begin(), loop.end(), op); it != std::sregex_iterator(); ++it) {
@@ -306,8 +307,8 @@ TEST_CASE("a pipelined loop counts its stages and adds them to addresses the loo
       ++loads;
     }
   }
-  CHECK(loads == 16);   // 2 sub-steps x (4 of A + 4 of B)
-  CHECK(copies == 8);   // 4 vectors of A and 4 of B per thread
+  CHECK(loads == 16);   // sub-step 1 of step k and sub-step 0 of step k + 1, 4 of A + 4 of B each
+  CHECK(copies == 6);   // 2 vectors of A (8 KiB a stage) and 4 of B (16 KiB) per thread
 }
 
 TEST_CASE("a let set before a loop is part of the addresses the loop does not change") {

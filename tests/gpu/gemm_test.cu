@@ -1,5 +1,5 @@
-// GPU test of the GEMM kernels generated from examples/gemm/gemm.tyl (pipeline construct, three
-// stages; gemm_any) and examples/gemm/gemm_stages.tyl (one, two and three stages by hand), against
+// GPU test of the GEMM kernels generated from examples/gemm/gemm.tyl (pipeline construct, four
+// stages, prefetched loads; gemm_any) and examples/gemm/gemm_stages.tyl (one, two and four stages by hand), against
 // cublasGemmEx and a float64 CPU reference: random shapes, a long K, a 2048^3 product, sub-matrix
 // pointers (16-byte but not 256-byte aligned) on a non-default stream, empty products, and the
 // launchers' refusals; gemm_any also at any N and K with pointers only 2-byte aligned. Every run

@@ -26,10 +26,10 @@ inline const std::vector<GemmCase> kGemmCases = {
 inline const std::vector<GemmCase> kGemmAnyCases = {
     {{70, 37, 45}, false}, {{200, 137, 75}, true}, {{1, 1, 1}, false}, {{128, 256, 64}, true}};
 // gemm_beta: a tile multiple and not, each with a beta that reads C and with beta = 0.
-inline const std::vector<examples::Problem> kGemmBetaProblems = {{128, 128, 64}, {200, 136, 72}};
+inline const std::vector<examples::Problem> kGemmBetaProblems = {{128, 256, 64}, {200, 136, 72}};
 inline const std::vector<double> kGemmBetas = {-2.0, 0.0};
 // gemm_stages.tyl's pipelines: several K steps, and a size that is no tile multiple.
-inline const std::vector<GemmCase> kPipelineCases = {{{128, 128, 96}, false}, {{200, 136, 72}, true}};
+inline const std::vector<GemmCase> kPipelineCases = {{{128, 256, 96}, false}, {{200, 136, 72}, true}};
 
 // A gemm_bench variant: a size that is not a multiple of its tiles; a grouped block order also
 // over more rows of tiles than a group holds (the last group is partial).
