@@ -170,11 +170,13 @@ class KernelSema {
   // something else (a variable that changes, a register element, a value under a condition).
   struct SureDeps {
     std::vector<size_t> loops;  // in order, outermost first
-    bool thread = false, block = false, params = false, other = false;
+    bool params = false, other = false;
     bool neverRuns = false;     // inside a loop with constant bounds and no iterations
     // Which ids: thread_id.x, .y, .z (bits 0..2) and lane_id() or warp_id() (bit 3); block_id
     // or the grid's size along x, y, z (bits 0..2).
     uint8_t threadAxes = 0, blockAxes = 0;
+    bool thread() const { return threadAxes != 0; }
+    bool block() const { return blockAxes != 0; }
   };
   SureDeps sureDependencies(const std::vector<tir::ExprRef>& coord, bool gridKnown) const;
   // The sources of the sure values deps names: its loops, the thread's linear index, the

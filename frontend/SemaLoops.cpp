@@ -107,17 +107,15 @@ KernelSema::SureDeps KernelSema::sureDependencies(const std::vector<ExprRef>& co
           case tir::Special::NctaidX:
           case tir::Special::NctaidY:
           case tir::Special::NctaidZ:
-            block = deps.block = true;
+            block = true;
             deps.blockAxes |= static_cast<uint8_t>(1u << (e->i - static_cast<int64_t>(tir::Special::CtaidX)) % 3);
             break;
           case tir::Special::TidX:
           case tir::Special::TidY:
           case tir::Special::TidZ:
-            deps.thread = true;
             deps.threadAxes |= static_cast<uint8_t>(1u << (e->i - static_cast<int64_t>(tir::Special::TidX)));
             break;
           default:
-            deps.thread = true;
             deps.threadAxes |= 8;
         }
         // Every thread of every block runs a statement that no condition guards.
@@ -153,7 +151,7 @@ std::vector<KernelSema::SureSource> KernelSema::sureSources(const SureDeps& deps
     }
     return ids;
   };
-  if (deps.thread) {
+  if (deps.thread()) {
     const int64_t threads = k_.skeleton.threadsPerBlock();
     std::set<int64_t> ids = boxCorners(deps.threadAxes & 7, k_.skeleton.block);
     if (deps.threadAxes & 8) {
@@ -162,7 +160,7 @@ std::vector<KernelSema::SureSource> KernelSema::sureSources(const SureDeps& deps
     }
     sources.push_back({nullptr, true, threads, {ids.begin(), ids.end()}});
   }
-  if (deps.block) {
+  if (deps.block()) {
     std::set<int64_t> ids;
     if (grid[0] > 0) {
       ids = boxCorners(deps.blockAxes, grid);
@@ -320,7 +318,7 @@ std::optional<KernelSema::Escape> KernelSema::escapeAtSureValues(const std::vect
   // What the coordinates depend on; anything but loops, the thread and the block (parameters,
   // other variables, values under a condition) is not sure.
   SureDeps deps = sureDependencies(coord, grid[0] > 0);
-  if (deps.other || deps.params || (deps.loops.empty() && !deps.thread && !deps.block)) return std::nullopt;
+  if (deps.other || deps.params || (deps.loops.empty() && !deps.thread() && !deps.block())) return std::nullopt;
   if (deps.neverRuns) return std::nullopt;
   // A loop whose end is not a constant runs, and through which values, depending on what its
   // end is made of: where those are sure values too, they are sources (`for j in range(0, i)`
@@ -336,8 +334,6 @@ std::optional<KernelSema::Escape> KernelSema::escapeAtSureValues(const std::vect
           deps.loops.push_back(j);
           grew = true;
         }
-      deps.thread = deps.thread || end.thread;
-      deps.block = deps.block || end.block;
       deps.threadAxes |= end.threadAxes;
       deps.blockAxes |= end.blockAxes;
     }
@@ -466,7 +462,7 @@ void KernelSema::launchChecksAtSureValues(const std::vector<ExprRef>& coord, con
     ExprRef steps = tir::binary(tir::BinOp::Div, tir::sub(tir::sub(e, tir::intConst(1, Type::I64)), b), step);
     return tir::add(b, tir::mul(steps, step));
   };
-  bool symbolic = deps.params || (deps.block && runtimeGrid);
+  bool symbolic = deps.params || (deps.block() && runtimeGrid);
   for (size_t i : deps.loops) {
     if (loops_[i].count) continue;
     if (!symbolicLast(loops_[i])) return;
