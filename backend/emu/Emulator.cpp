@@ -174,49 +174,67 @@ RunResult run(const tir::Kernel& kernel, const std::vector<Arg>& args, std::vect
   return result;
 }
 
-std::optional<int64_t> hostValue(const tir::ExprRef& e, const std::vector<Arg>& args) {
+std::optional<int64_t> hostValue(const tir::ExprRef& e, const std::vector<Arg>& args, std::string* why) {
   using tir::BinOp;
+  const auto fail = [&](const char* reason) -> std::optional<int64_t> {
+    if (why && why->empty()) *why = reason;
+    return std::nullopt;
+  };
   switch (e->kind) {
     case tir::ExprKind::IntConst: return e->i;
     case tir::ExprKind::ParamRef:
       if (e->i < 0 || static_cast<size_t>(e->i) >= args.size() || args[static_cast<size_t>(e->i)].kind != Arg::Kind::Int)
-        return std::nullopt;
+        return fail("it uses a parameter that is not an integer");
       return args[static_cast<size_t>(e->i)].i;
-    case tir::ExprKind::Cast: return hostValue(e->args[0], args);
+    case tir::ExprKind::Cast: return hostValue(e->args[0], args, why);
     case tir::ExprKind::Binary: {
-      std::optional<int64_t> a = hostValue(e->args[0], args), b = hostValue(e->args[1], args);
-      if (!a || !b) return std::nullopt;
+      std::optional<int64_t> a = hostValue(e->args[0], args, why);
+      if (!a) return std::nullopt;
+      std::optional<int64_t> b = hostValue(e->args[1], args, why);
+      if (!b) return std::nullopt;
       int64_t r = 0;
+      const char* const outside = "a result leaves 64 bits";
       switch (e->bin) {
-        case BinOp::Add: return __builtin_add_overflow(*a, *b, &r) ? std::nullopt : std::optional(r);
-        case BinOp::Sub: return __builtin_sub_overflow(*a, *b, &r) ? std::nullopt : std::optional(r);
-        case BinOp::Mul: return __builtin_mul_overflow(*a, *b, &r) ? std::nullopt : std::optional(r);
+        case BinOp::Add: return __builtin_add_overflow(*a, *b, &r) ? fail(outside) : std::optional(r);
+        case BinOp::Sub: return __builtin_sub_overflow(*a, *b, &r) ? fail(outside) : std::optional(r);
+        case BinOp::Mul: return __builtin_mul_overflow(*a, *b, &r) ? fail(outside) : std::optional(r);
         case BinOp::Div:
         case BinOp::Rem:
-          if (*b == 0 || (*b == -1 && *a == INT64_MIN)) return std::nullopt;
+          if (*b == 0) return fail("it divides by zero");
+          if (*b == -1 && *a == INT64_MIN) return fail(outside);
           return e->bin == BinOp::Div ? *a / *b : *a % *b;
         case BinOp::Min: return std::min(*a, *b);
         case BinOp::Max: return std::max(*a, *b);
         case BinOp::Shl:
-          if (*b < 0 || *b > 62 || *a < 0 || *a > (INT64_MAX >> *b)) return std::nullopt;
+          if (*b < 0 || *b > 62) return fail("it shifts by an amount outside 0..62");
+          if (*a < 0 || *a > (INT64_MAX >> *b)) return fail(outside);
           return *a << *b;
         case BinOp::Shr:
-          if (*b < 0 || *b > 63) return std::nullopt;
+          if (*b < 0 || *b > 63) return fail("it shifts by an amount outside 0..63");
           return *a >> *b;
-        default: return std::nullopt;
+        default: return fail("it uses an operation a host does not compute");
       }
     }
-    default: return std::nullopt;
+    default: return fail("it uses a value a host does not have");
   }
 }
 
-std::optional<TensorExtent> tensorExtent(const tir::Param& p, const std::vector<Arg>& args) {
+std::optional<TensorExtent> tensorExtent(const tir::Param& p, const std::vector<Arg>& args, std::string* why) {
   TensorExtent t;
   t.span = 1;
   bool empty = false;
   for (size_t d = 0; d < p.shape.size(); ++d) {
-    std::optional<int64_t> extent = hostValue(p.shape[d], args), stride = hostValue(p.strides.at(d), args);
-    if (!extent || !stride) return std::nullopt;
+    std::string reason;
+    std::optional<int64_t> extent = hostValue(p.shape[d], args, &reason);
+    if (!extent) {
+      if (why) *why = fmt::format("dimension {}: {}", d, reason);
+      return std::nullopt;
+    }
+    std::optional<int64_t> stride = hostValue(p.strides.at(d), args, &reason);
+    if (!stride) {
+      if (why) *why = fmt::format("the stride of dimension {}: {}", d, reason);
+      return std::nullopt;
+    }
     t.shape.push_back(*extent);
     t.strides.push_back(*stride);
     empty |= *extent <= 0;

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "backend/emu/Findings.h"
@@ -46,18 +47,20 @@ struct RunResult {
 
 // A tensor parameter's extent or stride (tir::Param::shape, ::strides), computed from the
 // scalar arguments (`args` has one Arg per parameter) as a host would; nullopt when it uses
-// anything else, divides by zero or leaves 64 bits.
-std::optional<int64_t> hostValue(const tir::ExprRef& e, const std::vector<Arg>& args);
+// anything else, divides by zero, shifts by an amount outside 0..62 or leaves 64 bits, and then
+// `why` (when given) says which.
+std::optional<int64_t> hostValue(const tir::ExprRef& e, const std::vector<Arg>& args, std::string* why = nullptr);
 
 // A tensor parameter at these arguments: its extents and strides, and the elements a buffer for
 // it needs, 1 + the sum of (extent - 1) * stride over the dimensions with a positive stride
 // (0 when an extent is 0 or negative, INT64_MAX when the sum leaves 64 bits). nullopt when an
-// extent or stride cannot be computed (hostValue).
+// extent or stride cannot be computed (hostValue), and then `why` says which and why.
 struct TensorExtent {
   std::vector<int64_t> shape, strides;
   int64_t span = 0;
 };
-std::optional<TensorExtent> tensorExtent(const tir::Param& p, const std::vector<Arg>& args);
+std::optional<TensorExtent> tensorExtent(const tir::Param& p, const std::vector<Arg>& args,
+                                         std::string* why = nullptr);
 
 // Launches `kernel` with one Arg per kernel parameter (pointers index `buffers`, which the
 // kernel reads and writes in place). Kernel bugs and refused launches come back as findings;

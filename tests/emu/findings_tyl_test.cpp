@@ -487,6 +487,28 @@ TEST_CASE("tyloc run misuse is one clear line and exit 2") {
             .exitCode == 0);
 }
 
+TEST_CASE("tyloc run says why a tensor's shape cannot be computed") {
+  const std::string file = kernelPath("tests/emu/kernels/huge_tensor.tyl");
+  const struct {
+    std::vector<std::string> args;
+    std::string why;
+  } cases[] = {
+      {{"--kernel", "split", "--set", "n=8", "--set", "d=0"}, "tensor 'A' cannot be computed from these scalar values "
+                                                               "(dimension 0: it divides by zero)"},
+      {{"--kernel", "doubled", "--set", "n=4611686018427387904"}, "(dimension 0: a result leaves 64 bits)"},
+  };
+  for (const auto& c : cases) {
+    std::vector<std::string> args{"run", file};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    auto r = tyloc(args);
+    INFO(r.err);
+    CHECK(r.exitCode == 2);
+    CHECK(r.err.find(c.why) != std::string::npos);
+  }
+  // With d = 2 the kernel runs.
+  CHECK(tyloc({"run", file, "--kernel", "split", "--set", "n=8", "--set", "d=2"}).exitCode == 0);
+}
+
 TEST_CASE("tyloc run: a negative size is the launch's failure, and the step limit is a flag") {
   auto r = tyloc({"run", kernelPath("examples/add_one/add_one.tyl"), "--kernel", "add_one_n", "--set", "n=-5"});
   CHECK(r.exitCode == 1);

@@ -177,11 +177,11 @@ int runKernel(const RunOptions& o) {
       const tir::Param& p = kernel->params[i];
       if (!p.isPointer) continue;
       // A negative dimension allocates nothing: the launch checks refuse it (emu-launch-failure).
-      std::optional<emu::TensorExtent> extent = emu::tensorExtent(p, args);
+      std::string why;
+      std::optional<emu::TensorExtent> extent = emu::tensorExtent(p, args, &why);
       if (!extent)
-        throw Misuse{fmt::format("the shape or strides of tensor '{}' cannot be computed from these scalar values "
-                                 "(they leave 64 bits)",
-                                 p.name)};
+        throw Misuse{fmt::format("the shape of tensor '{}' cannot be computed from these scalar values ({})",
+                                 p.name, why)};
       TensorInfo info{i, std::move(extent->shape), std::move(extent->strides)};
       const int64_t span = extent->span;
       constexpr int64_t kMaxElements = int64_t{1} << 28;
