@@ -8,6 +8,7 @@
 #include <climits>
 #include <map>
 #include <set>
+#include <vector>
 
 #include "frontend/Ast.h"
 #include "frontend/SemaImpl.h"
@@ -27,6 +28,48 @@ constexpr int64_t kMaxCombinations = 1024;
 // this many conditions in a kernel's launcher.
 constexpr size_t kMaxCorners = 64;
 constexpr size_t kMaxLaunchChecks = 256;
+
+// Thread indices at which every affine form of thread_id, lane_id() and warp_id() in a block
+// of `dims` takes its extremes. Each of them is a run of digits of the thread's linear index
+// in the mixed radix cut at dims.x, dims.x * dims.y and 32; where each cut divides the next
+// and the last divides the thread count, all of them are affine in those digits, which range
+// over a box, so the box's corners (each digit at 0 or its largest) are the extremes.
+// Otherwise, for a one-dimensional block whose last warp is partial, lane and warp range over
+// a staircase whose corners are the first and last lane of the first warp, the last lane of
+// the next-to-last warp, and the first and last lane of the last warp; other blocks get the
+// same ids, which are then not sure to be the extremes (docs/language.md, Sure values at launch).
+std::set<int64_t> laneWarpCorners(const std::array<int64_t, 3>& dims) {
+  const int64_t threads = dims[0] * dims[1] * dims[2];
+  std::vector<int64_t> cuts;
+  for (int64_t c : {dims[0], dims[0] * dims[1], int64_t{32}})
+    if (c > 1 && c < threads) cuts.push_back(c);
+  std::sort(cuts.begin(), cuts.end());
+  cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+  bool chain = true;
+  int64_t place = 1;
+  for (int64_t c : cuts) {
+    chain = chain && c % place == 0;
+    place = c;
+  }
+  chain = chain && threads % place == 0;
+  std::set<int64_t> ids;
+  if (chain) {
+    cuts.push_back(threads);
+    for (unsigned pick = 0; pick < (1u << cuts.size()); ++pick) {
+      int64_t id = 0, below = 1;
+      for (size_t d = 0; d < cuts.size(); ++d) {
+        if (pick >> d & 1) id += cuts[d] - below;  // (radix - 1) * place: the digit at its largest
+        below = cuts[d];
+      }
+      ids.insert(id);
+    }
+    return ids;
+  }
+  const int64_t lastWarp = (threads - 1) / 32 * 32;
+  for (int64_t t : {int64_t{0}, std::min<int64_t>(31, threads - 1), lastWarp - 1, lastWarp, threads - 1})
+    if (t >= 0) ids.insert(t);
+  return ids;
+}
 
 }  // namespace
 
@@ -154,10 +197,7 @@ std::vector<KernelSema::SureSource> KernelSema::sureSources(const SureDeps& deps
   if (deps.thread()) {
     const int64_t threads = k_.skeleton.threadsPerBlock();
     std::set<int64_t> ids = boxCorners(deps.threadAxes & 7, k_.skeleton.block);
-    if (deps.threadAxes & 8) {
-      const int64_t lastWarp = (threads - 1) / 32 * 32;
-      for (int64_t t : {int64_t{0}, std::min<int64_t>(31, threads - 1), lastWarp, threads - 1}) ids.insert(t);
-    }
+    if (deps.threadAxes & 8) ids.merge(laneWarpCorners(k_.skeleton.block));
     sources.push_back({nullptr, true, threads, {ids.begin(), ids.end()}});
   }
   if (deps.block()) {

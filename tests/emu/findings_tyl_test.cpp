@@ -16,6 +16,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <sstream>
 
 #include "CountOps.h"
@@ -36,12 +37,9 @@ struct Compiled {
   std::optional<tir::Module> module;
 };
 
-std::unique_ptr<Compiled> compile(const std::string& name) {
+std::unique_ptr<Compiled> compileText(const std::string& name, std::string text) {
   auto c = std::make_unique<Compiled>();
-  std::string error, path = std::string(TYLO_SOURCE_DIR) + "/tests/emu/kernels/" + name;
-  std::optional<std::string> text = readSourceText(path, error);
-  REQUIRE(text);
-  FileId file = c->sources.add(name, std::move(*text));
+  FileId file = c->sources.add(name, std::move(text));
   DiagnosticEngine diags(c->sources);
   c->module = driver::compileToThreadIR(c->sources, file, diags);
   std::ostringstream os;
@@ -49,6 +47,13 @@ std::unique_ptr<Compiled> compile(const std::string& name) {
   INFO(os.str());
   REQUIRE(c->module);
   return c;
+}
+
+std::unique_ptr<Compiled> compile(const std::string& name) {
+  std::string error, path = std::string(TYLO_SOURCE_DIR) + "/tests/emu/kernels/" + name;
+  std::optional<std::string> text = readSourceText(path, error);
+  REQUIRE(text);
+  return compileText(name, std::move(*text));
 }
 
 uint32_t lineOf(const Compiled& c, SourceRange r) { return r.valid() ? c.sources.lineCol(r.begin).line : 0; }
@@ -137,6 +142,74 @@ TEST_CASE("launch checks take each axis of the block and the grid at its first a
     CHECK(r.findings[0].kind == emu::FindingKind::LaunchFailure);
     CHECK(r.findings[0].message ==
           "index 0 into 's' leaves [0, 256) at launch_corners_grid2d.tyl:5 for thread 0 and block (last, 0, 0)");
+  }
+}
+
+TEST_CASE("launch checks take the extremes of indices that mix thread_id, lane_id() and warp_id()") {
+  auto c = compile("launch_corners_lanes.tyl");
+  const struct {
+    const char* kernel;
+    int64_t low, high;  // the m that keep every thread's index inside
+  } cases[] = {{"tiles", 15, 39}, {"staircase", 0, 24}};
+  for (const auto& k : cases) {
+    const tir::Kernel* kernel = nullptr;
+    for (const tir::Kernel& each : c->module->kernels)
+      if (each.name == k.kernel) kernel = &each;
+    REQUIRE(kernel);
+    for (int64_t m = -20; m <= 80; ++m) {
+      INFO(k.kernel << ", m = " << m);
+      std::vector<emu::Buffer> none;
+      emu::RunResult r = emu::run(*kernel, {emu::Arg::integer(m)}, none);
+      if (m >= k.low && m <= k.high) {
+        CHECK(r.ok());
+        continue;
+      }
+      REQUIRE_FALSE(r.findings.empty());
+      CHECK(r.findings[0].kind == emu::FindingKind::LaunchFailure);
+      CHECK(r.stats.blocks == 0);
+    }
+  }
+}
+
+TEST_CASE("launch checks take the extremes of random forms in thread_id, lane_id() and warp_id()") {
+  // Blocks whose cuts (x, x * y, 32) divide one another and the thread count, where the corners
+  // are exact, and one-dimensional blocks with a partial last warp. The valid m are worked out
+  // over every thread; the launch must be refused just outside them and run just inside.
+  const std::array<int64_t, 3> blocks[] = {{8, 8, 1},  {4, 16, 2}, {64, 2, 1}, {32, 4, 1}, {2, 64, 1},
+                                           {16, 4, 2}, {80, 1, 1}, {40, 1, 1}, {100, 1, 1}, {7, 1, 1}};
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> coef(-3, 3);
+  for (int round = 0; round < 40; ++round) {
+    const std::array<int64_t, 3> b = blocks[round % std::size(blocks)];
+    const int64_t threads = b[0] * b[1] * b[2];
+    const int a = coef(rng), bb = coef(rng), cl = coef(rng), dw = coef(rng);
+    int64_t low = INT64_MAX, high = INT64_MIN;
+    for (int64_t t = 0; t < threads; ++t) {
+      const int64_t f = a * (t % b[0]) + bb * (t / b[0] % b[1]) + cl * (t % 32) + dw * (t / 32);
+      low = std::min(low, f);
+      high = std::max(high, f);
+    }
+    const int64_t rows = high - low + 4;
+    const std::string text =
+        fmt::format("kernel k(m: i32) launch(grid = 1, block = ({}, {}, {})) {{\n"
+                    "    let s = alloc_shared(i32[{}, {}]);\n"
+                    "    s[m + {} * thread_id.x + {} * thread_id.y + {} * lane_id() + {} * warp_id(), thread_index()] = m;\n"
+                    "}}\n",
+                    b[0], b[1], b[2], rows, threads, a, bb, cl, dw);
+    INFO(text);
+    auto c = compileText("random_corners.tyl", text);
+    const int64_t first = -low, last = rows - 1 - high;  // the valid m
+    for (int64_t m : {first - 1, first, last, last + 1}) {
+      INFO("m = " << m);
+      std::vector<emu::Buffer> none;
+      emu::RunResult r = emu::run(c->module->kernels.at(0), {emu::Arg::integer(m)}, none);
+      if (m >= first && m <= last) {
+        CHECK(r.ok());
+      } else {
+        REQUIRE_FALSE(r.findings.empty());
+        CHECK(r.findings[0].kind == emu::FindingKind::LaunchFailure);
+      }
+    }
   }
 }
 
