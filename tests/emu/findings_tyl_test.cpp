@@ -521,6 +521,29 @@ TEST_CASE("tyloc run dumps tensors as npy and reads them back as inputs") {
 
 const std::string kRunFlags = kernelPath("tests/emu/kernels/run_flags.tyl");
 
+TEST_CASE("tyloc run --set rounds a decimal to an f32 parameter once") {
+  // 1 + 2^-24 + 2^-60: just above the midpoint between 1 and the next f32, so 1 + 2^-23; via a
+  // double it would land on the midpoint itself and round to even, 1.
+  const std::string dir = std::filesystem::temp_directory_path() / "tyloc-run-f32";
+  std::filesystem::remove_all(dir);
+  auto r = tyloc({"run", kRunFlags, "--kernel", "real", "--set",
+                  "x=1.000000059604644776257986737988403547205962240695953369140625", "--dump", dir});
+  INFO(r.err);
+  REQUIRE(r.exitCode == 0);
+  const std::string npy = test::readFile(dir + "/A.npy");
+  REQUIRE(npy.size() >= 4);
+  uint32_t bits = 0;
+  std::memcpy(&bits, npy.data() + npy.size() - 4, 4);
+  CHECK(bits == 0x3f800001u);
+  std::filesystem::remove_all(dir);
+  // Past the largest f32 is refused; below the smallest subnormal is 0.
+  auto big = tyloc({"run", kRunFlags, "--kernel", "real", "--set", "x=1e39"});
+  CHECK(big.exitCode == 2);
+  CHECK(big.err.find("--set x=1e39: out of range for f32") != std::string::npos);
+  CHECK(tyloc({"run", kRunFlags, "--kernel", "real", "--set", "x=1e-50"}).exitCode == 0);
+  CHECK(tyloc({"run", kRunFlags, "--kernel", "real", "--set", "x=1.5f"}).exitCode == 2);
+}
+
 TEST_CASE("tyloc run misuse is one clear line and exit 2") {
   std::string file = kernelPath("examples/add_one/add_one.tyl");
   const std::string& flags = kRunFlags;

@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <limits>
 #include <iostream>
@@ -44,6 +47,19 @@ emu::Arg scalarArg(const tir::Param& p, const std::string& text) {
     if (text == "true" || text == "1") return emu::Arg::integer(1);
     if (text == "false" || text == "0") return emu::Arg::integer(0);
     throw Misuse{fmt::format("--set {}={}: expected true or false", p.name, text)};
+  }
+  if (p.type == tir::Type::F32) {
+    // strtof rounds the decimal to f32 once, as a float literal in C++ is; through a double
+    // it would be rounded twice, which can differ by one step.
+    errno = 0;
+    char* end = nullptr;
+    const float v = std::strtof(text.c_str(), &end);
+    if (!text.empty() && end == text.c_str() + text.size()) {
+      if (errno == ERANGE && std::isinf(v))
+        throw Misuse{fmt::format("--set {}={}: out of range for f32", p.name, text)};
+      return emu::Arg::real(v);
+    }
+    throw Misuse{fmt::format("--set {}={}: expected a floating-point value", p.name, text)};
   }
   try {
     size_t used = 0;
