@@ -9,6 +9,8 @@
 #include <limits>
 #include <optional>
 #include <set>
+#include <tuple>
+#include <span>
 
 #include "ir/layout/MmaAtom.h"
 #include "ir/lower/Addressing.h"
@@ -22,9 +24,16 @@ namespace tyl::lower {
 
 TYL_DIAG(kCopyVector, Remark, "copy-vector", "which vector width a copy uses, and why not a wider one");
 
-// For every element of a fragment (row-major), the threads holding it and in which slot.
+// For every element of a fragment (row-major), the threads holding it and in which slot:
+// (linear thread id, slot m) pairs, element after element in one array.
 struct OwnerTable {
-  std::vector<std::vector<std::pair<int32_t, int32_t>>> holders;  // (linear thread id, slot m)
+  std::vector<size_t> start;  // element e's pairs are entries[start[e] .. start[e + 1])
+  std::vector<std::pair<int32_t, int32_t>> entries;
+
+  std::span<const std::pair<int32_t, int32_t>> holders(int64_t element) const {
+    const auto e = static_cast<size_t>(element);
+    return {entries.data() + start[e], entries.data() + start[e + 1]};
+  }
 };
 
 // One warp-wide shared-memory access: the byte address of each lane (nullopt: inactive).
@@ -70,6 +79,18 @@ class LayoutTables {
     return entries_.emplace_back(Entry{l, shape, block, nullptr, nullptr});
   }
   MemoryRuns::Cache memoryRuns;  // offsets of shared-memory views, for every kernel
+
+  // The registers of a tiled mma's instructions, checked once for each combination of the
+  // operands' tables and the tiling (the same in every instantiation and every unrolled copy):
+  // per instruction, in order, the slots of D, A's and B's 32-bit words, and C.
+  struct MmaRegs {
+    std::array<int64_t, 4> d, a, c;
+    std::array<int64_t, 2> b;
+    bool cFromD;  // C is D's registers (a later K block, or acc = mma(acc, ...))
+  };
+  using MmaKey = std::tuple<const OwnerTable*, const OwnerTable*, const OwnerTable*, const OwnerTable*, int64_t,
+                            int64_t, int64_t, int64_t, int64_t>;
+  std::map<MmaKey, std::vector<MmaRegs>> mmaRegs;
 
  private:
   std::deque<Entry> entries_;  // stable references

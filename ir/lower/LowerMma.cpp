@@ -31,7 +31,7 @@ std::optional<int64_t> KernelLowering::uniformSlot(uint32_t tensor, const char* 
       int64_t tid = w * 32 + lane;
       std::optional<int64_t> found;
       if (rc.row >= 0 && rc.col >= 0 && rc.row < t.staticShape[0] && rc.col < t.staticShape[1]) {
-        for (const auto& [holder, m] : table->holders[static_cast<size_t>(rc.row * t.staticShape[1] + rc.col)])
+        for (const auto& [holder, m] : table->holders(rc.row * t.staticShape[1] + rc.col))
           if (holder == tid) found = m;
       }
       auto fail = [&](const std::string& what) {
@@ -60,12 +60,35 @@ void KernelLowering::mma(SourceRange loc, const tile::Mma& op) {
   static const char* bRegs[] = {"b0", "b1", "b2", "b3"};
   static const char* cRegs[] = {"c0", "c1", "c2", "c3"};
 
-  // Register words of one operand: pairs of 16-bit slots, in the instruction's order.
+  auto emitAll = [&](const std::vector<LayoutTables::MmaRegs>& all) {
+    auto regs = [](uint32_t array, const auto& slots) {
+      std::vector<tir::Reg> out;
+      for (int64_t slot : slots) out.push_back(tir::Reg::elem(array, slot));
+      return out;
+    };
+    const uint32_t dArray = tk_.tensors[op.d].array, cArray = tk_.tensors[op.c].array;
+    for (const LayoutTables::MmaRegs& r : all)
+      emit(loc, tir::Mma{tile::toTir(op.mma.ab), regs(dArray, r.d), regs(tk_.tensors[op.a].array, r.a),
+                         regs(tk_.tensors[op.b].array, r.b), regs(r.cFromD ? dArray : cArray, r.c)});
+  };
+  // The operands' tables stand for their layouts, shapes and the launch (LayoutTables shares
+  // them), so an mma with the same tables and tiling has the same registers.
+  const OwnerTable *ta = owners(op.a), *tb = owners(op.b), *tc = owners(op.c), *td = owners(op.d);
+  if (!ta || !tb || !tc || !td) return;
+  const LayoutTables::MmaKey key{ta, tb, op.c != op.d ? tc : nullptr, td, s.warpsM, s.warpsN, s.repeatM, s.repeatN,
+                                 kBlocks};
+  if (auto known = tables_.mmaRegs.find(key); known != tables_.mmaRegs.end()) {
+    emitAll(known->second);
+    return;
+  }
+
+  // Register words of one operand: pairs of 16-bit slots, in the instruction's order (the
+  // index of each word in the operand's array of 32-bit words).
   auto words = [&](uint32_t id, const char* role, int count,
                    const std::function<RowCol(int64_t, int, int)>& element, const char** names)
-      -> std::optional<std::vector<tir::Reg>> {
+      -> std::optional<std::vector<int64_t>> {
     const tile::Tensor& t = tk_.tensors[id];
-    std::vector<tir::Reg> out;
+    std::vector<int64_t> out;
     for (int j = 0; j < count; ++j) {
       std::optional<int64_t> lo = uniformSlot(
           id, role, [&](int64_t w, int lane) { return element(w, lane, 2 * j); }, names[2 * j], loc);
@@ -81,14 +104,12 @@ void KernelLowering::mma(SourceRange loc, const tile::Mma& op) {
             .note(t.layoutLoc, fmt::format("the {}'s layout is {}", role, layout::toString(*t.layout)));
         return std::nullopt;
       }
-      out.push_back(tir::Reg::elem(t.array, *lo / 2));
+      out.push_back(*lo / 2);
     }
     return out;
   };
-  auto floats = [&](uint32_t id, const char* role, int64_t rm, int64_t rn)
-      -> std::optional<std::vector<tir::Reg>> {
-    const tile::Tensor& t = tk_.tensors[id];
-    std::vector<tir::Reg> out;
+  auto floats = [&](uint32_t id, const char* role, int64_t rm, int64_t rn) -> std::optional<std::vector<int64_t>> {
+    std::vector<int64_t> out;
     for (int j = 0; j < 4; ++j) {
       std::optional<int64_t> m = uniformSlot(
           id, role,
@@ -98,17 +119,19 @@ void KernelLowering::mma(SourceRange loc, const tile::Mma& op) {
           },
           cRegs[j], loc);
       if (!m) return std::nullopt;
-      out.push_back(tir::Reg::elem(t.array, *m));
+      out.push_back(*m);
     }
     return out;
   };
+  auto copyTo = [](auto& slots, const std::vector<int64_t>& from) { std::copy(from.begin(), from.end(), slots.begin()); };
 
+  std::vector<LayoutTables::MmaRegs> all;
   for (int64_t kb = 0; kb < kBlocks; ++kb) {
     // B's words depend on the column of atoms only: worked out once per K block, when
     // first needed (so the first problem reported stays the first one met).
-    std::vector<std::optional<std::vector<tir::Reg>>> bWords(static_cast<size_t>(s.repeatN));
+    std::vector<std::optional<std::vector<int64_t>>> bWords(static_cast<size_t>(s.repeatN));
     for (int64_t rm = 0; rm < s.repeatM; ++rm) {
-      std::optional<std::vector<tir::Reg>> a = words(
+      std::optional<std::vector<int64_t>> a = words(
           op.a, "A operand", 4,
           [&](int64_t w, int lane, int slot) {
             RowCol e = layout::mmaAtomA(lane, slot);
@@ -117,7 +140,7 @@ void KernelLowering::mma(SourceRange loc, const tile::Mma& op) {
           aRegs);
       if (!a) return;
       for (int64_t rn = 0; rn < s.repeatN; ++rn) {
-        std::optional<std::vector<tir::Reg>>& b = bWords[static_cast<size_t>(rn)];
+        std::optional<std::vector<int64_t>>& b = bWords[static_cast<size_t>(rn)];
         if (!b) {
           b = words(
               op.b, "B operand", 2,
@@ -128,16 +151,24 @@ void KernelLowering::mma(SourceRange loc, const tile::Mma& op) {
               bRegs);
           if (!b) return;
         }
-        std::optional<std::vector<tir::Reg>> d = floats(op.d, "accumulator", rm, rn);
+        std::optional<std::vector<int64_t>> d = floats(op.d, "accumulator", rm, rn);
         if (!d) return;
         // The first K block adds to c (acc = mma(acc, ...) reads and writes the same
         // registers); later ones accumulate into d.
-        std::optional<std::vector<tir::Reg>> c = kb == 0 && op.c != op.d ? floats(op.c, "accumulator", rm, rn) : d;
+        const bool cFromD = !(kb == 0 && op.c != op.d);
+        std::optional<std::vector<int64_t>> c = cFromD ? d : floats(op.c, "accumulator", rm, rn);
         if (!c) return;
-        emit(loc, tir::Mma{tile::toTir(op.mma.ab), *d, *a, *b, *c});
+        LayoutTables::MmaRegs& r = all.emplace_back();
+        copyTo(r.d, *d);
+        copyTo(r.a, *a);
+        copyTo(r.b, *b);
+        copyTo(r.c, *c);
+        r.cFromD = cFromD;
       }
     }
   }
+  emitAll(all);
+  tables_.mmaRegs.emplace(key, std::move(all));
 }
 
 }  // namespace tyl::lower
