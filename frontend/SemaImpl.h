@@ -183,7 +183,7 @@ class KernelSema {
   // block's (of `blocks`), each with values numbered 0 .. count - 1 (a loop's count is 1
   // when its end is not a constant). The corners of the thread and the block are the ids at
   // which an affine access takes its extremes: each axis it uses at its first and last value
-  // (and for lane_id() and warp_id(), the first and last lane of the first and last warp).
+  // (with lane_id() or warp_id(), laneWarpCorners in SemaLoops.cpp).
   struct SureSource {
     const LoopValues* loop = nullptr;  // null: the thread, or the block
     bool isThread = false;

@@ -537,7 +537,7 @@ void KernelSema::launchChecksAtSureValues(const std::vector<ExprRef>& coord, con
   }
   if (inside) return;
 
-  // The corners: each loop's first and last value, the first and last thread and block. Each
+  // The corners: each loop's first and last value, the corners of the thread and block. Each
   // gives a condition over the parameters, which must hold when every loop around the statement
   // has iterations (a loop with a run-time end may have none).
   const std::vector<SureSource> sources = sureSources(deps, blocks, grid);

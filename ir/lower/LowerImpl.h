@@ -10,7 +10,6 @@
 #include <optional>
 #include <set>
 #include <tuple>
-#include <span>
 
 #include "ir/layout/MmaAtom.h"
 #include "ir/lower/Addressing.h"
@@ -24,16 +23,9 @@ namespace tyl::lower {
 
 TYL_DIAG(kCopyVector, Remark, "copy-vector", "which vector width a copy uses, and why not a wider one");
 
-// For every element of a fragment (row-major), the threads holding it and in which slot:
-// (linear thread id, slot m) pairs, element after element in one array.
+// For every element of a fragment (row-major), the threads holding it and in which slot.
 struct OwnerTable {
-  std::vector<size_t> start;  // element e's pairs are entries[start[e] .. start[e + 1])
-  std::vector<std::pair<int32_t, int32_t>> entries;
-
-  std::span<const std::pair<int32_t, int32_t>> holders(int64_t element) const {
-    const auto e = static_cast<size_t>(element);
-    return {entries.data() + start[e], entries.data() + start[e + 1]};
-  }
+  std::vector<std::vector<std::pair<int32_t, int32_t>>> holders;  // (linear thread id, slot m)
 };
 
 // One warp-wide shared-memory access: the byte address of each lane (nullopt: inactive).

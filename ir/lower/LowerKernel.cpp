@@ -70,8 +70,8 @@ const OwnerTable* KernelLowering::owners(uint32_t tensor) {
     v[static_cast<int>(layout::Axis::wid_in_wg)] = (tid / 32) % 4;
     axisOf[tid] = v;
   }
-  // (element, thread, slot) as the placements come, then sorted by element (stably).
-  std::vector<std::array<int64_t, 3>> held;
+  OwnerTable table;
+  table.holders.resize(static_cast<size_t>(t.layout->size()));
   std::optional<std::string> problem;
   try {
     layout::forEachPlacement(*t.layout, [&](int64_t index, const layout::PhysCoord& p) {
@@ -91,16 +91,17 @@ const OwnerTable* KernelLowering::owners(uint32_t tensor) {
           if ((threadAxes & layout::axisBit(a)) && axisOf[tid][static_cast<int>(a)] != p[a]) return false;
         return true;
       };
-      const int64_t m = p[layout::Axis::m];
+      int32_t m = static_cast<int32_t>(p[layout::Axis::m]);
+      auto& h = table.holders[static_cast<size_t>(index)];
       if (threadAxes & layout::axisBit(layout::Axis::tx)) {
-        if (matches(p[layout::Axis::tx])) held.push_back({index, p[layout::Axis::tx], m});
+        if (matches(p[layout::Axis::tx])) h.emplace_back(static_cast<int32_t>(p[layout::Axis::tx]), m);
       } else if ((threadAxes & layout::axisBit(layout::Axis::laneid)) &&
                  (threadAxes & layout::axisBit(layout::Axis::warpid))) {
         int64_t tid = p[layout::Axis::warpid] * 32 + p[layout::Axis::laneid];
-        if (tid < threads && matches(tid)) held.push_back({index, tid, m});
+        if (tid < threads && matches(tid)) h.emplace_back(static_cast<int32_t>(tid), m);
       } else {
         for (int64_t tid = 0; tid < threads; ++tid)
-          if (matches(tid)) held.push_back({index, tid, m});
+          if (matches(tid)) h.emplace_back(static_cast<int32_t>(tid), m);
       }
       return true;
     });
@@ -111,14 +112,6 @@ const OwnerTable* KernelLowering::owners(uint32_t tensor) {
     diags_.report(kOwnershipLaunch, t.layoutLoc, *problem).note(tk_.skeleton.launchLoc, "the launch is declared here");
     return nullptr;
   }
-  OwnerTable table;
-  table.start.assign(static_cast<size_t>(t.layout->size()) + 1, 0);
-  for (const auto& h : held) ++table.start[static_cast<size_t>(h[0]) + 1];
-  for (size_t e = 1; e < table.start.size(); ++e) table.start[e] += table.start[e - 1];
-  table.entries.resize(held.size());
-  std::vector<size_t> next(table.start.begin(), table.start.end() - 1);
-  for (const auto& h : held)
-    table.entries[next[static_cast<size_t>(h[0])]++] = {static_cast<int32_t>(h[1]), static_cast<int32_t>(h[2])};
   known.owners = std::make_shared<const OwnerTable>(std::move(table));
   return (owners_[tensor] = known.owners).get();
 }

@@ -31,7 +31,7 @@ std::optional<int64_t> KernelLowering::uniformSlot(uint32_t tensor, const char* 
       int64_t tid = w * 32 + lane;
       std::optional<int64_t> found;
       if (rc.row >= 0 && rc.col >= 0 && rc.row < t.staticShape[0] && rc.col < t.staticShape[1]) {
-        for (const auto& [holder, m] : table->holders(rc.row * t.staticShape[1] + rc.col))
+        for (const auto& [holder, m] : table->holders[static_cast<size_t>(rc.row * t.staticShape[1] + rc.col)])
           if (holder == tid) found = m;
       }
       auto fail = [&](const std::string& what) {
