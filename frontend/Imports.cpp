@@ -159,13 +159,20 @@ std::optional<std::string> readSourceText(const std::string& path, std::string& 
     error = std::strerror(errno);
     return std::nullopt;
   }
-  std::string text(kMaxSourceBytes + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  if (in.bad()) {
-    error = "read error";
-    return std::nullopt;
+  // Read in chunks, stopping one byte past the limit (the parser reports the size), so that
+  // a small file costs no more than its size and a huge one no more than the limit.
+  std::string text;
+  char chunk[1 << 16];
+  while (text.size() <= kMaxSourceBytes) {
+    size_t want = std::min(sizeof chunk, kMaxSourceBytes + 1 - text.size());
+    in.read(chunk, static_cast<std::streamsize>(want));
+    if (in.bad()) {
+      error = "read error";
+      return std::nullopt;
+    }
+    text.append(chunk, static_cast<size_t>(in.gcount()));
+    if (!in) break;
   }
-  text.resize(static_cast<size_t>(in.gcount()));
   return text;
 }
 
