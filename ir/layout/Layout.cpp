@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
+#include <limits>
 
 #include "ir/layout/CheckedMath.h"
 
@@ -193,6 +195,14 @@ std::vector<int64_t> unflatten(int64_t index, std::span<const int64_t> shape) {
   return splitIndex(index, shape);
 }
 
+bool nextCoord(std::span<int64_t> coord, std::span<const int64_t> shape) {
+  for (size_t d = coord.size(); d-- > 0;) {
+    if (++coord[d] < shape[d]) return true;
+    coord[d] = 0;
+  }
+  return false;
+}
+
 // ---- Apply -----------------------------------------------------------------------
 
 PhysCoord applyIters(const Layout& layout, std::span<const int64_t> iterCoord) {
@@ -253,6 +263,49 @@ int64_t applyAxis(const Layout& layout, std::span<const int64_t> coord, std::spa
 }
 
 PhysCoord apply(const Layout& layout, int64_t index) { return applyIndex(layout, index); }
+
+bool stepsFitIn64Bits(const TileLayout& tile) {
+  // Per axis, |offset| + sum of |stride| * (extent - 1) bounds every partial sum.
+  std::array<int64_t, kAxisCount> reach{};
+  auto grow = [&](Axis a, int64_t v) {
+    if (v == std::numeric_limits<int64_t>::min()) return false;
+    int64_t& r = reach[static_cast<int>(a)];
+    return !__builtin_add_overflow(r, v < 0 ? -v : v, &r);
+  };
+  bool fits = true;
+  tile.offset.forEach([&](Axis a, int64_t v) { fits = fits && grow(a, v); });
+  for (const Iter& it : tile.shard) {
+    int64_t span = 0;
+    fits = fits && it.extent >= 1 && !__builtin_mul_overflow(it.extent - 1, it.stride, &span) && grow(it.axis, span);
+  }
+  return fits;
+}
+
+std::optional<std::vector<int64_t>> applyAxisToAll(const Layout& layout, Axis axis) {
+  const TileLayout& tile = layout.tile;
+  if (!stepsFitIn64Bits(tile)) return std::nullopt;
+  const int64_t size = tile.size();
+  std::vector<int64_t> out;
+  out.reserve(static_cast<size_t>(size));
+  const std::vector<Iter>& shard = tile.shard;
+  std::vector<int64_t> digit(shard.size(), 0);
+  int64_t value = tile.offset[axis];
+  for (int64_t index = 0; index < size; ++index) {
+    if (index > 0) {
+      for (size_t i = shard.size(); i-- > 0;) {
+        const bool on = shard[i].axis == axis;
+        if (++digit[i] < shard[i].extent) {
+          if (on) value += shard[i].stride;
+          break;
+        }
+        digit[i] = 0;
+        if (on) value -= (shard[i].extent - 1) * shard[i].stride;
+      }
+    }
+    out.push_back(layout.swizzle && axis == Axis::m ? layout.swizzle->apply(value) : value);
+  }
+  return out;
+}
 
 std::vector<int64_t> iterCoord(const Layout& layout, std::span<const int64_t> coord,
                                std::span<const int64_t> shape) {

@@ -142,6 +142,9 @@ int64_t flatten(std::span<const int64_t> coord, std::span<const int64_t> shape);
 std::vector<int64_t> splitIndex(int64_t index, std::span<const int64_t> extents);
 // Row-major unflattening over a full shape (index must be in range).
 std::vector<int64_t> unflatten(int64_t index, std::span<const int64_t> shape);
+// Steps `coord` to the next coordinate of `shape` in row-major order; false (and all zeros)
+// after the last one. Visiting a shape this way costs no division per element.
+bool nextCoord(std::span<int64_t> coord, std::span<const int64_t> shape);
 
 // ---- Apply -----------------------------------------------------------------------
 
@@ -153,6 +156,13 @@ PhysCoord apply(const Layout& layout, int64_t index);
 PhysCoord apply(const Layout& layout, std::span<const int64_t> coord, std::span<const int64_t> shape);
 // apply(layout, coord, shape)[axis] alone, without the other axes' arithmetic.
 int64_t applyAxis(const Layout& layout, std::span<const int64_t> coord, std::span<const int64_t> shape, Axis axis);
+// applyAxis of every element, in row-major order, computed a stride at a time (the last
+// shard iter fastest), with no division per element; nullopt when !stepsFitIn64Bits.
+std::optional<std::vector<int64_t>> applyAxisToAll(const Layout& layout, Axis axis);
+// Whether stepping through a tile layout's elements one stride at a time, as applyAxisToAll
+// and forEachPlacement do, stays within 64 bits: every partial sum of the offset and iter
+// contributions fits. When it does not, apply() reports the overflow element by element.
+bool stepsFitIn64Bits(const TileLayout& tile);
 // Per-iter coordinate of a logical coordinate over `shape`.
 std::vector<int64_t> iterCoord(const Layout& layout, std::span<const int64_t> coord,
                                std::span<const int64_t> shape);

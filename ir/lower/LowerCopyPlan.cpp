@@ -25,20 +25,6 @@ TYL_DIAG(kCopyPlan, Remark, "copy-plan", "how a copy between memories is spread 
 using tir::ExprRef;
 using tir::Type;
 
-namespace {
-
-// The view coordinate of vector q, with `shape` the view shape and vectors of `w`
-// elements along the last dimension.
-std::vector<int64_t> vectorCoord(int64_t q, const std::vector<int64_t>& shape, int64_t w) {
-  std::vector<int64_t> units = shape;
-  units.back() /= w;
-  std::vector<int64_t> c = layout::unflatten(q, units);
-  c.back() *= w;
-  return c;
-}
-
-}  // namespace
-
 void KernelLowering::copyMemoryMemory(SourceRange loc, const tile::Copy& c) {
   const tile::View& dv = c.dst;
   const tile::View& sv = *c.src;
@@ -67,8 +53,9 @@ void KernelLowering::copyMemoryMemory(SourceRange loc, const tile::Copy& c) {
     // (offset, element) pairs, sorted: equal neighbours are the same place.
     std::vector<std::pair<int64_t, int64_t>> at;
     at.reserve(static_cast<size_t>(size));
-    for (int64_t i = 0; i < size; ++i)
-      if (std::optional<int64_t> m = dRuns.offsetAt(layout::unflatten(i, shape), shift)) at.emplace_back(*m, i);
+    std::vector<int64_t> e(rank, 0);  // element i's coordinate
+    for (int64_t i = 0; i < size; ++i, layout::nextCoord(e, shape))
+      if (std::optional<int64_t> m = dRuns.offsetAt(e, shift)) at.emplace_back(*m, i);
     std::sort(at.begin(), at.end());
     // Report the first element, in row-major order, whose place an earlier one took.
     size_t clash = 0;
@@ -95,10 +82,11 @@ void KernelLowering::copyMemoryMemory(SourceRange loc, const tile::Copy& c) {
   if (dv.tensor == sv.tensor && dt.layout && constantOrigin(dv) && constantOrigin(sv) &&
       static_cast<size_t>(size) <= (size_t{1} << 22)) {
     std::unordered_map<int64_t, int64_t> written;  // offset -> destination element
-    for (int64_t i = 0; i < size; ++i)
-      if (std::optional<int64_t> m = dRuns.offsetAt(layout::unflatten(i, shape), 0)) written.emplace(*m, i);
-    for (int64_t j = 0; j < size; ++j) {
-      std::optional<int64_t> m = sRuns.offsetAt(layout::unflatten(j, shape), 0);
+    std::vector<int64_t> e(rank, 0);  // element i's (then j's) coordinate
+    for (int64_t i = 0; i < size; ++i, layout::nextCoord(e, shape))
+      if (std::optional<int64_t> m = dRuns.offsetAt(e, 0)) written.emplace(*m, i);
+    for (int64_t j = 0; j < size; ++j, layout::nextCoord(e, shape)) {
+      std::optional<int64_t> m = sRuns.offsetAt(e, 0);
       auto hit = m ? written.find(*m) : written.end();
       if (hit == written.end() || hit->second == j) continue;
       diags_.report(kCopyAliases, loc,
@@ -127,8 +115,11 @@ void KernelLowering::copyMemoryMemory(SourceRange loc, const tile::Copy& c) {
     dCond.clear();
     sCond.clear();
     MemoryRuns::Problem problem;
-    for (int64_t q = 0; q < size / cand && problem.ok(); ++q) {
-      std::vector<int64_t> vc = vectorCoord(q, shape, cand);
+    std::vector<int64_t> units = shape, unit(rank, 0), vc(rank, 0);  // vector q's place among the vectors, and its first element
+    units.back() /= cand;
+    for (int64_t q = 0; q < size / cand && problem.ok(); ++q, layout::nextCoord(unit, units)) {
+      vc = unit;
+      vc.back() *= cand;
       problem = dRuns.check(vc, cand, &dCond);
       if (!problem.ok()) {
         problemTensor = &dt;

@@ -1,5 +1,7 @@
 #include <fmt/format.h>
 
+#include <bit>
+
 #include "frontend/CommonDiags.h"
 #include "ir/layout/Analysis.h"
 #include "ir/lower/Convergence.h"
@@ -73,23 +75,36 @@ const OwnerTable* KernelLowering::owners(uint32_t tensor) {
   OwnerTable table;
   table.holders.resize(static_cast<size_t>(t.layout->size()));
   std::optional<std::string> problem;
+  const uint32_t threadMask = layout::threadAxesMask();
+  uint32_t launchMask = 0;  // thread axes proper, whose values the launch bounds
+  std::array<int64_t, layout::kAxisCount> extentOf{};
+  for (layout::Axis a : layout::allAxes())
+    if (layout::isThreadAxis(a)) {
+      launchMask |= layout::axisBit(a);
+      extentOf[static_cast<int>(a)] = threadAxisExtent(a, k_.block);
+    }
+  // Calls f(axis index) for each set bit of `mask`, lowest first, while it returns true.
+  auto eachAxis = [](uint32_t mask, auto&& f) {
+    for (; mask; mask &= mask - 1)
+      if (!f(std::countr_zero(mask))) return false;
+    return true;
+  };
   try {
     layout::forEachPlacement(*t.layout, [&](int64_t index, const layout::PhysCoord& p) {
-      uint32_t threadAxes = p.axesMask() & layout::threadAxesMask();
-      p.forEach([&](layout::Axis a, int64_t v) {
-        if (problem || !layout::isThreadAxis(a)) return;
-        int64_t extent = threadAxisExtent(a, k_.block);
-        if (v < 0 || v >= extent)
-          problem = fmt::format("element {} is held by {} {}, but a block of {} threads has {} 0..{}",
-                                layout::shapeToString(layout::unflatten(index, t.staticShape)), layout::axisName(a),
-                                v, threads, layout::axisName(a), extent - 1);
+      const uint32_t threadAxes = p.axesMask() & threadMask;
+      eachAxis(threadAxes & launchMask, [&](int a) {
+        int64_t v = p[static_cast<layout::Axis>(a)];
+        if (v >= 0 && v < extentOf[a]) return true;
+        problem = fmt::format("element {} is held by {} {}, but a block of {} threads has {} 0..{}",
+                              layout::shapeToString(layout::unflatten(index, t.staticShape)),
+                              layout::axisName(static_cast<layout::Axis>(a)), v, threads,
+                              layout::axisName(static_cast<layout::Axis>(a)), extentOf[a] - 1);
+        return false;
       });
       if (problem) return false;
       // The holders: one thread when lane and warp (or tx) are given, else every match.
       auto matches = [&](int64_t tid) {
-        for (layout::Axis a : layout::allAxes())
-          if ((threadAxes & layout::axisBit(a)) && axisOf[tid][static_cast<int>(a)] != p[a]) return false;
-        return true;
+        return eachAxis(threadAxes, [&](int a) { return axisOf[tid][a] == p[static_cast<layout::Axis>(a)]; });
       };
       int32_t m = static_cast<int32_t>(p[layout::Axis::m]);
       auto& h = table.holders[static_cast<size_t>(index)];

@@ -16,27 +16,26 @@ namespace {
 // At most this many shifts of the origin are enumerated.
 constexpr size_t kMaxShifts = 256;
 
-// An offset not worked out yet, and one outside the tensor.
-constexpr int64_t kUnknown = INT64_MIN, kOutside = INT64_MIN + 1;
-// Views with more elements are not remembered.
-constexpr int64_t kMaxRemembered = int64_t{1} << 20;
+// Tensors with more elements are not tabulated.
+constexpr int64_t kMaxTabulated = int64_t{1} << 20;
+
+std::shared_ptr<const std::vector<int64_t>> tabulate(const layout::Layout& l, const std::vector<int64_t>& shape) {
+  if (l.size() > kMaxTabulated || layout::shapeSize(shape) != l.size()) return nullptr;
+  std::optional<std::vector<int64_t>> all = layout::applyAxisToAll(l, layout::Axis::m);
+  return all ? std::make_shared<const std::vector<int64_t>>(std::move(*all)) : nullptr;
+}
 
 }  // namespace
 
-std::shared_ptr<std::vector<int64_t>> MemoryRuns::Cache::table(const layout::Layout& l,
-                                                               const std::vector<int64_t>& shape,
-                                                               const std::vector<int64_t>& origin, const tile::View& v,
-                                                               int64_t size) {
+std::shared_ptr<const std::vector<int64_t>> MemoryRuns::Cache::offsets(const layout::Layout& l,
+                                                                       const std::vector<int64_t>& shape) {
   for (const Entry& e : entries_)
-    if (e.origin == origin && e.dims == v.dims && e.viewShape == v.shape && e.shape == shape && e.layout == l)
-      return e.offsets;
-  auto offsets = std::make_shared<std::vector<int64_t>>(static_cast<size_t>(size), kUnknown);
-  entries_.push_back(Entry{l, shape, origin, v.shape, v.dims, offsets});
-  return offsets;
+    if (e.shape == shape && e.layout == l) return e.offsets;
+  return entries_.emplace_back(Entry{l, shape, tabulate(l, shape)}).offsets;
 }
 
 MemoryRuns::MemoryRuns(const tile::Tensor& t, const tile::View& v, Cache* cache)
-    : t_(t), v_(v), viewSize_(v.size()) {
+    : t_(t), v_(v) {
   shifts_.assign(1, std::vector<int64_t>(v.origin.size(), 0));
   for (size_t d = 0; d < v.origin.size(); ++d) {
     AffineForm f = linearize(v.origin[d]);
@@ -91,32 +90,19 @@ MemoryRuns::MemoryRuns(const tile::Tensor& t, const tile::View& v, Cache* cache)
     });
     shifts_ = std::move(product);
   }
-  if (t.layout && viewSize_ <= kMaxRemembered) {
-    // Static offsets are those at the first shift (no shift, when that is one of them).
-    std::vector<int64_t> at = originConst_;
-    for (size_t d = 0; d < at.size(); ++d) at[d] += shifts_[0][d];
-    offsets_ = cache ? cache->table(*t.layout, t.staticShape, at, v, viewSize_)
-                     : std::make_shared<std::vector<int64_t>>(static_cast<size_t>(viewSize_), kUnknown);
+  if (!t.layout) return;
+  offsets_ = cache ? cache->offsets(*t.layout, t.staticShape) : tabulate(*t.layout, t.staticShape);
+  for (const std::vector<int64_t>& shift : shifts_) {
+    std::vector<int64_t>& at = origins_.emplace_back(originConst_);
+    for (size_t d = 0; d < at.size(); ++d) at[d] += shift[d];
   }
+  viewDim_.assign(v.origin.size(), -1);
+  for (size_t i = 0; i < v.dims.size(); ++i) viewDim_[static_cast<size_t>(v.dims[i])] = static_cast<int>(i);
 }
 
 std::optional<int64_t> MemoryRuns::staticOffset(const std::vector<int64_t>& viewCoord) const {
   if (!t_.layout) return std::nullopt;
-  // Copies ask for every element more than once (alias check, each vector width tried):
-  // remember the offsets of the view's elements.
-  if (viewCoord.size() != v_.shape.size() || !offsets_) return computeOffset(viewCoord);
-  int64_t flat = 0;
-  for (size_t i = 0; i < viewCoord.size(); ++i) {
-    if (viewCoord[i] < 0 || viewCoord[i] >= v_.shape[i]) return computeOffset(viewCoord);
-    flat = flat * v_.shape[i] + viewCoord[i];
-  }
-  int64_t& known = (*offsets_)[static_cast<size_t>(flat)];
-  if (known == kUnknown) {
-    std::optional<int64_t> m = computeOffset(viewCoord);
-    known = m ? *m : kOutside;
-  }
-  if (known == kOutside) return std::nullopt;
-  return known;
+  return computeOffset(viewCoord);
 }
 
 std::optional<int64_t> MemoryRuns::offsetAt(const std::vector<int64_t>& viewCoord, size_t shift) const {
@@ -124,12 +110,18 @@ std::optional<int64_t> MemoryRuns::offsetAt(const std::vector<int64_t>& viewCoor
 }
 
 std::optional<int64_t> MemoryRuns::computeOffset(const std::vector<int64_t>& viewCoord, size_t shift) const {
+  // The tensor coordinate: the origin at this shift, plus the view coordinate on kept dimensions.
+  const std::vector<int64_t>& origin = origins_[shift];
+  int64_t flat = 0;
+  for (size_t d = 0; d < origin.size(); ++d) {
+    const int64_t c = origin[d] + (viewDim_[d] < 0 ? 0 : viewCoord[static_cast<size_t>(viewDim_[d])]);
+    if (c < 0 || c >= t_.staticShape[d]) return std::nullopt;
+    flat = flat * t_.staticShape[d] + c;
+  }
+  if (offsets_) return (*offsets_)[static_cast<size_t>(flat)];
   std::vector<int64_t>& coord = scratch_;
-  coord = originConst_;
-  for (size_t d = 0; d < coord.size(); ++d) coord[d] += shifts_[shift][d];
+  coord = origin;
   for (size_t i = 0; i < viewCoord.size(); ++i) coord[v_.dims[i]] += viewCoord[i];
-  for (size_t d = 0; d < coord.size(); ++d)
-    if (coord[d] < 0 || coord[d] >= t_.staticShape[d]) return std::nullopt;
   return layout::applyAxis(*t_.layout, coord, t_.staticShape, layout::Axis::m);
 }
 
@@ -196,7 +188,7 @@ std::string MemoryRuns::shiftDescription(size_t shift) const {
 MemoryRuns::Problem MemoryRuns::checkStatic(const std::vector<int64_t>& viewCoord, int64_t len, size_t shift) const {
   using K = Problem::Kind;
   const size_t rank = viewCoord.size();
-  const std::string where = shiftDescription(shift);
+  auto where = [&] { return shiftDescription(shift); };
   std::optional<int64_t> first;
   std::vector<int64_t> c = viewCoord;
   for (int64_t j = 0; j < len; ++j) {
@@ -204,17 +196,17 @@ MemoryRuns::Problem MemoryRuns::checkStatic(const std::vector<int64_t>& viewCoor
     std::optional<int64_t> m = offsetAt(c, shift);
     if (!m) {
       return {K::NotContiguous,
-              fmt::format("element {} lies outside '{}'{}", layout::shapeToString(c), t_.name, where)};
+              fmt::format("element {} lies outside '{}'{}", layout::shapeToString(c), t_.name, where())};
     }
     if (j == 0) {
       first = m;
       if (*m % len != 0)
         return {K::Misaligned, fmt::format("the run at {} starts at offset {}, not a multiple of {} elements{}",
-                                           layout::shapeToString(viewCoord), *m, len, where)};
+                                           layout::shapeToString(viewCoord), *m, len, where())};
     } else if (*m != *first + j) {
       return {K::NotContiguous, fmt::format("elements {} and {} are not adjacent in memory (offsets {} and {}){}",
                                             layout::shapeToString(viewCoord), layout::shapeToString(c),
-                                            *first + j - 1, *m, where)};
+                                            *first + j - 1, *m, where())};
     }
   }
   return {};

@@ -15,21 +15,19 @@ namespace tyl::lower {
 
 class MemoryRuns {
  public:
-  // The offsets of the elements of views, shared by every MemoryRuns of the same layout,
-  // shape and view (the copies of a pipeline's stages, a kernel's instantiations): each is
-  // worked out once.
+  // The offset of every element of tensors with static layouts, shared by every MemoryRuns
+  // of the same layout and shape (views at any origin, the copies of a pipeline's stages, a
+  // kernel's instantiations): each is worked out once, a stride at a time.
   class Cache {
    public:
-    std::shared_ptr<std::vector<int64_t>> table(const layout::Layout& l, const std::vector<int64_t>& shape,
-                                                const std::vector<int64_t>& origin, const tile::View& v,
-                                                int64_t size);
+    // Null when the tensor is too large to tabulate, or its offsets need overflow checks.
+    std::shared_ptr<const std::vector<int64_t>> offsets(const layout::Layout& l, const std::vector<int64_t>& shape);
 
    private:
     struct Entry {
       layout::Layout layout;
-      std::vector<int64_t> shape, origin, viewShape;
-      std::vector<int> dims;
-      std::shared_ptr<std::vector<int64_t>> offsets;
+      std::vector<int64_t> shape;
+      std::shared_ptr<const std::vector<int64_t>> offsets;
     };
     std::vector<Entry> entries_;
   };
@@ -71,7 +69,6 @@ class MemoryRuns {
  private:
   const tile::Tensor& t_;
   const tile::View& v_;
-  int64_t viewSize_;                   // elements in the view
   std::vector<int64_t> originConst_;   // constant part of the origin, per tensor dim
   std::vector<int64_t> originDivisor_; // run-time part is a multiple of this (0: none)
   // Static layouts, per tensor dim whose run-time part moves the view without changing the
@@ -83,8 +80,12 @@ class MemoryRuns {
   std::vector<std::vector<int64_t>> shifts_;  // see shifts()
   std::optional<int64_t> computeOffset(const std::vector<int64_t>& viewCoord, size_t shift = 0) const;
   Problem checkStatic(const std::vector<int64_t>& viewCoord, int64_t len, size_t shift) const;
-  mutable std::vector<int64_t> scratch_;  // computeOffset's tensor coordinate
-  mutable std::shared_ptr<std::vector<int64_t>> offsets_;  // staticOffset of each view element, once known
+  // Static layouts: the constant origin at each shift, and which view dimension each tensor
+  // dimension is (-1: indexed away).
+  std::vector<std::vector<int64_t>> origins_;
+  std::vector<int> viewDim_;
+  mutable std::vector<int64_t> scratch_;  // computeOffset's tensor coordinate, without a table
+  std::shared_ptr<const std::vector<int64_t>> offsets_;  // of every tensor element (Cache::offsets)
 };
 
 }  // namespace tyl::lower

@@ -7,9 +7,11 @@
 #include <array>
 #include <climits>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "ir/layout/Analysis.h"
 #include "ir/layout/Layout.h"
 #include "tests/unit/LayoutReference.h"
 #include "tests/unit/RandomLayouts.h"
@@ -74,6 +76,25 @@ void checkAgainstReference(const Layout& layout, const std::vector<Shape>& shape
     require(got == want, [&] { return where("apply(index)", i, got, want); });
   }
   uint32_t axes = layout.tile.axesMask() | (layout.swizzle ? axisBit(Axis::m) : 0u);
+  // A stride at a time (these small layouts always fit in 64 bits).
+  REQUIRE(stepsFitIn64Bits(layout.tile));
+  for (Axis a : allAxes()) {
+    std::optional<std::vector<int64_t>> all = applyAxisToAll(layout, a);
+    REQUIRE(all);
+    REQUIRE(static_cast<int64_t>(all->size()) == n);
+    for (int64_t i = 0; i < n; ++i)
+      require((*all)[static_cast<size_t>(i)] == ref.base[static_cast<size_t>(i)][static_cast<size_t>(a)],
+              [&] { return toString(layout) + " applyAxisToAll on " + std::string(axisName(a)) + " at " + std::to_string(i); });
+  }
+  int64_t visited = 0;
+  forEachPlacement(layout, [&](int64_t index, const PhysCoord& p) {
+    const std::vector<Point>& wantAll = ref.tuples[static_cast<size_t>(index)];
+    const size_t r = static_cast<size_t>(visited++) - static_cast<size_t>(index) * wantAll.size();
+    require(r < wantAll.size() && toPoint(p) == wantAll[r] && p.axesMask() == axes,
+            [&] { return where("forEachPlacement", index, toPoint(p), wantAll[r < wantAll.size() ? r : 0]); });
+    return true;
+  });
+  CHECK(visited == n * layout.tile.replicaCount());
   for (const Shape& shape : shapes) {
     int64_t index = 0;
     odometer(shape, [&](const std::vector<int64_t>& c) {
@@ -256,6 +277,16 @@ TEST_CASE("flatten, unflatten and splitIndex", "[core]") {
   });
   CHECK(index == 60);
   CHECK(shapeSize(shape) == 60);
+  // nextCoord walks the same order and wraps to zeros after the last coordinate.
+  std::vector<int64_t> c(3, 0);
+  for (int64_t i = 1; i < 60; ++i) {
+    REQUIRE(nextCoord(c, shape));
+    REQUIRE(c == unflatten(i, shape));
+  }
+  CHECK_FALSE(nextCoord(c, shape));
+  CHECK(c == Shape{0, 0, 0});
+  std::vector<int64_t> none;
+  CHECK_FALSE(nextCoord(none, Shape{}));
   CHECK(shapeSize(Shape{}) == 1);
   // The first entry takes the undivided quotient: an index past the size extends it.
   CHECK(splitIndex(4000, Shape{512}) == Shape{4000});
@@ -441,6 +472,22 @@ TEST_CASE("overflow is reported, never wrapped", "[core][overflow]") {
   CHECK_THROWS_AS(makeTile({{int64_t{1} << 32, 1}, {int64_t{1} << 32, 1}}).size(), OverflowError);
   CHECK_THROWS_AS(apply(Layout{makeTile({{4, big}})}, 3), OverflowError);
   CHECK(apply(Layout{makeTile({{4, big}})}, 2)[Axis::m] == 2 * big);
+  // Stepping through such a layout would overflow: applyAxisToAll declines, and
+  // forEachPlacement applies element by element, reporting the overflow where apply does.
+  CHECK_FALSE(stepsFitIn64Bits(makeTile({{4, big}})));
+  CHECK(stepsFitIn64Bits(makeTile({{3, big}})));
+  CHECK_FALSE(stepsFitIn64Bits(makeTile({{2, INT64_MIN}})));
+  CHECK_FALSE(stepsFitIn64Bits(makeTile({{2, 1}}, {}, {{Axis::m, INT64_MIN}})));
+  CHECK_FALSE(stepsFitIn64Bits(makeTile({{2, big}, {2, big}}, {}, {{Axis::m, 2}})));
+  CHECK_FALSE(applyAxisToAll(Layout{makeTile({{4, big}})}, Axis::m));
+  int64_t reached = -1;
+  CHECK_THROWS_AS(forEachPlacement(Layout{makeTile({{4, big}})},
+                                   [&](int64_t index, const PhysCoord&) {
+                                     reached = index;
+                                     return true;
+                                   }),
+                  OverflowError);
+  CHECK(reached == 2);
   CHECK_THROWS_AS(apply(Layout{makeTile({{2, INT64_MAX}}, {}, {{Axis::m, 1}})}, 1), OverflowError);
   CHECK_THROWS_AS(apply(Layout{makeTile({{2, INT64_MIN}}, {}, {{Axis::m, -1}})}, 1), OverflowError);
   CHECK_THROWS_AS(span(makeTile({{3, big + 1}}), Axis::m), OverflowError);
