@@ -12,7 +12,9 @@ TYL_DIAG(kNonInjective, Error, "non-injective", "a layout that places two elemen
 
 bool KernelLowering::checkLayouts() {
   bool ok = true;
-  for (const tile::Tensor& t : tk_.tensors) {
+  injective_.assign(tk_.tensors.size(), 0);
+  for (size_t i = 0; i < tk_.tensors.size(); ++i) {
+    const tile::Tensor& t = tk_.tensors[i];
     if (!t.layout) continue;
     // Slot views alias their fragment and are checked through it.
     if (t.space == tile::MemSpace::Local && t.name.size() > 5 && t.name.ends_with("_view")) continue;
@@ -23,7 +25,10 @@ bool KernelLowering::checkLayouts() {
     } catch (const layout::Error&) {
       continue;  // too large to enumerate: nothing can be said
     }
-    if (!c) continue;
+    if (!c) {
+      injective_[i] = 1;
+      continue;
+    }
     std::string where = layout::toString(c->where);
     diags_.report(kNonInjective, t.layoutLoc.valid() ? t.layoutLoc : t.loc,
                   fmt::format("non-injective {}: {} and {} both map to {}",

@@ -46,9 +46,12 @@ void KernelLowering::copyMemoryMemory(SourceRange loc, const tile::Copy& c) {
   MemoryRuns dRuns(dt, dv, &tables_.memoryRuns), sRuns(st, sv, &tables_.memoryRuns);
 
   // A destination holding an element twice would make the result depend on timing. With a
-  // run-time origin, at each place it can be (as far as that is cheap to check).
-  const size_t shifts =
-      static_cast<size_t>(size) * dRuns.shifts().size() <= (size_t{1} << 22) ? dRuns.shifts().size() : 1;
+  // run-time origin, at each place it can be (as far as that is cheap to check). Views of a
+  // tensor whose layout checkLayouts proved injective cannot.
+  const size_t shifts = injective_[dv.tensor] ? 0
+                        : static_cast<size_t>(size) * dRuns.shifts().size() <= (size_t{1} << 22)
+                            ? dRuns.shifts().size()
+                            : 1;
   for (size_t shift = 0; dt.layout && dRuns.originProblem().empty() && shift < shifts; ++shift) {
     // (offset, element) pairs, sorted: equal neighbours are the same place.
     std::vector<std::pair<int64_t, int64_t>> at;

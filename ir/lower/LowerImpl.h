@@ -212,6 +212,7 @@ class KernelLowering {
   std::map<uint32_t, tir::ExprRef> varDefs_;  // scalar variable set once -> its value
   mutable std::array<std::optional<int64_t>, 3> gridLimits_;  // gridLimit(), once worked out
   std::map<int64_t, int64_t> paramDivisor_;  // scalar parameter -> the launch checks divide it by
+  std::vector<uint8_t> injective_;  // per tensor: checkLayouts proved no two elements share a place
   int temps_ = 0;
   std::map<const tile::FragExpr*, uint32_t> operandRegs_;  // memory operand -> its registers
 };

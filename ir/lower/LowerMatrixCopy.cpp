@@ -43,17 +43,18 @@ bool KernelLowering::tryLdmatrix(SourceRange loc, const tile::View& mem, uint32_
   if (fm.owns) return why = "not every thread of the block holds part of the fragment", false;
   int64_t threads = k_.threadsPerBlock();
   if (threads % 32 != 0) return why = "the block is not a whole number of warps", false;
-  std::map<int64_t, const FragmentSlot*> slots;
-  for (const FragmentSlot& s : fm.slots) slots[s.m] = &s;
   int64_t words = (f.slots + 1) / 2;
+  std::vector<const FragmentSlot*> slotAt(static_cast<size_t>(2 * words), nullptr);  // by slot m
+  for (const FragmentSlot& s : fm.slots)
+    if (s.m >= 0 && s.m < 2 * words) slotAt[static_cast<size_t>(s.m)] = &s;
   for (int64_t m = 0; m < 2 * words; ++m)
-    if (!slots.count(m)) return why = fmt::format("register slot {} holds no element", m), false;
+    if (!slotAt[static_cast<size_t>(m)]) return why = fmt::format("register slot {} holds no element", m), false;
 
   // Thread coordinates, evaluated for every thread.
   const std::optional<std::vector<std::vector<int64_t>>> base = threadCoords(fm);
   if (!base) return why = "the thread's coordinates are not known at compile time", false;
   auto coordOf = [&](int64_t tid, int64_t slot) {
-    const FragmentSlot& s = *slots.at(slot);
+    const FragmentSlot& s = *slotAt[static_cast<size_t>(slot)];
     const std::vector<int64_t>& b = (*base)[static_cast<size_t>(tid)];
     return Coord2{b[0] + s.offset[0], b[1] + s.offset[1]};
   };
@@ -147,7 +148,7 @@ bool KernelLowering::tryLdmatrix(SourceRange loc, const tile::View& mem, uint32_
     // move it out of a swizzle and share one address between instructions.
     auto offsetOf = [&](int d) {
       std::vector<int64_t> off;
-      for (int i = 0; i < in.n; ++i) off.push_back(slots.at(2 * (in.first + i))->offset[d]);
+      for (int i = 0; i < in.n; ++i) off.push_back(slotAt[static_cast<size_t>(2 * (in.first + i))]->offset[d]);
       if (in.n == 1) return tir::intConst(off[0]);
       bool linear = true;
       for (int i = 2; i < in.n; ++i) linear &= off[i] - off[0] == i * (off[1] - off[0]);

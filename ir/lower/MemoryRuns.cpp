@@ -109,7 +109,7 @@ std::optional<int64_t> MemoryRuns::offsetAt(const std::vector<int64_t>& viewCoor
   return shift == 0 ? staticOffset(viewCoord) : computeOffset(viewCoord, shift);
 }
 
-std::optional<int64_t> MemoryRuns::computeOffset(const std::vector<int64_t>& viewCoord, size_t shift) const {
+std::optional<int64_t> MemoryRuns::flatIndex(const std::vector<int64_t>& viewCoord, size_t shift) const {
   // The tensor coordinate: the origin at this shift, plus the view coordinate on kept dimensions.
   const std::vector<int64_t>& origin = origins_[shift];
   int64_t flat = 0;
@@ -118,9 +118,15 @@ std::optional<int64_t> MemoryRuns::computeOffset(const std::vector<int64_t>& vie
     if (c < 0 || c >= t_.staticShape[d]) return std::nullopt;
     flat = flat * t_.staticShape[d] + c;
   }
-  if (offsets_) return (*offsets_)[static_cast<size_t>(flat)];
+  return flat;
+}
+
+std::optional<int64_t> MemoryRuns::computeOffset(const std::vector<int64_t>& viewCoord, size_t shift) const {
+  const std::optional<int64_t> flat = flatIndex(viewCoord, shift);
+  if (!flat) return std::nullopt;
+  if (offsets_) return (*offsets_)[static_cast<size_t>(*flat)];
   std::vector<int64_t>& coord = scratch_;
-  coord = origin;
+  coord = origins_[shift];
   for (size_t i = 0; i < viewCoord.size(); ++i) coord[v_.dims[i]] += viewCoord[i];
   return layout::applyAxis(*t_.layout, coord, t_.staticShape, layout::Axis::m);
 }
@@ -189,24 +195,38 @@ MemoryRuns::Problem MemoryRuns::checkStatic(const std::vector<int64_t>& viewCoor
   using K = Problem::Kind;
   const size_t rank = viewCoord.size();
   auto where = [&] { return shiftDescription(shift); };
-  std::optional<int64_t> first;
-  std::vector<int64_t> c = viewCoord;
+  auto element = [&](int64_t j) {
+    std::vector<int64_t> c = viewCoord;
+    c[rank - 1] += j;
+    return c;
+  };
+  // With the offset table, the run's elements are entries `step` apart, while the tensor
+  // coordinate along the run's dimension stays below its extent.
+  const std::optional<int64_t> flat = offsets_ ? flatIndex(viewCoord, shift) : std::nullopt;
+  const auto dim = static_cast<size_t>(v_.dims[rank - 1]);
+  int64_t step = 1;
+  for (size_t d = dim + 1; d < t_.staticShape.size(); ++d) step *= t_.staticShape[d];
+  const int64_t along = origins_[shift][dim] + viewCoord[rank - 1];
+  int64_t first = 0;
   for (int64_t j = 0; j < len; ++j) {
-    c[rank - 1] = viewCoord[rank - 1] + j;
-    std::optional<int64_t> m = offsetAt(c, shift);
+    std::optional<int64_t> m;
+    if (!flat)
+      m = offsetAt(element(j), shift);
+    else if (along + j < t_.staticShape[dim])
+      m = (*offsets_)[static_cast<size_t>(*flat + j * step)];
     if (!m) {
       return {K::NotContiguous,
-              fmt::format("element {} lies outside '{}'{}", layout::shapeToString(c), t_.name, where())};
+              fmt::format("element {} lies outside '{}'{}", layout::shapeToString(element(j)), t_.name, where())};
     }
     if (j == 0) {
-      first = m;
+      first = *m;
       if (*m % len != 0)
         return {K::Misaligned, fmt::format("the run at {} starts at offset {}, not a multiple of {} elements{}",
                                            layout::shapeToString(viewCoord), *m, len, where())};
-    } else if (*m != *first + j) {
+    } else if (*m != first + j) {
       return {K::NotContiguous, fmt::format("elements {} and {} are not adjacent in memory (offsets {} and {}){}",
-                                            layout::shapeToString(viewCoord), layout::shapeToString(c),
-                                            *first + j - 1, *m, where())};
+                                            layout::shapeToString(viewCoord), layout::shapeToString(element(j)),
+                                            first + j - 1, *m, where())};
     }
   }
   return {};

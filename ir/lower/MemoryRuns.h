@@ -78,6 +78,8 @@ class MemoryRuns {
   std::string originProblem_;          // static layouts: why run-time origins break the analysis
   std::string outside_;                // static layouts: why no run-time origin keeps the view inside
   std::vector<std::vector<int64_t>> shifts_;  // see shifts()
+  // The row-major index in the tensor of a view coordinate at a shift (nullopt outside it).
+  std::optional<int64_t> flatIndex(const std::vector<int64_t>& viewCoord, size_t shift) const;
   std::optional<int64_t> computeOffset(const std::vector<int64_t>& viewCoord, size_t shift = 0) const;
   Problem checkStatic(const std::vector<int64_t>& viewCoord, int64_t len, size_t shift) const;
   // Static layouts: the constant origin at each shift, and which view dimension each tensor

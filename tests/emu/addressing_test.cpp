@@ -184,3 +184,55 @@ TEST_CASE("runs in swizzled shared tiles hold for every place a run-time origin 
   CHECK(held > 20);
   CHECK(checked - held > 20);
 }
+
+TEST_CASE("runs along a dimension that is not the tensor's last agree with the layout, element by element") {
+  // Views keeping two of three dimensions (the third at a constant): a run walks the view's
+  // last dimension, which is tensor dimension 1 when dimension 2 is indexed away.
+  std::mt19937_64 rng(17);
+  int held = 0, failed = 0;
+  for (int iter = 0; iter < 300; ++iter) {
+    const std::vector<int64_t> shape{int64_t{2} << (rng() % 2), int64_t{8} << (rng() % 2), int64_t{4} << (rng() % 3)};
+    const bool swizzled = rng() % 2;
+    layout::TileLayout rowMajor = layout::TileLayout::rowMajor(shape);
+    layout::Layout l = swizzled ? layout::Layout::compose(layout::Swizzle::make(int(rng() % 2), 1, 2), rowMajor)
+                                : layout::Layout{rowMajor};
+    tile::Tensor t;
+    t.space = tile::MemSpace::Shared;
+    t.dtype = tile::DType::F16;
+    t.staticShape = shape;
+    t.layout = l;
+    t.alignBytes = 1024;
+    const int dropped = 1 + int(rng() % 2);  // dimension 1 or 2 is indexed away
+    tile::View v;
+    v.dims = dropped == 1 ? std::vector<int>{0, 2} : std::vector<int>{0, 1};
+    std::vector<int64_t> origin(3, 0);
+    origin[static_cast<size_t>(dropped)] = int64_t(rng() % uint64_t(shape[static_cast<size_t>(dropped)]));
+    v.shape = {shape[0], shape[static_cast<size_t>(v.dims[1])]};
+    for (int64_t o : origin) v.origin.push_back(tir::intConst(o, Type::I64));
+    lower::MemoryRuns runs(t, v);
+    const int64_t w = int64_t{1} << (1 + rng() % 2);  // 2 or 4
+    const int64_t r = int64_t(rng() % uint64_t(v.shape[0])), c = int64_t(rng() % uint64_t(v.shape[1]));
+    // The brute force: every element inside the tensor, at consecutive offsets from an aligned first one.
+    bool want = true;
+    int64_t first = 0;
+    for (int64_t j = 0; j < w && want; ++j) {
+      std::vector<int64_t> at = origin;
+      at[0] += r;
+      at[static_cast<size_t>(v.dims[1])] += c + j;
+      if (at[static_cast<size_t>(v.dims[1])] >= shape[static_cast<size_t>(v.dims[1])]) {
+        want = false;
+        break;
+      }
+      const int64_t m = layout::applyAxis(l, at, shape, layout::Axis::m);
+      if (j == 0) first = m;
+      want = j == 0 ? m % w == 0 : m == first + j;
+    }
+    INFO(layout::toString(l) << " over " << layout::shapeToString(shape) << ", dimension " << dropped << " at "
+                             << origin[static_cast<size_t>(dropped)] << ", run of " << w << " at (" << r << ", " << c
+                             << ")");
+    CHECK(runs.check({r, c}, w, nullptr).ok() == want);
+    (want ? held : failed)++;
+  }
+  CHECK(held > 30);
+  CHECK(failed > 30);
+}
