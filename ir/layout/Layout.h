@@ -157,11 +157,13 @@ PhysCoord apply(const Layout& layout, std::span<const int64_t> coord, std::span<
 // apply(layout, coord, shape)[axis] alone, without the other axes' arithmetic.
 int64_t applyAxis(const Layout& layout, std::span<const int64_t> coord, std::span<const int64_t> shape, Axis axis);
 // applyAxis of every element, in row-major order, computed a stride at a time (the last
-// shard iter fastest), with no division per element; nullopt when !stepsFitIn64Bits.
+// shard iter fastest), with no division per element; nullopt when !stepsFitIn64Bits. It
+// holds one entry per element: the caller bounds the layout's size.
 std::optional<std::vector<int64_t>> applyAxisToAll(const Layout& layout, Axis axis);
 // Whether stepping through a tile layout's elements one stride at a time, as applyAxisToAll
-// and forEachPlacement do, stays within 64 bits: every partial sum of the offset and iter
-// contributions fits. When it does not, apply() reports the overflow element by element.
+// and forEachPlacement do, surely stays within 64 bits: |offset| plus every iter's
+// |stride| * (extent - 1) fits on each axis. The bound is conservative; where it fails,
+// those callers apply the layout element by element, and apply() reports any overflow.
 bool stepsFitIn64Bits(const TileLayout& tile);
 // Per-iter coordinate of a logical coordinate over `shape`.
 std::vector<int64_t> iterCoord(const Layout& layout, std::span<const int64_t> coord,

@@ -70,7 +70,7 @@ class LayoutTables {
       if (e.block == block && e.shape == shape && e.layout == l) return e;
     return entries_.emplace_back(Entry{l, shape, block, nullptr, nullptr});
   }
-  MemoryRuns::Cache memoryRuns;  // offsets of shared-memory views, for every kernel
+  MemoryRuns::Cache memoryRuns;  // offsets of tensors with static layouts, for every kernel
 
   // The registers of a tiled mma's instructions, checked once for each combination of the
   // operands' tables and the tiling (the same in every instantiation and every unrolled copy):

@@ -16,13 +16,18 @@ namespace {
 // At most this many shifts of the origin are enumerated.
 constexpr size_t kMaxShifts = 256;
 
-// Tensors with more elements are not tabulated.
-constexpr int64_t kMaxTabulated = int64_t{1} << 20;
+// Tensors with more elements are not tabulated: the largest shared-memory tile has fewer,
+// and a large global tensor is seldom read at more than a few windows.
+constexpr int64_t kMaxTabulated = int64_t{1} << 18;
 
 std::shared_ptr<const std::vector<int64_t>> tabulate(const layout::Layout& l, const std::vector<int64_t>& shape) {
-  if (l.size() > kMaxTabulated || layout::shapeSize(shape) != l.size()) return nullptr;
-  std::optional<std::vector<int64_t>> all = layout::applyAxisToAll(l, layout::Axis::m);
-  return all ? std::make_shared<const std::vector<int64_t>>(std::move(*all)) : nullptr;
+  try {
+    if (l.size() > kMaxTabulated || layout::shapeSize(shape) != l.size()) return nullptr;
+    std::optional<std::vector<int64_t>> all = layout::applyAxisToAll(l, layout::Axis::m);
+    return all ? std::make_shared<const std::vector<int64_t>>(std::move(*all)) : nullptr;
+  } catch (const layout::Error&) {
+    return nullptr;  // then each offset is computed when asked for, and reports its own problem
+  }
 }
 
 }  // namespace
@@ -114,7 +119,8 @@ std::optional<int64_t> MemoryRuns::flatIndex(const std::vector<int64_t>& viewCoo
   const std::vector<int64_t>& origin = origins_[shift];
   int64_t flat = 0;
   for (size_t d = 0; d < origin.size(); ++d) {
-    const int64_t c = origin[d] + (viewDim_[d] < 0 ? 0 : viewCoord[static_cast<size_t>(viewDim_[d])]);
+    const auto i = static_cast<size_t>(viewDim_[d]);  // -1 (indexed away): past any coordinate
+    const int64_t c = origin[d] + (i < viewCoord.size() ? viewCoord[i] : 0);
     if (c < 0 || c >= t_.staticShape[d]) return std::nullopt;
     flat = flat * t_.staticShape[d] + c;
   }

@@ -15,12 +15,14 @@ namespace tyl::lower {
 
 class MemoryRuns {
  public:
-  // The offset of every element of tensors with static layouts, shared by every MemoryRuns
-  // of the same layout and shape (views at any origin, the copies of a pipeline's stages, a
-  // kernel's instantiations): each is worked out once, a stride at a time.
+  // The offset of every element of tensors with static layouts (up to the size of any
+  // shared-memory tile), shared by every MemoryRuns of the same layout and shape (views at
+  // any origin, the copies of a pipeline's stages, a kernel's instantiations): each table is
+  // worked out once, a stride at a time.
   class Cache {
    public:
-    // Null when the tensor is too large to tabulate, or its offsets need overflow checks.
+    // Null when the tensor has more elements than are tabulated (2^18), its shape does not
+    // match the layout, or its offsets need overflow checks: then each is computed on its own.
     std::shared_ptr<const std::vector<int64_t>> offsets(const layout::Layout& l, const std::vector<int64_t>& shape);
 
    private:
