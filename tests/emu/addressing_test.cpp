@@ -134,6 +134,17 @@ bool runHoldsEverywhere(const layout::Layout& l, const std::vector<int64_t>& sha
   return true;
 }
 
+// An f16 shared tensor of `shape` in layout `l`, aligned well past any run.
+tile::Tensor sharedF16(const layout::Layout& l, const std::vector<int64_t>& shape) {
+  tile::Tensor t;
+  t.space = tile::MemSpace::Shared;
+  t.dtype = tile::DType::F16;
+  t.staticShape = shape;
+  t.layout = l;
+  t.alignBytes = 1024;
+  return t;
+}
+
 }  // namespace
 
 TEST_CASE("runs in swizzled shared tiles hold for every place a run-time origin can put the window") {
@@ -148,12 +159,7 @@ TEST_CASE("runs in swizzled shared tiles hold for every place a run-time origin 
     if (per + len + atom > 9) continue;
     const std::vector<int64_t> shape{rows, cols};
     layout::Layout l = layout::Layout::compose(layout::Swizzle::make(per, len, atom), layout::TileLayout::rowMajor(shape));
-    tile::Tensor t;
-    t.space = tile::MemSpace::Shared;
-    t.dtype = tile::DType::F16;
-    t.staticShape = shape;
-    t.layout = l;
-    t.alignBytes = 1024;
+    const tile::Tensor t = sharedF16(l, shape);
     const std::vector<int64_t> vshape{rows / 2, cols / 2};
     const int64_t divs[] = {0, 1, 2, 4, 8, 16};
     const int64_t divR = divs[rng() % 6], divC = divs[rng() % 6];
@@ -196,12 +202,7 @@ TEST_CASE("runs along a dimension that is not the tensor's last agree with the l
     layout::TileLayout rowMajor = layout::TileLayout::rowMajor(shape);
     layout::Layout l = swizzled ? layout::Layout::compose(layout::Swizzle::make(int(rng() % 2), 1, 2), rowMajor)
                                 : layout::Layout{rowMajor};
-    tile::Tensor t;
-    t.space = tile::MemSpace::Shared;
-    t.dtype = tile::DType::F16;
-    t.staticShape = shape;
-    t.layout = l;
-    t.alignBytes = 1024;
+    const tile::Tensor t = sharedF16(l, shape);
     const int dropped = 1 + int(rng() % 2);  // dimension 1 or 2 is indexed away
     tile::View v;
     v.dims = dropped == 1 ? std::vector<int>{0, 2} : std::vector<int>{0, 1};
