@@ -14,6 +14,7 @@
 #pragma once
 
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -55,10 +56,13 @@ class PhysCoord {
   // The coordinate restricted to the axes in `mask`; absent axes stay absent.
   PhysCoord project(uint32_t mask) const;
 
+  // Calls f(axis, value) for each present axis, in axis order.
   template <class F>
   void forEach(F&& f) const {
-    for (int i = 0; i < kAxisCount; ++i)
-      if ((present_ >> i) & 1u) f(static_cast<Axis>(i), values_[i]);
+    for (uint32_t rest = present_; rest != 0; rest &= rest - 1) {
+      const int i = std::countr_zero(rest);
+      f(static_cast<Axis>(i), values_[i]);
+    }
   }
 
   size_t hash() const;
