@@ -66,7 +66,9 @@ std::optional<ExprRef> KernelSema::toScalar(const Value& v, SourceRange where, s
     if (const auto* i = std::get_if<int64_t>(&v.cv.v)) {
       Type t = want.value_or(Type::I32);
       if (t == Type::Pred) return tir::boolConst(*i != 0);
-      if (tir::isFloat(t)) return tir::floatConst(static_cast<double>(*i), Type::F32);
+      // The f32 nearest the integer, rounded once (through a double, one past 2^53 could
+      // round twice).
+      if (tir::isFloat(t)) return tir::floatConst(static_cast<double>(static_cast<float>(*i)), Type::F32);
       if (t == Type::I32 && (*i < INT32_MIN || *i > INT32_MAX)) t = Type::I64;
       return tir::intConst(*i, t);
     }

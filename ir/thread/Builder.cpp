@@ -290,7 +290,9 @@ ExprRef cast(Type type, ExprRef a) {
     return cast(type, a->args[0]);
   int64_t x = 0;
   if (isInt(type) && isIntConst(a, &x)) return intConst(x, type);
-  if (isFloat(type) && type == Type::F32 && isIntConst(a, &x)) return floatConst(static_cast<double>(x), type);
+  // An integer becomes the f32 nearest to it, in one rounding (through a double, one of 2^53 or
+  // more could round twice).
+  if (type == Type::F32 && isIntConst(a, &x)) return floatConst(static_cast<double>(static_cast<float>(x)), type);
   if (type == Type::F32 && a->kind == ExprKind::FloatConst) return floatConst(a->f, type);
   Expr e{ExprKind::Cast, type};
   e.args = {std::move(a), nullptr, nullptr};

@@ -138,3 +138,13 @@ TEST_CASE("a term subtracted from a sum that holds it leaves the other terms", "
         CHECK(at(tir::sub(tir::add(tir::add(v(x), v(y)), v(z)), v(y))) == wrapped);
       }
 }
+
+TEST_CASE("an integer cast to f32 folds to the nearest f32, rounded once", "[builder]") {
+  // 2^60 + 2^36 + 1 is just past the midpoint of 2^60 and 2^60 + 2^37; as a double it is the
+  // midpoint itself, which rounds to even.
+  const int64_t big = (int64_t{1} << 60) + (int64_t{1} << 36) + 1;
+  tir::ExprRef f = tir::cast(Type::F32, tir::intConst(big, Type::I64));
+  REQUIRE(f->kind == ExprKind::FloatConst);
+  CHECK(f->f == static_cast<double>((int64_t{1} << 60) + (int64_t{1} << 37)));
+  CHECK(tir::cast(Type::F32, tir::intConst(-3, Type::I32))->f == -3.0);
+}

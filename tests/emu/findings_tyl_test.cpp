@@ -764,6 +764,16 @@ TEST_CASE("a type parameter converts to the type of each instantiation") {
   }
 }
 
+TEST_CASE("an integer constant in f32 arithmetic is rounded to f32 once") {
+  auto c = compile("int_constant_f32.tyl");
+  std::vector<emu::Buffer> buffers = {emu::makeBuffer(Type::F32, 2)};
+  emu::RunResult r = emu::run(kernelNamed(*c, "scale"), {emu::Arg::pointer(0), emu::Arg::real(1.0)}, buffers);
+  REQUIRE(r.ok());
+  const double nearest = std::ldexp(1.0, 60) + std::ldexp(1.0, 37);
+  CHECK(emu::getElement(buffers[0], Type::F32, 0) == nearest);
+  CHECK(emu::getElement(buffers[0], Type::F32, 1) == nearest);
+}
+
 TEST_CASE("block_dim's fields are constants inside expressions") {
   auto c = compile("block_dim_const.tyl");
   std::vector<emu::Buffer> buffers = {emu::makeBuffer(Type::I32, 128)};
