@@ -16,6 +16,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <sstream>
 
@@ -542,6 +543,42 @@ TEST_CASE("tyloc run --set rounds a decimal to an f32 parameter once") {
   CHECK(big.err.find("--set x=1e39: out of range for f32") != std::string::npos);
   CHECK(tyloc({"run", kRunFlags, "--kernel", "real", "--set", "x=1e-50"}).exitCode == 0);
   CHECK(tyloc({"run", kRunFlags, "--kernel", "real", "--set", "x=1.5f"}).exitCode == 2);
+}
+
+TEST_CASE("tyloc run --set rounds a decimal to an f16 or bf16 parameter once") {
+  // Decimals just past the tie between 1 and the next 16-bit value (1 + 2^-11 for f16, 1 + 2^-8
+  // for bf16) round up; through a double or an f32 they land on the tie and round to even, 1.
+  const std::string dir = std::filesystem::temp_directory_path() / "tyloc-run-16";
+  auto stored = [&](const char* kernel, const std::string& value) -> std::optional<uint16_t> {
+    std::filesystem::remove_all(dir);
+    auto r = tyloc({"run", kRunFlags, "--kernel", kernel, "--set", "x=" + value, "--dump", dir});
+    INFO(kernel << " x=" << value << ": " << r.err);
+    if (r.exitCode != 0) return std::nullopt;
+    const std::string npy = test::readFile(dir + "/A.npy");
+    REQUIRE(npy.size() >= 2);
+    uint16_t bits = 0;
+    std::memcpy(&bits, npy.data() + npy.size() - 2, 2);
+    return bits;
+  };
+  CHECK(stored("half", "1.000488281250000000867361737988403547205962240695953369140625") == 0x3c01);  // + 2^-60
+  CHECK(stored("half", "1.000488282181322574615478515625") == 0x3c01);  // + 2^-30, lost in an f32
+  CHECK(stored("half", "1.00048828125") == 0x3c00);                     // the tie itself: to even
+  CHECK(stored("half", "1.00146484375") == 0x3c02);                     // 1 + 3 * 2^-11: to even, up
+  CHECK(stored("half", "-1.000488281250000000867361737988403547205962240695953369140625") == 0xbc01);
+  CHECK(stored("half", "65519.99") == 0x7bff);  // below the overflow threshold, the largest f16
+  CHECK(stored("half", "6e-8") == 0x0001);      // the smallest subnormal, 2^-24
+  CHECK(stored("half", "inf") == 0x7c00);
+  CHECK(stored("brain", "1.003906250000000000867361737988403547205962240695953369140625") == 0x3f81);
+  CHECK(stored("brain", "1.00390625") == 0x3f80);
+  CHECK(stored("brain", "3.3895313892515355e38") == 0x7f7f);  // the largest bf16
+  // Values that round past the largest finite one are refused, as for f32.
+  for (auto [kernel, value] : {std::pair{"half", "65520"}, std::pair{"half", "1e6"}, std::pair{"brain", "3.4e38"}}) {
+    auto r = tyloc({"run", kRunFlags, "--kernel", kernel, "--set", std::string("x=") + value});
+    CHECK(r.exitCode == 2);
+    CHECK(r.err.find(std::string("--set x=") + value + ": out of range for") != std::string::npos);
+  }
+  CHECK(tyloc({"run", kRunFlags, "--kernel", "half", "--set", "x=1.5h"}).exitCode == 2);
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("tyloc run misuse is one clear line and exit 2") {

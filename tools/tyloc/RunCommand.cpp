@@ -4,16 +4,19 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cfenv>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <limits>
 #include <iostream>
 #include <map>
+#include <optional>
 
 #include "backend/emu/Digest.h"
 #include "backend/emu/Emulator.h"
 #include "backend/emu/Npy.h"
+#include "backend/emu/Values.h"
 #include "ir/thread/ValueRange.h"
 #include "tools/tyloc/Pipeline.h"
 
@@ -41,6 +44,33 @@ struct Misuse {
   std::string message;
 };
 
+// The f16 or bf16 value nearest the decimal `text`, rounded once, as its bits; nullopt when
+// `text` is not a number. strtof rounding down and up gives the floats around the decimal.
+// Equal, the decimal is that float, which rounds once. Otherwise no tie of the 16-bit format
+// lies strictly between them, as ties are floats: the two round alike, or one of them is the
+// tie, and the decimal lies on the other one's side of it.
+std::optional<uint64_t> nearest16(tir::Type type, const std::string& text) {
+  auto parse = [&](int mode) -> std::optional<float> {
+    const int saved = std::fegetround();
+    std::fesetround(mode);
+    char* end = nullptr;
+    const float v = std::strtof(text.c_str(), &end);
+    std::fesetround(saved);
+    if (text.empty() || end != text.c_str() + text.size()) return std::nullopt;
+    return v;
+  };
+  const std::optional<float> down = parse(FE_DOWNWARD), up = parse(FE_UPWARD);
+  if (!down || !up) return std::nullopt;
+  const uint64_t below = emu::fromFloat(type, *down), above = emu::fromFloat(type, *up);
+  if (std::isnan(*down) || below == above) return below;
+  // The tie between the two 16-bit values; past the largest finite one, the overflow threshold.
+  const double lo = emu::toDouble(type, below), hi = emu::toDouble(type, above);
+  double tie = (lo + hi) / 2;
+  if (std::isinf(hi)) tie = lo + (lo - emu::toDouble(type, below - 1)) / 2;
+  if (std::isinf(lo)) tie = hi + (hi - emu::toDouble(type, above - 1)) / 2;
+  return static_cast<double>(*up) == tie ? below : above;
+}
+
 // Parses one scalar value for a parameter of `type`.
 emu::Arg scalarArg(const tir::Param& p, const std::string& text) {
   if (p.type == tir::Type::Pred) {
@@ -61,26 +91,28 @@ emu::Arg scalarArg(const tir::Param& p, const std::string& text) {
     }
     throw Misuse{fmt::format("--set {}={}: expected a floating-point value", p.name, text)};
   }
+  if (p.type == tir::Type::F16 || p.type == tir::Type::BF16) {
+    const std::optional<uint64_t> bits = nearest16(p.type, text);
+    if (!bits) throw Misuse{fmt::format("--set {}={}: expected a floating-point value", p.name, text)};
+    const double v = emu::toDouble(p.type, *bits);
+    if (std::isinf(v) && !std::isinf(std::strtod(text.c_str(), nullptr)))
+      throw Misuse{fmt::format("--set {}={}: out of range for {}", p.name, text, tir::typeName(p.type))};
+    return emu::Arg::real(v);
+  }
   try {
     size_t used = 0;
-    if (tir::isFloat(p.type)) {
-      double v = std::stod(text, &used);
-      if (used == text.size()) return emu::Arg::real(v);
-    } else {
-      long long v = std::stoll(text, &used, 0);
-      if (used == text.size()) {
-        // A value the parameter's type cannot hold would silently wrap.
-        const tir::Range range = tir::typeRange(p.type);
-        if (v < range.lo || v > range.hi) throw Misuse{fmt::format("--set {}={}: out of range for {}", p.name, text, tir::typeName(p.type))};
-        return emu::Arg::integer(v);
-      }
+    long long v = std::stoll(text, &used, 0);
+    if (used == text.size()) {
+      // A value the parameter's type cannot hold would silently wrap.
+      const tir::Range range = tir::typeRange(p.type);
+      if (v < range.lo || v > range.hi) throw Misuse{fmt::format("--set {}={}: out of range for {}", p.name, text, tir::typeName(p.type))};
+      return emu::Arg::integer(v);
     }
   } catch (const std::invalid_argument&) {
   } catch (const std::out_of_range&) {
     throw Misuse{fmt::format("--set {}={}: out of range for {}", p.name, text, tir::typeName(p.type))};
   }
-  throw Misuse{fmt::format("--set {}={}: expected {} value", p.name, text,
-                           tir::isFloat(p.type) ? "a floating-point" : "an integer")};
+  throw Misuse{fmt::format("--set {}={}: expected an integer value", p.name, text)};
 }
 
 std::string shapeText(const std::vector<int64_t>& shape) {
