@@ -568,11 +568,13 @@ TEST_CASE("tyloc run --set rounds a decimal to an f16 or bf16 parameter once") {
   CHECK(stored("half", "65519.99") == 0x7bff);  // below the overflow threshold, the largest f16
   CHECK(stored("half", "6e-8") == 0x0001);      // the smallest subnormal, 2^-24
   CHECK(stored("half", "inf") == 0x7c00);
+  CHECK(stored("half", "-infinity") == 0xfc00);
   CHECK(stored("brain", "1.003906250000000000867361737988403547205962240695953369140625") == 0x3f81);
   CHECK(stored("brain", "1.00390625") == 0x3f80);
   CHECK(stored("brain", "3.3895313892515355e38") == 0x7f7f);  // the largest bf16
   // Values that round past the largest finite one are refused, as for f32.
-  for (auto [kernel, value] : {std::pair{"half", "65520"}, std::pair{"half", "1e6"}, std::pair{"brain", "3.4e38"}}) {
+  for (auto [kernel, value] : {std::pair{"half", "65520"}, std::pair{"half", "1e6"}, std::pair{"half", "1e309"},
+                               std::pair{"half", "-1e400"}, std::pair{"brain", "3.4e38"}, std::pair{"brain", "0x1p2000"}}) {
     auto r = tyloc({"run", kRunFlags, "--kernel", kernel, "--set", std::string("x=") + value});
     CHECK(r.exitCode == 2);
     CHECK(r.err.find(std::string("--set x=") + value + ": out of range for") != std::string::npos);

@@ -95,7 +95,11 @@ emu::Arg scalarArg(const tir::Param& p, const std::string& text) {
     const std::optional<uint64_t> bits = nearest16(p.type, text);
     if (!bits) throw Misuse{fmt::format("--set {}={}: expected a floating-point value", p.name, text)};
     const double v = emu::toDouble(p.type, *bits);
-    if (std::isinf(v) && !std::isinf(std::strtod(text.c_str(), nullptr)))
+    // Infinite only when the text says so ("inf"): a finite decimal past the largest value
+    // (even past the largest double, which strtod reports as ERANGE) is refused.
+    errno = 0;
+    const double d = std::strtod(text.c_str(), nullptr);
+    if (std::isinf(v) && (!std::isinf(d) || errno == ERANGE))
       throw Misuse{fmt::format("--set {}={}: out of range for {}", p.name, text, tir::typeName(p.type))};
     return emu::Arg::real(v);
   }
