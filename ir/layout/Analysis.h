@@ -28,42 +28,17 @@ void forEachPlacement(const Layout& layout, Visit&& visit) {
   checkEnumerable(checkedMul(size, tile.replicaCount()), "enumerating every element and replica");
   std::vector<PhysCoord> replicas = replicaOffsets(tile);
   uint32_t usedAxes = tile.axesMask();
-  auto place = [&](int64_t index, PhysCoord base) {
+  forEachBase(tile, [&](int64_t index, PhysCoord base) {
     for (Axis a : allAxes())
       if ((usedAxes & axisBit(a)) && !base.has(a)) base.set(a, 0);
     for (const PhysCoord& r : replicas) {
       PhysCoord p = base;
       p.addAll(r);
-      if (layout.swizzle) p.set(Axis::m, layout.swizzle->apply(p[Axis::m]));
+      if (layout.swizzle) p.set(Axis::m, layout.swizzle->apply(p[Axis::m]));  // after the replica offset
       if (!visit(index, p)) return false;
     }
     return true;
-  };
-  if (!stepsFitIn64Bits(tile)) {
-    Layout affine{tile};  // the swizzle goes on after the replica offset
-    for (int64_t index = 0; index < size; ++index)
-      if (!place(index, apply(affine, index))) return;
-    return;
-  }
-  // Row-major order is an odometer over the shard iters, the last fastest: each next element
-  // adds one iter's stride and takes back the iters that wrapped, with no division.
-  const std::vector<Iter>& shard = tile.shard;
-  PhysCoord base = tile.offset;
-  for (const Iter& it : shard) base.add(it.axis, 0);
-  std::vector<int64_t> digit(shard.size(), 0);
-  for (int64_t index = 0; index < size; ++index) {
-    if (index > 0) {
-      for (size_t i = shard.size(); i-- > 0;) {
-        if (++digit[i] < shard[i].extent) {
-          base.add(shard[i].axis, shard[i].stride);
-          break;
-        }
-        digit[i] = 0;
-        base.add(shard[i].axis, -(shard[i].extent - 1) * shard[i].stride);
-      }
-    }
-    if (!place(index, base)) return;
-  }
+  });
 }
 
 // Two distinct logical coordinates that land on the same physical point.

@@ -282,28 +282,13 @@ bool stepsFitIn64Bits(const TileLayout& tile) {
 }
 
 std::optional<std::vector<int64_t>> applyAxisToAll(const Layout& layout, Axis axis) {
-  const TileLayout& tile = layout.tile;
-  if (!stepsFitIn64Bits(tile)) return std::nullopt;
-  const int64_t size = tile.size();
+  if (!stepsFitIn64Bits(layout.tile)) return std::nullopt;
   std::vector<int64_t> out;
-  out.reserve(static_cast<size_t>(size));
-  const std::vector<Iter>& shard = tile.shard;
-  std::vector<int64_t> digit(shard.size(), 0);
-  int64_t value = tile.offset[axis];
-  for (int64_t index = 0; index < size; ++index) {
-    if (index > 0) {
-      for (size_t i = shard.size(); i-- > 0;) {
-        const bool on = shard[i].axis == axis;
-        if (++digit[i] < shard[i].extent) {
-          if (on) value += shard[i].stride;
-          break;
-        }
-        digit[i] = 0;
-        if (on) value -= (shard[i].extent - 1) * shard[i].stride;
-      }
-    }
-    out.push_back(layout.swizzle && axis == Axis::m ? layout.swizzle->apply(value) : value);
-  }
+  out.reserve(static_cast<size_t>(layout.tile.size()));
+  forEachBase(layout.tile, [&](int64_t, const PhysCoord& base) {
+    out.push_back(layout.swizzle && axis == Axis::m ? layout.swizzle->apply(base[axis]) : base[axis]);
+    return true;
+  });
   return out;
 }
 

@@ -19,6 +19,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ir/layout/Axis.h"
@@ -169,6 +170,13 @@ std::optional<std::vector<int64_t>> applyAxisToAll(const Layout& layout, Axis ax
 // |stride| * (extent - 1) fits on each axis. The bound is conservative; where it fails,
 // those callers apply the layout element by element, and apply() reports any overflow.
 bool stepsFitIn64Bits(const TileLayout& tile);
+// Calls visit(index, base) for every element in row-major order, with `base` the element's
+// coordinate before replicas and swizzle, as apply() of the tile layout gives it; visit returns
+// false to stop. When stepsFitIn64Bits, each next base adds one iter's stride and takes back
+// the iters that wrapped (an odometer over the shard iters, the last fastest), with no
+// division; otherwise apply() computes each, reporting any overflow where it happens.
+template <class Visit>
+void forEachBase(const TileLayout& tile, Visit&& visit);
 // Per-iter coordinate of a logical coordinate over `shape`.
 std::vector<int64_t> iterCoord(const Layout& layout, std::span<const int64_t> coord,
                                std::span<const int64_t> shape);
@@ -198,5 +206,33 @@ std::string toString(const TileLayout& layout);
 std::string toString(const Layout& layout);
 std::string toString(const PhysCoord& coord);
 std::string shapeToString(std::span<const int64_t> shape);
+
+template <class Visit>
+void forEachBase(const TileLayout& tile, Visit&& visit) {
+  const int64_t size = tile.size();
+  if (!stepsFitIn64Bits(tile)) {
+    const Layout affine{tile};
+    for (int64_t index = 0; index < size; ++index)
+      if (!visit(index, apply(affine, index))) return;
+    return;
+  }
+  const std::vector<Iter>& shard = tile.shard;
+  PhysCoord base = tile.offset;
+  for (const Iter& it : shard) base.add(it.axis, 0);
+  std::vector<int64_t> digit(shard.size(), 0);
+  for (int64_t index = 0; index < size; ++index) {
+    if (index > 0) {
+      for (size_t i = shard.size(); i-- > 0;) {
+        if (++digit[i] < shard[i].extent) {
+          base.add(shard[i].axis, shard[i].stride);
+          break;
+        }
+        digit[i] = 0;
+        base.add(shard[i].axis, -(shard[i].extent - 1) * shard[i].stride);
+      }
+    }
+    if (!visit(index, std::as_const(base))) return;
+  }
+}
 
 }  // namespace tyl::layout

@@ -106,12 +106,12 @@ MemoryRuns::MemoryRuns(const tile::Tensor& t, const tile::View& v, Cache* cache)
 }
 
 std::optional<int64_t> MemoryRuns::staticOffset(const std::vector<int64_t>& viewCoord) const {
-  if (!t_.layout) return std::nullopt;
-  return computeOffset(viewCoord);
+  return offsetAt(viewCoord, 0);
 }
 
 std::optional<int64_t> MemoryRuns::offsetAt(const std::vector<int64_t>& viewCoord, size_t shift) const {
-  return shift == 0 ? staticOffset(viewCoord) : computeOffset(viewCoord, shift);
+  if (!t_.layout) return std::nullopt;
+  return computeOffset(viewCoord, shift);
 }
 
 std::optional<int64_t> MemoryRuns::flatIndex(const std::vector<int64_t>& viewCoord, size_t shift) const {
