@@ -5,7 +5,7 @@
 // 2048^3, 4096^3 and 8192^3. At one size (default 4096) it also times the hand-written one- and
 // two-stage pipelines of gemm_stages.tyl, to show what the overlap buys, and gemm.tyl's gemm_any
 // (tiles staged through registers, for sizes cp.async cannot copy), to show what that costs; at another (default the
-// largest) the tile and pipeline variants of bench/CMakeLists.txt (bf16), to show which
+// largest) the tile and pipeline variants of bench/CMakeLists.txt (bf16 and f16), to show which
 // configuration the examples should use.
 //
 //   gemm_bench [--json PATH] [--sizes 2048,4096,8192] [--stages-size N|0] [--variants-size N|0]
@@ -170,7 +170,7 @@ struct Candidate {
 struct Plan {
   std::vector<int64_t> sizes;
   int64_t stagesSize = 0;    // also the hand-written one- and two-stage pipelines, and gemm_any
-  int64_t variantsSize = 0;  // also the tile variants (bf16)
+  int64_t variantsSize = 0;  // also the tile variants
 };
 
 // The kernels of the examples: the first two at every size, the others at Plan::stagesSize.
@@ -378,12 +378,14 @@ int main(int argc, char** argv) {
   bf16.stages = {{"gemm_two_stage", gemm_two_stage_bf16},
                  {"gemm_one_stage", gemm_one_stage_bf16},
                  {"gemm_any", gemm_any_bf16}};
-#define TYLO_VARIANT(name, what) bf16.variants.push_back({"gemm_" #name, gemm_##name##_bf16, what});
-  TYLO_GEMM_VARIANTS(TYLO_VARIANT)
-#undef TYLO_VARIANT
   Kernels<__half> f16;
   f16.main = {{"gemm", gemm_f16}, {"gemm_prefetch", gemm_prefetch_f16}};
   f16.stages = {{"gemm_two_stage", gemm_two_stage_f16}, {"gemm_one_stage", gemm_one_stage_f16}, {"gemm_any", gemm_any_f16}};
+#define TYLO_VARIANT(name, what)                                              \
+  bf16.variants.push_back({"gemm_" #name, gemm_##name##_bf16, what}); \
+  f16.variants.push_back({"gemm_" #name, gemm_##name##_f16, what});
+  TYLO_GEMM_VARIANTS(TYLO_VARIANT)
+#undef TYLO_VARIANT
 
   std::vector<Row> rows;
   bool ok = benchType<__nv_bfloat16>(c, plan, bf16, 20261129, rows);
@@ -462,13 +464,13 @@ int main(int argc, char** argv) {
       kSamples);
   bool variants = false;
   for (const Row& r : rows)
-    if (!r.what.empty()) {
+    if (!r.what.empty() && r.dtype == rows.front().dtype) {  // each variant once
       if (!variants) std::printf("\nvariants (bench/CMakeLists.txt):\n");
       variants = true;
       std::printf("  %-25s %s\n", r.kernel.c_str(), r.what.c_str());
     }
   // One line per kernel of the examples and dtype at the largest size, and the fastest of all
-  // at the variants' size, for summaries (PERFORMANCE.md's target for this path).
+  // at the variants' size per dtype, for summaries (PERFORMANCE.md's target for this path).
   const int64_t largest = *std::max_element(sizes.begin(), sizes.end());
   for (const Row& r : rows)
     if ((r.kernel == "gemm" || r.kernel == "gemm_prefetch") && r.n == largest)
@@ -476,16 +478,19 @@ int main(int argc, char** argv) {
         std::printf("%s_%s reaches %.1f%% of cuBLAS at %lld^3 (%.0f vs %.0f TFLOP/s; target: at least 60%%)\n",
                     r.kernel.c_str(), r.dtype.c_str(), 100.0 * r.tflops() / ref->tflops(), static_cast<long long>(r.n),
                     r.tflops(), ref->tflops());
-  const Row* best = nullptr;
-  for (const Row& r : rows)
-    if (r.kernel != "cublasGemmEx" && r.n == plan.variantsSize && r.dtype == "bf16" &&
-        (!best || r.tflops() > best->tflops()))
-      best = &r;
-  if (best && variants)
-    if (const Row* ref = cublasFor(rows, *best))
-      std::printf("fastest at %lld^3 (bf16): %s%s%s%s reaches %.1f%% of cuBLAS (%.0f TFLOP/s)\n",
-                  static_cast<long long>(best->n), best->kernel.c_str(), best->what.empty() ? "" : " (",
-                  best->what.c_str(), best->what.empty() ? "" : ")", 100.0 * best->tflops() / ref->tflops(),
-                  best->tflops());
+  if (variants)
+    for (const char* dtype : {"bf16", "f16"}) {
+      const Row* best = nullptr;
+      for (const Row& r : rows)
+        if (r.kernel != "cublasGemmEx" && r.n == plan.variantsSize && r.dtype == dtype &&
+            (!best || r.tflops() > best->tflops()))
+          best = &r;
+      if (best)
+        if (const Row* ref = cublasFor(rows, *best))
+          std::printf("fastest at %lld^3 (%s): %s%s%s%s reaches %.1f%% of cuBLAS (%.0f TFLOP/s)\n",
+                      static_cast<long long>(best->n), dtype, best->kernel.c_str(), best->what.empty() ? "" : " (",
+                      best->what.c_str(), best->what.empty() ? "" : ")", 100.0 * best->tflops() / ref->tflops(),
+                      best->tflops());
+    }
   return 0;
 }
