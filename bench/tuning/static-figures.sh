@@ -39,7 +39,7 @@ for cu in "$GEN"/gemm*.cu; do
   ' "$WORK/$stem.ptxas" | while read -r name regs spill; do
     [ -z "$FILTER" ] || [[ "$name" == *"$FILTER"* ]] || continue
     shared=$(grep -m 1 "tylo_kernel_$name<<<" "$cu" | sed -E 's/.*, ([0-9]+), stream>>>.*/\1/' || true)
-    mix=$(python3 bench/tuning/sass-loop-mix.py "$WORK/$stem.sass" "tylo_kernel_${name}E" | head -n 1 | sed 's/^[^:]*: //')
+    mix=$(python3 bench/tuning/sass-loop-mix.py "$WORK/$stem.sass" "tylo_kernel_${name}E" | sed -n '1s/^[^:]*: //p')
     printf '%-32s %5s %6s %8s  %s\n' "$name" "$regs" "$spill" "$shared" "$mix"
   done
 done
