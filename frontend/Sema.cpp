@@ -57,7 +57,7 @@ ConstEvaluator KernelSema::constEvaluator() {
         if (n.starts_with("block_dim.") && !lookup("block_dim") && !env_.consts.count("block_dim")) {
           std::string_view field = n.substr(10);
           int axis = field == "x" ? 0 : field == "y" ? 1 : field == "z" ? 2 : -1;
-          if (axis < 0) return nullptr;
+          if (axis < 0 || !blockKnown_) return nullptr;
           blockDim_[axis] = ConstValue{k_.skeleton.block[axis]};
           return &blockDim_[axis];
         }
@@ -232,6 +232,10 @@ std::optional<tile::Tensor> KernelSema::tensorParam(const ast::Param& p, int par
       t.shape.push_back(*s);
       dimTexts.push_back(printExpr(*written));
     }
+  }
+  if (t.shape.empty()) {  // `f32[()]`, or an empty tuple constant
+    diags_.report(kBadParam, p.range, "a tensor parameter needs at least one dimension");
+    return std::nullopt;
   }
   t.alignBytes = tile::dtypeBytes(t.dtype);
   if (p.align) {
@@ -427,14 +431,12 @@ bool KernelSema::declareLaunch() {
     diags_.report(kBadLaunch, decl_.launchRange, "launch needs both 'grid = ...' and 'block = ...'");
     return false;
   }
-  std::optional<std::vector<Entry>> gridEntries = entries(*grid);
-  if (!gridEntries) return false;
+  // The block first: the grid may use block_dim.
   std::optional<std::vector<Entry>> blockEntries = entries(*block);
   if (!blockEntries) return false;
-  const std::vector<Entry>&g = *gridEntries, &b = *blockEntries;
-  if (g.empty() || g.size() > 3 || b.empty() || b.size() > 3) {
-    diags_.report(kBadLaunch, g.empty() || g.size() > 3 ? grid->range : block->range,
-                  "grid and block take one to three dimensions");
+  const std::vector<Entry>& b = *blockEntries;
+  if (b.empty() || b.size() > 3) {
+    diags_.report(kBadLaunch, block->range, "grid and block take one to three dimensions");
     return false;
   }
   int64_t threads = 1;
@@ -450,6 +452,14 @@ bool KernelSema::declareLaunch() {
   }
   if (threads > 1024) {
     diags_.report(kBadLaunch, block->range, fmt::format("a block has at most 1024 threads, this one has {}", threads));
+    return false;
+  }
+  blockKnown_ = true;
+  std::optional<std::vector<Entry>> gridEntries = entries(*grid);
+  if (!gridEntries) return false;
+  const std::vector<Entry>& g = *gridEntries;
+  if (g.empty() || g.size() > 3) {
+    diags_.report(kBadLaunch, grid->range, "grid and block take one to three dimensions");
     return false;
   }
   for (size_t i = 0; i < 3; ++i) {

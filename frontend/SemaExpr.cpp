@@ -395,7 +395,7 @@ std::optional<Value> KernelSema::name(const ast::Expr& e, const std::string& n) 
   return std::nullopt;
 }
 
-std::optional<Value> KernelSema::member(const ast::Expr&, const ast::Member& m) {
+std::optional<Value> KernelSema::member(const ast::Expr& e, const ast::Member& m) {
   std::optional<Value> base = expr(*m.base);
   if (!base) return std::nullopt;
   if (base->kind == Value::Kind::Namespace) {
@@ -409,6 +409,12 @@ std::optional<Value> KernelSema::member(const ast::Expr&, const ast::Member& m) 
     if (base->ns == "thread_id") return Value::runtime(tir::special(std::array{S::TidX, S::TidY, S::TidZ}[axis]));
     if (base->ns == "grid_dim")
       return Value::runtime(tir::special(std::array{S::NctaidX, S::NctaidY, S::NctaidZ}[axis]));
+    if (!blockKnown_) {
+      diags_.report(kNotConstant, e.range,
+                    "block_dim is the launch's block, which is not known here: a parameter and the block "
+                    "itself cannot use it");
+      return std::nullopt;
+    }
     return Value::constant(ConstValue{k_.skeleton.block[axis]});
   }
   diags_.report(kUnknownName, m.nameRange, fmt::format("{} has no field '{}'", describe(*base), m.name));
@@ -556,6 +562,10 @@ std::optional<Value> KernelSema::index(const ast::Expr& e, const ast::Index& ix)
       std::optional<std::vector<Entry>> list = entries(*d);
       if (!list) return std::nullopt;
       for (Entry& x : *list) dims.push_back(std::move(x));
+    }
+    if (dims.empty()) {  // `f32[()]`
+      diags_.report(kBadIndex, e.range, "a tensor type needs at least one dimension");
+      return std::nullopt;
     }
     for (const Entry& d : dims) {
       std::optional<int64_t> n = constInt(d, "an allocation dimension");

@@ -302,6 +302,7 @@ class KernelSema {
   const ast::KernelDecl& decl_;
   std::map<std::string, tile::DType> typeArgs_;
   std::array<ConstValue, 3> blockDim_;  // what the constant evaluator's lookup of block_dim.x, .y, .z points at
+  bool blockKnown_ = false;             // block_dim has values: the launch's block has been evaluated
   tile::Kernel k_;
   std::vector<std::map<std::string, Binding>> scopes_;
   std::vector<tile::Block*> out_;

@@ -822,6 +822,15 @@ TEST_CASE("block_dim's fields are constants inside expressions") {
     for (int64_t t = 0; t < 64; ++t) CHECK(emu::getElement(buffers[0], Type::I32, b * 64 + 63 - t) == t * 4 + 1000);
 }
 
+TEST_CASE("the grid can use block_dim") {
+  auto c = compile("block_dim_const.tyl");
+  std::vector<emu::Buffer> buffers = {emu::makeBuffer(Type::I32, 4)};
+  emu::RunResult r = emu::run(kernelNamed(*c, "grid_of_block_dim"), {emu::Arg::pointer(0)}, buffers);
+  REQUIRE(r.ok());
+  CHECK(r.stats.blocks == 4);
+  for (int64_t b = 0; b < 4; ++b) CHECK(emu::getElement(buffers[0], Type::I32, b) == 4);
+}
+
 TEST_CASE("tuple constants stand for the tuples they name") {
   auto c = compile("tuple_constants.tyl");
   const tir::Kernel& k = kernelNamed(*c, "tiles");
