@@ -14,6 +14,7 @@ TYL_DIAG(kDivisionByZero, Error, "division-by-zero", "a division or modulo by a 
 TYL_DIAG(kTooLarge, Error, "too-large", "an input that expands beyond a limit of the compiler (unrolling, enumeration)");
 TYL_DIAG(kNegativeOffset, Error, "negative-offset",
          "a shared-memory or register layout that places an element before the start of its storage");
+TYL_DIAG(kRegisterLimit, Error, "register-limit", "a register fragment that needs too many registers per thread");
 TYL_DIAG(kBadArgument, Error, "bad-argument", "a call with missing, extra, duplicate or unknown arguments");
 
 }  // namespace tyl

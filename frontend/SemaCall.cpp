@@ -17,7 +17,6 @@ TYL_DIAG(kLayoutSpace, Error, "layout-space", "a layout whose axes do not suit t
 TYL_DIAG(kWindowBounds, Error, "window-bounds", "a window that does not lie inside its tensor");
 TYL_DIAG(kCopyShape, Error, "copy-shape-mismatch", "a copy between tensors of different shapes");
 TYL_DIAG(kCopySpaces, Error, "copy-spaces", "a copy between memory spaces it does not support");
-TYL_DIAG(kRegisterLimit, Error, "register-limit", "a register fragment that needs too many registers per thread");
 TYL_DIAG(kSharedLimit, Error, "shared-limit", "shared memory beyond what one block can have");
 
 namespace sema {
@@ -27,7 +26,6 @@ using tir::Type;
 
 namespace {
 
-constexpr int64_t kMaxSlots = 1024;
 // Largest dynamic shared memory per block (sm_90: 227 KB).
 constexpr int64_t kMaxSharedBytes = 227 * 1024;
 
@@ -126,11 +124,7 @@ std::optional<Value> KernelSema::allocLocal(const ast::Expr& e, const ast::Call&
   layout::TileLayout perThread = layout::storage(t.layout->tile);
   t.slots = layout::cosize(layout::Layout(perThread), layout::Axis::m);
   if (t.slots <= 0) t.slots = 1;
-  if (t.slots > kMaxSlots) {
-    diags_.report(kRegisterLimit, t.layoutLoc,
-                  fmt::format("each thread would hold {} register slots; the limit is {}", t.slots, kMaxSlots));
-    return std::nullopt;
-  }
+  if (!withinRegisterLimit(t.slots, t.layoutLoc)) return std::nullopt;
   int n = static_cast<int>(k_.tensors.size());
   t.name = fmt::format("frag{}", n);
   t.autoNamed = true;

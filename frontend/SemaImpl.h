@@ -270,8 +270,11 @@ class KernelSema {
   std::optional<Value> loadOperand(const ast::Expr& e, const ast::Call& c, bool isA);
   std::optional<Value> mmaCall(const ast::Expr& e, const ast::Call& c, const tile::TiledMma& mma);
   std::optional<Value> zeroC(const ast::Expr& e, const tile::TiledMma& mma);
-  uint32_t allocFragment(const std::string& base, tile::DType dtype, std::vector<int64_t> shape,
-                         const layout::Layout& l, SourceRange loc);
+  // A fragment of the tiled MMA's operands or accumulator; nullopt (reported) past the register limit.
+  std::optional<uint32_t> allocFragment(const std::string& base, tile::DType dtype, std::vector<int64_t> shape,
+                                        const layout::Layout& l, SourceRange loc);
+  // Whether a fragment of `slots` register slots per thread is allowed; reports at `loc` when not.
+  bool withinRegisterLimit(int64_t slots, SourceRange loc);
   void emitMma(SourceRange loc, uint32_t dst, const Value& result);
 
   // Names in scope

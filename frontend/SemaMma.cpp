@@ -45,8 +45,16 @@ bool KernelSema::pairArg(const ast::Expr& e, const char* what, int64_t out[2]) {
   return true;
 }
 
-uint32_t KernelSema::allocFragment(const std::string& base, tile::DType dtype, std::vector<int64_t> shape,
-                                   const layout::Layout& l, SourceRange loc) {
+bool KernelSema::withinRegisterLimit(int64_t slots, SourceRange loc) {
+  constexpr int64_t kMaxSlots = 1024;
+  if (slots <= kMaxSlots) return true;
+  diags_.report(kRegisterLimit, loc, fmt::format("each thread would hold {} register slots; the limit is {}", slots, kMaxSlots));
+  return false;
+}
+
+std::optional<uint32_t> KernelSema::allocFragment(const std::string& base, tile::DType dtype,
+                                                  std::vector<int64_t> shape, const layout::Layout& l,
+                                                  SourceRange loc) {
   tile::Tensor t;
   t.space = tile::MemSpace::Local;
   t.dtype = dtype;
@@ -56,6 +64,7 @@ uint32_t KernelSema::allocFragment(const std::string& base, tile::DType dtype, s
   t.layoutLoc = loc;
   t.loc = loc;
   t.slots = std::max<int64_t>(1, layout::cosize(layout::Layout(layout::storage(l.tile)), layout::Axis::m));
+  if (!withinRegisterLimit(t.slots, loc)) return std::nullopt;
   t.name = fmt::format("{}{}", base, k_.tensors.size());
   t.autoNamed = true;
   t.array = tir::addArray(k_.skeleton, t.name, tile::toTir(dtype), t.slots);
@@ -137,13 +146,14 @@ std::optional<Value> KernelSema::tiledMma(const ast::Expr& e, const ast::Call& c
 
 std::optional<Value> KernelSema::zeroC(const ast::Expr& e, const tile::TiledMma& mma) {
   layout::Layout l(layout::mmaLayoutC(mma.shape));
-  uint32_t id = allocFragment("acc", tile::DType::F32, {mma.shape.tileM(), mma.shape.tileN()}, l, e.range);
+  std::optional<uint32_t> id = allocFragment("acc", tile::DType::F32, {mma.shape.tileM(), mma.shape.tileN()}, l, e.range);
+  if (!id) return std::nullopt;
   tile::FragExpr zero;
   zero.kind = tile::FragExpr::Kind::Scalar;
   zero.dtype = tile::DType::F32;
   zero.scalar = tir::floatConst(0.0);
-  emit(e.range, tile::FragAssign{id, std::make_shared<const tile::FragExpr>(std::move(zero))});
-  return Value::ofView(wholeView(id, e.range));
+  emit(e.range, tile::FragAssign{*id, std::make_shared<const tile::FragExpr>(std::move(zero))});
+  return Value::ofView(wholeView(*id, e.range));
 }
 
 std::optional<Value> KernelSema::loadOperand(const ast::Expr& e, const ast::Call& c, bool isA) {
@@ -200,12 +210,13 @@ std::optional<Value> KernelSema::loadOperand(const ast::Expr& e, const ast::Call
   std::optional<uint32_t> into = std::exchange(loadInto_, std::nullopt);
   const bool direct = into && k_.tensors[*into].dtype == t.dtype && k_.tensors[*into].staticShape == v.shape &&
                       k_.tensors[*into].layout == l;
-  uint32_t id = direct ? *into : allocFragment(isA ? "a" : "b", t.dtype, v.shape, l, e.range);
+  std::optional<uint32_t> id = direct ? into : allocFragment(isA ? "a" : "b", t.dtype, v.shape, l, e.range);
+  if (!id) return std::nullopt;
   tile::Copy cp;
-  cp.dst = wholeView(id, e.range);
+  cp.dst = wholeView(*id, e.range);
   cp.src = v;
   emit(e.range, std::move(cp));
-  return Value::ofView(wholeView(id, e.range));
+  return Value::ofView(wholeView(*id, e.range));
 }
 
 std::optional<Value> KernelSema::mmaCall(const ast::Expr& e, const ast::Call& c, const tile::TiledMma& mma) {

@@ -84,9 +84,10 @@ void KernelSema::let(const ast::Stmt& s, const ast::Let& l) {
   } else if (v->kind == Value::Kind::MmaResult) {
     // `let d = mma(acc, a, b)`: a new accumulator.
     const tile::Tensor& c = k_.tensors[v->mmaArgs[0]];
-    uint32_t d = allocFragment("acc", tile::DType::F32, c.staticShape, *c.layout, s.range);
-    emitMma(s.range, d, *v);
-    b.value = Value::ofView(wholeView(d, s.range));
+    std::optional<uint32_t> d = allocFragment("acc", tile::DType::F32, c.staticShape, *c.layout, s.range);
+    if (!d) return poison();
+    emitMma(s.range, *d, *v);
+    b.value = Value::ofView(wholeView(*d, s.range));
   } else if (v->kind == Value::Kind::Frag) {
     // Fragment arithmetic bound to a name is materialized into a new fragment.
     diags_.report(kBadAssign, s.range,
