@@ -250,6 +250,15 @@ std::optional<Value> KernelSema::window(const ast::Expr& e, const ast::Call& c, 
       return std::nullopt;
     }
     int d = base.dims[i];
+    // A window of a window: its origin is relative to the outer one's. Constant origins add
+    // as compile-time arithmetic does, without wrapping.
+    int64_t outer = 0, inner = 0, sum = 0;
+    if (tir::isIntConst(base.origin[d], &outer) && tir::isIntConst(widen(*o), &inner) &&
+        __builtin_add_overflow(outer, inner, &sum)) {
+      diags_.report(kIntegerOverflow, origin[i].range,
+                    fmt::format("this origin, {}, plus the enclosing window's, {}, overflows 64 bits", inner, outer));
+      return std::nullopt;
+    }
     w.origin[d] = tir::add(base.origin[d], widen(*o));
     w.shape[i] = *n;
     // Windows of shared and register tensors must lie inside them; windows of global
