@@ -4,6 +4,7 @@
 
 #include "ir/layout/CheckedMath.h"
 #include "ir/thread/Builder.h"
+#include "ir/thread/ValueRange.h"
 
 namespace tyl::lower {
 
@@ -81,7 +82,22 @@ AffineForm linearize(const tir::ExprRef& e) {
   return f;
 }
 
-std::optional<int64_t> evalAtThread(const tir::ExprRef& e, const ThreadPoint& p) {
+namespace {
+
+std::optional<int64_t> evalExactly(const tir::ExprRef& e, const ThreadPoint& p);
+
+// The value of `e` at `p`, where it equals what the IR computes: nullopt when the exact value
+// lies outside e's type, where the IR's arithmetic would have wrapped (or converted it).
+std::optional<int64_t> evalInType(const tir::ExprRef& e, const ThreadPoint& p) {
+  std::optional<int64_t> v = evalExactly(e, p);
+  if (!v) return std::nullopt;
+  const tir::Range r = tir::typeRange(e->type);
+  if (*v < r.lo || *v > r.hi) return std::nullopt;
+  return v;
+}
+
+std::optional<int64_t> evalExactly(const tir::ExprRef& e, const ThreadPoint& p) {
+  const auto evalAtThread = evalInType;
   if (!e) return std::nullopt;
   switch (e->kind) {
     case tir::ExprKind::IntConst: return e->i;
@@ -115,10 +131,11 @@ std::optional<int64_t> evalAtThread(const tir::ExprRef& e, const ThreadPoint& p)
           if (*b == 0 || (*a == INT64_MIN && *b == -1)) return std::nullopt;
           return *a % *b;
         case tir::BinOp::Shl:
-          if (*b < 0 || *b > 62 || *a < 0 || *a > (INT64_MAX >> *b)) return std::nullopt;
+          if (*b < 0 || *b > 62 || *b >= 8 * tir::typeBytes(e->type) || *a < 0 || *a > (INT64_MAX >> *b))
+            return std::nullopt;
           return *a << *b;
         case tir::BinOp::Shr:
-          if (*b < 0 || *b > 63) return std::nullopt;
+          if (*b < 0 || *b > 63 || *b >= 8 * tir::typeBytes(e->type)) return std::nullopt;
           return *a >> *b;
         case tir::BinOp::And: return *a & *b;
         case tir::BinOp::Or: return *a | *b;
@@ -151,5 +168,9 @@ std::optional<int64_t> evalAtThread(const tir::ExprRef& e, const ThreadPoint& p)
     default: return std::nullopt;
   }
 }
+
+}  // namespace
+
+std::optional<int64_t> evalAtThread(const tir::ExprRef& e, const ThreadPoint& p) { return evalInType(e, p); }
 
 }  // namespace tyl::lower

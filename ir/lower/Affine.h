@@ -32,7 +32,9 @@ struct ThreadPoint {
   int64_t blockDim[3] = {1, 1, 1};
 };
 
-// Evaluates an expression built only from constants and thread ids; nullopt otherwise.
+// Evaluates an expression built only from constants and thread ids, as the IR computes it;
+// nullopt otherwise, and where the IR's value is not the exact one (an integer result outside
+// its type, which the IR wraps, or a shift by the type's width or more).
 std::optional<int64_t> evalAtThread(const tir::ExprRef& e, const ThreadPoint& p);
 
 int64_t gcd64(int64_t a, int64_t b);
