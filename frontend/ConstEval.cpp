@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "frontend/CommonDiags.h"
 #include "ir/layout/CheckedMath.h"
@@ -319,6 +320,31 @@ std::optional<ConstValue> ConstEvaluator::evalBinary(const ast::Expr& e, const a
   return std::nullopt;
 }
 
+// min or max of two integers, or of two numbers of which one is a float (computed on
+// doubles: a NaN gives the other operand, and -0 counts as below +0).
+std::optional<ConstValue> ConstEvaluator::evalMinMax(const ast::Call& c, bool isMax) {
+  ConstValue v[2];
+  for (int i = 0; i < 2; ++i) {
+    std::optional<ConstValue> x = eval(*c.args[i].value);
+    if (!x) return std::nullopt;
+    if (!std::holds_alternative<int64_t>(x->v) && !std::holds_alternative<double>(x->v)) {
+      diags_.report(kTypeMismatch, c.args[i].value->range,
+                    fmt::format("{} takes numbers, found {}", isMax ? "max" : "min", constKindName(*x)));
+      return std::nullopt;
+    }
+    v[i] = std::move(*x);
+  }
+  const auto* i0 = std::get_if<int64_t>(&v[0].v);
+  const auto* i1 = std::get_if<int64_t>(&v[1].v);
+  if (i0 && i1) return ConstValue{isMax ? std::max(*i0, *i1) : std::min(*i0, *i1)};
+  const double a = i0 ? static_cast<double>(*i0) : std::get<double>(v[0].v);
+  const double b = i1 ? static_cast<double>(*i1) : std::get<double>(v[1].v);
+  if (std::isnan(a)) return ConstValue{b};
+  if (std::isnan(b)) return ConstValue{a};
+  if (a == b) return ConstValue{std::signbit(a) == isMax ? b : a};  // only -0 and +0 differ here
+  return ConstValue{isMax ? std::max(a, b) : std::min(a, b)};
+}
+
 std::optional<ConstValue> ConstEvaluator::addLayoutTerms(const ast::Expr& e, ConstValue lhs, ConstValue rhs,
                                                          bool subtract) {
   const ast::Binary& b = std::get<ast::Binary>(e.node);
@@ -609,18 +635,18 @@ std::optional<ConstValue> ConstEvaluator::evalCall(const ast::Expr& e, const ast
       diags_.report(kBadArgument, e.range, fmt::format("{} takes {} argument{}", fn, arity, arity == 1 ? "" : "s"));
       return std::nullopt;
     }
-    std::vector<int64_t> v;
-    for (const ast::Arg& a : c.args) {
+    for (const ast::Arg& a : c.args)
       if (!a.name.empty()) {
         diags_.report(kBadArgument, a.nameRange, fmt::format("{} takes no keyword arguments", fn));
         return std::nullopt;
       }
+    if (fn == "min" || fn == "max") return evalMinMax(c, fn == "max");
+    std::vector<int64_t> v;
+    for (const ast::Arg& a : c.args) {
       std::optional<int64_t> x = evalInt(*a.value);
       if (!x) return std::nullopt;
       v.push_back(*x);
     }
-    if (fn == "min") return ConstValue{std::min(v[0], v[1])};
-    if (fn == "max") return ConstValue{std::max(v[0], v[1])};
     if (fn == "log2") {
       if (v[0] <= 0 || (v[0] & (v[0] - 1)) != 0) {
         diags_.report(kTypeMismatch, c.args[0].value->range,

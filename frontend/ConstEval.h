@@ -71,6 +71,7 @@ class ConstEvaluator {
  private:
   std::optional<ConstValue> evalBinary(const ast::Expr& e, const ast::Binary& b);
   std::optional<ConstValue> evalCall(const ast::Expr& e, const ast::Call& c);
+  std::optional<ConstValue> evalMinMax(const ast::Call& c, bool isMax);
   std::optional<ConstValue> evalIterSpec(const ast::Expr& e, const ast::IterSpec& spec);
   std::optional<ConstValue> evalName(const ast::Expr& e, const ast::Name& n);
   std::optional<ConstValue> addLayoutTerms(const ast::Expr& e, ConstValue lhs, ConstValue rhs, bool subtract);

@@ -1034,3 +1034,17 @@ TEST_CASE("compile-time shifts of negative values and the remainder by -1 are ex
   CHECK(emu::getElement(buffers[0], Type::I64, 2) == 0.0);
   CHECK(emu::getElement(buffers[0], Type::I64, 3) == -7.0);
 }
+
+TEST_CASE("min and max of compile-time floats follow the run-time rules") {
+  auto c = compile("constant_folding.tyl");
+  std::vector<emu::Buffer> buffers = {emu::makeBuffer(Type::F32, 8), emu::makeBuffer(Type::I64, 1)};
+  REQUIRE(emu::run(kernelNamed(*c, "min_max"), {emu::Arg::pointer(0), emu::Arg::pointer(1)}, buffers).ok());
+  const double expected[8] = {0.0, -0.0, 2.0, 1.0, 0.5, 1.5, 0.0, -0.0};
+  for (int i = 0; i < 8; ++i) {
+    INFO("F[" << i << "]");
+    const double got = emu::getElement(buffers[0], Type::F32, i);
+    CHECK(got == expected[i]);
+    CHECK(std::signbit(got) == std::signbit(expected[i]));
+  }
+  CHECK(emu::getElement(buffers[1], Type::I64, 0) == 3.0);
+}
