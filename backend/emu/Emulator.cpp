@@ -212,8 +212,32 @@ std::optional<int64_t> hostValue(const tir::ExprRef& e, const std::vector<Arg>& 
         case BinOp::Shr:
           if (*b < 0 || *b > 63) return fail("it shifts by an amount outside 0..63");
           return *a >> *b;
-        default: return fail("it uses an operation a host does not compute");
+        case BinOp::And: return *a & *b;
+        case BinOp::Or: return *a | *b;
+        case BinOp::Xor: return *a ^ *b;
+        case BinOp::Lt: return int64_t{*a < *b};
+        case BinOp::Le: return int64_t{*a <= *b};
+        case BinOp::Gt: return int64_t{*a > *b};
+        case BinOp::Ge: return int64_t{*a >= *b};
+        case BinOp::Eq: return int64_t{*a == *b};
+        case BinOp::Ne: return int64_t{*a != *b};
+        case BinOp::LAnd: return int64_t{*a != 0 && *b != 0};
+        case BinOp::LOr: return int64_t{*a != 0 || *b != 0};
       }
+      return fail("it uses an operation a host does not compute");
+    }
+    case tir::ExprKind::Unary: {
+      std::optional<int64_t> a = hostValue(e->args[0], args, why);
+      if (!a) return std::nullopt;
+      if (e->un == tir::UnOp::Not) return int64_t{*a == 0};
+      if (e->un == tir::UnOp::Neg && *a != INT64_MIN) return -*a;
+      if (e->un == tir::UnOp::Neg) return fail("a result leaves 64 bits");
+      return fail("it uses an operation a host does not compute");
+    }
+    case tir::ExprKind::Select: {
+      std::optional<int64_t> c = hostValue(e->args[0], args, why);
+      if (!c) return std::nullopt;
+      return hostValue(*c ? e->args[1] : e->args[2], args, why);
     }
     default: return fail("it uses a value a host does not have");
   }

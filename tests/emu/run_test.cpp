@@ -239,3 +239,44 @@ TEST_CASE("a tensor parameter's extent at given arguments", "[run]") {
   a.strides[0] = tir::mul(LD, LD);
   CHECK_FALSE(at(2, int64_t{1} << 40));  // the stride itself leaves 64 bits
 }
+
+TEST_CASE("extents and strides are computed as the launcher computes them", "[run]") {
+  // Every operation a launcher may compute from integer parameters, evaluated by hostValue
+  // and by the IR's constant folding (the hardware's arithmetic) at values where nothing wraps.
+  TestKernel t("extent_ops", 32);
+  const int n = t.scalar("n", Type::I64), m = t.scalar("m", Type::I64);
+  const tir::ExprRef N = t.param(n), M = t.param(m);
+  std::vector<tir::ExprRef> exprs;
+  for (BinOp op : {BinOp::Add, BinOp::Sub, BinOp::Mul, BinOp::Div, BinOp::Rem, BinOp::Min, BinOp::Max, BinOp::And,
+                   BinOp::Or, BinOp::Xor, BinOp::Lt, BinOp::Le, BinOp::Gt, BinOp::Ge, BinOp::Eq, BinOp::Ne})
+    exprs.push_back(tir::cast(Type::I64, tir::binary(op, N, M)));
+  const tir::ExprRef positive = tir::binary(BinOp::Gt, N, tir::intConst(0, Type::I64));
+  for (BinOp op : {BinOp::LAnd, BinOp::LOr})
+    exprs.push_back(tir::cast(Type::I64, tir::binary(op, tir::binary(BinOp::Lt, N, M), positive)));
+  exprs.push_back(tir::unary(tir::UnOp::Neg, N));
+  exprs.push_back(tir::cast(Type::I64, tir::unary(tir::UnOp::Not, tir::binary(BinOp::Lt, N, M))));
+  exprs.push_back(tir::select(tir::binary(BinOp::Gt, tir::binary(BinOp::Rem, N, M), tir::intConst(0, Type::I64)),
+                              tir::add(tir::binary(BinOp::Div, N, M), tir::intConst(1, Type::I64)),
+                              tir::binary(BinOp::Div, N, M)));  // cdiv(n, m)
+  for (int64_t nv : {-7, -1, 0, 1, 5, 12})
+    for (int64_t mv : {-3, 1, 2, 5}) {
+      for (const tir::ExprRef& e : exprs) {
+        const tir::ExprRef folded = tir::substitute(e, [&](const tir::Expr& atom) -> tir::ExprRef {
+          if (atom.kind != tir::ExprKind::ParamRef) return nullptr;
+          return tir::intConst(atom.i == n ? nv : mv, Type::I64);
+        });
+        // A comparison folds to a bool constant, which a cast to i64 keeps as it is.
+        const tir::ExprRef constant = folded->kind == tir::ExprKind::Cast ? folded->args[0] : folded;
+        REQUIRE(constant->kind == tir::ExprKind::IntConst);
+        const int64_t want = constant->i;
+        std::string why;
+        std::optional<int64_t> got = hostValue(e, {Arg::integer(nv), Arg::integer(mv)}, &why);
+        INFO("n = " << nv << ", m = " << mv << ": " << why);
+        REQUIRE(got);
+        CHECK(*got == want);
+      }
+    }
+  std::string why;
+  CHECK_FALSE(hostValue(tir::unary(tir::UnOp::Neg, N), {Arg::integer(INT64_MIN), Arg::integer(1)}, &why));
+  CHECK(why == "a result leaves 64 bits");
+}
