@@ -340,6 +340,24 @@ TEST_CASE("an output that is a device is written to and not replaced") {
   CHECK(got.find("tylo_kernel_add_one") != std::string::npos);
 }
 
+// /dev/stdout on a pipe is a link to a name that is no path (/proc/self/fd/1 reads
+// "pipe:[...]"): the output still goes to the pipe.
+TEST_CASE("-o /dev/stdout writes to a pipe") {
+  if (!fs::exists("/dev/stdout")) {
+    WARN("no /dev/stdout: not checked");
+    return;
+  }
+  TempDir dir;
+  const std::string ok = dir.write("ok.tyl", readFile(kAddOne));
+  using tyl::test::shellQuote;
+  const std::string cmd = "(" + shellQuote(TYLOC_PATH) + " " + shellQuote(ok) +
+                          " -o /dev/stdout --header /dev/stderr 2>/dev/null; echo $? >" + shellQuote(dir.file("rc")) +
+                          ") | cat >" + shellQuote(dir.file("out"));
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  CHECK(readFile(dir.file("rc")) == "0\n");
+  CHECK(readFile(dir.file("out")).find("tylo_kernel_add_one") != std::string::npos);
+}
+
 // An output that is a symbolic link stays a link; the file it names gets the new contents.
 TEST_CASE("an output that is a symbolic link is followed") {
   TempDir dir;

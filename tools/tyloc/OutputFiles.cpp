@@ -56,9 +56,16 @@ std::string OutputFiles::commit() {
   };
   for (const File& f : files_) {
     Staged s;
-    s.target = destination(f.path);
     s.contents = &f.contents;
     struct stat st {};
+    // A device, pipe or socket, also through links that name no path (/dev/stdout is
+    // /proc/self/fd/1, whose target reads "pipe:[...]"): written in place below.
+    if (::stat(f.path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+      s.target = f.path;
+      staged.push_back(s);
+      continue;
+    }
+    s.target = destination(f.path);
     bool exists = ::stat(s.target.c_str(), &st) == 0;
     if (exists && S_ISDIR(st.st_mode)) return failure(f.path, EISDIR);
     if (exists && !S_ISREG(st.st_mode)) {
