@@ -72,6 +72,10 @@ ConstEvaluator KernelSema::constEvaluator() {
       });
 }
 
+std::string KernelSema::tensorRef(const tile::Tensor& t) {
+  return t.autoNamed && !t.madeBy.empty() ? t.madeBy : fmt::format("'{}'", t.name);
+}
+
 uint32_t KernelSema::newVar(const std::string& base, tir::Type type) {
   int n = nameCounts_[base]++;
   if (n == 0) return tir::addVar(k_.skeleton, base, type);

@@ -128,6 +128,7 @@ std::optional<Value> KernelSema::allocLocal(const ast::Expr& e, const ast::Call&
   int n = static_cast<int>(k_.tensors.size());
   t.name = fmt::format("frag{}", n);
   t.autoNamed = true;
+  t.madeBy = "alloc_local's fragment";
   t.array = tir::addArray(k_.skeleton, t.name, tile::toTir(t.dtype), t.slots);
   uint32_t id = addTensor(std::move(t));
   return Value::ofView(wholeView(id, e.range));
@@ -203,6 +204,7 @@ std::optional<Value> KernelSema::allocShared(const ast::Expr& e, const ast::Call
   k_.skeleton.sharedBytes = offset + bytes;
   t.name = fmt::format("smem{}", k_.tensors.size());
   t.autoNamed = true;
+  t.madeBy = "alloc_shared's tensor";
   t.alignBytes = align;
   tir::Buffer buf;
   buf.name = t.name;

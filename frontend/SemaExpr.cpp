@@ -269,19 +269,19 @@ bool KernelSema::sameFragmentLayout(SourceRange where, const tile::FragRef& a, c
     const tile::View va = viewOf(la), vb = viewOf(lb);
     if (va.shape == vb.shape && runtimeShapeHint(va).empty()) return true;
     diags_.report(kFragmentLayout, where,
-                  fmt::format("'{}' has shape {} and '{}' has shape {}; elementwise operands need one shape{}",
-                              ta.name, shapeText(va), tb.name, shapeText(vb),
+                  fmt::format("{} has shape {} and {} has shape {}; elementwise operands need one shape{}",
+                              tensorRef(ta), shapeText(va), tensorRef(tb), shapeText(vb),
                               runtimeShapeHint(va).empty() ? runtimeShapeHint(vb) : runtimeShapeHint(va)));
     return false;
   }
   if (la->tensor == lb->tensor) return true;
   if (ta.staticShape == tb.staticShape && ta.layout == tb.layout) return true;
   diags_.report(kFragmentLayout, where,
-                fmt::format("'{}' and '{}' have different shapes or layouts, so their elements are not held by "
+                fmt::format("{} and {} have different shapes or layouts, so their elements are not held by "
                             "the same threads and slots",
-                            ta.name, tb.name))
-      .note(ta.loc, fmt::format("'{}' is allocated here", ta.name))
-      .note(tb.loc, fmt::format("'{}' is allocated here", tb.name));
+                            tensorRef(ta), tensorRef(tb)))
+      .note(ta.loc, fmt::format("{} is allocated here", tensorRef(ta)))
+      .note(tb.loc, fmt::format("{} is allocated here", tensorRef(tb)));
   return false;
 }
 

@@ -272,7 +272,9 @@ class KernelSema {
   std::optional<Value> zeroC(const ast::Expr& e, const tile::TiledMma& mma);
   // A fragment of the tiled MMA's operands or accumulator; nullopt (reported) past the register limit.
   std::optional<uint32_t> allocFragment(const std::string& base, tile::DType dtype, std::vector<int64_t> shape,
-                                        const layout::Layout& l, SourceRange loc);
+                                        const layout::Layout& l, SourceRange loc, std::string madeBy);
+  // How messages name a tensor: 'x' as the source does, or what made an unnamed one.
+  static std::string tensorRef(const tile::Tensor& t);
   // Whether a fragment of `slots` register slots per thread is allowed; reports at `loc` when not.
   bool withinRegisterLimit(int64_t slots, SourceRange loc);
   void emitMma(SourceRange loc, uint32_t dst, const Value& result);

@@ -54,7 +54,7 @@ bool KernelSema::withinRegisterLimit(int64_t slots, SourceRange loc) {
 
 std::optional<uint32_t> KernelSema::allocFragment(const std::string& base, tile::DType dtype,
                                                   std::vector<int64_t> shape, const layout::Layout& l,
-                                                  SourceRange loc) {
+                                                  SourceRange loc, std::string madeBy) {
   tile::Tensor t;
   t.space = tile::MemSpace::Local;
   t.dtype = dtype;
@@ -67,6 +67,7 @@ std::optional<uint32_t> KernelSema::allocFragment(const std::string& base, tile:
   if (!withinRegisterLimit(t.slots, loc)) return std::nullopt;
   t.name = fmt::format("{}{}", base, k_.tensors.size());
   t.autoNamed = true;
+  t.madeBy = std::move(madeBy);
   t.array = tir::addArray(k_.skeleton, t.name, tile::toTir(dtype), t.slots);
   return addTensor(std::move(t));
 }
@@ -146,7 +147,8 @@ std::optional<Value> KernelSema::tiledMma(const ast::Expr& e, const ast::Call& c
 
 std::optional<Value> KernelSema::zeroC(const ast::Expr& e, const tile::TiledMma& mma) {
   layout::Layout l(layout::mmaLayoutC(mma.shape));
-  std::optional<uint32_t> id = allocFragment("acc", tile::DType::F32, {mma.shape.tileM(), mma.shape.tileN()}, l, e.range);
+  std::optional<uint32_t> id = allocFragment("acc", tile::DType::F32, {mma.shape.tileM(), mma.shape.tileN()}, l, e.range,
+                                             "zero_c's accumulator");
   if (!id) return std::nullopt;
   tile::FragExpr zero;
   zero.kind = tile::FragExpr::Kind::Scalar;
@@ -171,8 +173,10 @@ std::optional<Value> KernelSema::loadOperand(const ast::Expr& e, const ast::Call
   std::optional<Value> src = expr(*c.args[1].value);
   if (!src) return std::nullopt;
   if (src->kind != Value::Kind::View || k_.tensors[src->view.tensor].space == tile::MemSpace::Local) {
+    const bool fragment = src->kind == Value::Kind::View;  // of a register fragment
     diags_.report(kTypeMismatch, c.args[1].value->range,
-                  fmt::format("{} loads from a shared or global tensor, found {}", fn, describe(*src)));
+                  fmt::format("{} loads from a shared or global tensor, found {}", fn,
+                              fragment ? "a register fragment" : describe(*src)));
     return std::nullopt;
   }
   const tile::View& v = src->view;
@@ -210,7 +214,8 @@ std::optional<Value> KernelSema::loadOperand(const ast::Expr& e, const ast::Call
   std::optional<uint32_t> into = std::exchange(loadInto_, std::nullopt);
   const bool direct = into && k_.tensors[*into].dtype == t.dtype && k_.tensors[*into].staticShape == v.shape &&
                       k_.tensors[*into].layout == l;
-  std::optional<uint32_t> id = direct ? into : allocFragment(isA ? "a" : "b", t.dtype, v.shape, l, e.range);
+  std::optional<uint32_t> id = direct ? into : allocFragment(isA ? "a" : "b", t.dtype, v.shape, l, e.range,
+                                                             fmt::format("{}'s fragment", fn));
   if (!id) return std::nullopt;
   tile::Copy cp;
   cp.dst = wholeView(*id, e.range);

@@ -84,8 +84,10 @@ void KernelSema::let(const ast::Stmt& s, const ast::Let& l) {
   } else if (v->kind == Value::Kind::MmaResult) {
     // `let d = mma(acc, a, b)`: a new accumulator.
     const tile::Tensor& c = k_.tensors[v->mmaArgs[0]];
-    std::optional<uint32_t> d = allocFragment("acc", tile::DType::F32, c.staticShape, *c.layout, s.range);
+    std::optional<uint32_t> d =
+        allocFragment("acc", tile::DType::F32, c.staticShape, *c.layout, s.range, "mma's accumulator");
     if (!d) return poison();
+    nameTensor(*d, l.name);
     emitMma(s.range, *d, *v);
     b.value = Value::ofView(wholeView(*d, s.range));
   } else if (v->kind == Value::Kind::Frag) {
@@ -107,6 +109,7 @@ void KernelSema::nameTensor(uint32_t id, const std::string& name) {
   tile::Tensor& t = k_.tensors[id];
   if (!t.autoNamed) return;
   t.autoNamed = false;
+  t.madeBy.clear();
   int n = nameCounts_[name]++;
   std::string unique = n == 0 ? name : fmt::format("{}_{}", name, n);
   // Parameters keep their names in the generated code; stay clear of them.

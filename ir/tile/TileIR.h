@@ -51,6 +51,7 @@ struct Tensor {
   SourceRange loc;
   SourceRange layoutLoc;
   bool autoNamed = false;  // named by the compiler; a `let` binding may rename it
+  std::string madeBy;      // while autoNamed: what made it, for messages ("load_b's fragment")
 
   bool isStatic() const;
   int64_t staticSize() const;  // -1 when a dimension is dynamic
