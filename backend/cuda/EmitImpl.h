@@ -2,11 +2,16 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "backend/cuda/CudaPrinter.h"
 #include "backend/cuda/EmitCuda.h"
 
 namespace tyl::cuda {
+
+// `s` as the inside of a C string literal ("..." in a #line directive): backslashes, quotes and
+// control characters escaped.
+std::string stringLiteralBody(std::string_view s);
 
 // The __global__ function for one kernel.
 std::string emitKernel(const tir::Kernel& k, const EmitOptions& options);

@@ -74,7 +74,7 @@ class KernelPrinter {
     uint32_t lineNo = o_.lineOf ? o_.lineOf(s.loc) : 0;
     if (lineNo == 0 || lineNo == lastLine_) return;
     lastLine_ = lineNo;
-    out_ += fmt::format("#line {} \"{}\"\n", lineNo, o_.sourcePath);
+    out_ += fmt::format("#line {} \"{}\"\n", lineNo, stringLiteralBody(o_.sourcePath));
   }
 
   std::string pointer(const tir::MemRef& m) {

@@ -311,6 +311,17 @@ TEST_CASE("a depfile naming a path with a line break is refused, and nothing is 
   CHECK(readFile(dir.file("out.d")).starts_with(dir.file("a\\ b\\#$$.cu") + ": "));
 }
 
+TEST_CASE("a header whose name an #include cannot hold is refused, and nothing is written") {
+  TempDir dir;
+  const std::string ok = dir.write("ok.tyl", readFile(kAddOne));
+  auto r = tyloc({ok, "-o", dir.file("x.cu"), "--header", dir.file("a\"b.cuh")});
+  INFO(r.err);
+  CHECK(r.exitCode == 2);
+  CHECK(r.err.find("tyloc: error: --header: the file name 'a\"b.cuh' cannot be written in an #include") !=
+        std::string::npos);
+  CHECK(dir.entries() == std::set<std::string>{"ok.tyl"});
+}
+
 // `-o /dev/null` must not replace the device with a regular file (as root the rename
 // would succeed). Tested on a null device node made in a scratch folder, which needs root;
 // a named pipe, which does not, is checked the same way.
