@@ -526,6 +526,26 @@ std::optional<tile::Kernel> KernelSema::run(std::string name) {
 
 // ---- Module ----------------------------------------------------------------------
 
+std::vector<std::string> instantiationNames(const ast::Module& module) {
+  std::vector<std::string> names;
+  for (const ast::Decl& d : module.decls) {
+    const auto* k = std::get_if<ast::KernelDecl>(&d);
+    if (!k || k->typeParams.empty()) continue;
+    // In the order analyze() instantiates them: the first parameter's choices vary fastest.
+    std::vector<std::string> types{""};
+    for (const ast::TypeParam& tp : k->typeParams) {
+      std::vector<std::string> next;
+      for (const ast::Ident& choice : tp.choices)
+        for (const std::string& prefix : types)
+          if (static_cast<int64_t>(next.size()) <= kMaxInstances)
+            next.push_back(prefix.empty() ? choice.name : prefix + "," + choice.name);
+      types = std::move(next);
+    }
+    for (const std::string& t : types) names.push_back(k->name.name + ":" + t);
+  }
+  return names;
+}
+
 std::optional<tile::Module> analyze(const ast::Module& module, DiagnosticEngine& diags, const SemaOptions& options) {
   sema::ModuleEnv env;
   if (!module.imports.empty()) throw std::logic_error("sema: imports must be resolved first (frontend/Imports.h)");
@@ -627,7 +647,8 @@ std::optional<tile::Module> analyze(const ast::Module& module, DiagnosticEngine&
     // Only the requested instantiations, when any of this kernel are requested.
     std::vector<std::string> wanted;
     for (const std::string& spec : options.instantiate)
-      if (spec.rfind(k->name.name + ":", 0) == 0) wanted.push_back(spec.substr(k->name.name.size() + 1));
+      if (!k->typeParams.empty() && spec.rfind(k->name.name + ":", 0) == 0)
+        wanted.push_back(spec.substr(k->name.name.size() + 1));
     for (const auto& inst : instances) {
       std::string name = k->name.name;
       std::string types;
@@ -636,7 +657,7 @@ std::optional<tile::Module> analyze(const ast::Module& module, DiagnosticEngine&
         types += (types.empty() ? "" : ",") + std::string(tile::dtypeName(inst.at(tp.name.name)));
       }
       if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), types) == wanted.end()) continue;
-      matched.insert(k->name.name + ":" + types);
+      if (!k->typeParams.empty()) matched.insert(k->name.name + ":" + types);
       sema::KernelSema ks(diags, env, *k, inst);
       if (std::optional<tile::Kernel> kernel = ks.run(name)) out.kernels.push_back(std::move(*kernel));
     }

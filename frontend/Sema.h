@@ -30,6 +30,10 @@ struct SemaOptions {
   std::vector<std::string> instantiate;
 };
 
+// Every instantiation of the module's generic kernels as --instantiate names it ("gemm:f16"),
+// in declaration order; the module's imports must be resolved.
+std::vector<std::string> instantiationNames(const ast::Module& module);
+
 std::optional<tile::Module> analyze(const ast::Module& module, DiagnosticEngine& diags,
                                     const SemaOptions& options = {});
 

@@ -559,16 +559,22 @@ TEST_CASE("json diagnostics count warnings and remarks and print an empty list w
   CHECK(json::parse(r.err) == json({{"diagnostics", json::array()}, {"errors", 0}, {"warnings", 0}}));
 }
 
-TEST_CASE("json gives a diagnostic without a place a null location") {
+TEST_CASE("an --instantiate that names nothing is command-line misuse, also with json diagnostics") {
   TempDir dir;
-  auto r = tyloc({kGemm, "--instantiate", "gemm:f32", "--diagnostics-format", "json", "-o", dir.file("g.cu")});
-  CHECK(r.exitCode == 1);
-  json doc = json::parse(r.err);
-  REQUIRE(doc["diagnostics"].size() == 1);
-  checkDiagnostic(doc["diagnostics"][0], kGemm);
-  CHECK(doc["diagnostics"][0]["location"].is_null());
-  CHECK(doc["diagnostics"][0]["id"] == "bad-type-param");
-  CHECK(!fs::exists(dir.file("g.cu")));
+  for (const std::string& spec : {"gemm:f32", "gemm", "no_such:f16", "gemm:f16,f16"}) {
+    auto r = tyloc({kGemm, "--instantiate", spec, "--diagnostics-format", "json", "-o", dir.file("g.cu")});
+    INFO(r.err);
+    CHECK(r.exitCode == 2);
+    CHECK(r.err.starts_with("tyloc: error: --instantiate: '" + spec + "' names no instantiation of a generic kernel "
+                            "(it has gemm:f16, gemm:bf16, gemm_beta:f16, gemm_beta:bf16, gemm_any:f16, "
+                            "gemm_any:bf16)\n"));
+    CHECK(!fs::exists(dir.file("g.cu")));
+  }
+  // A kernel that is not generic has no instantiations to name.
+  auto r = tyloc({kAddOne, "--instantiate", "add_one:", "-o", dir.file("a.cu")});
+  CHECK(r.exitCode == 2);
+  CHECK(r.err.find("(the file has no generic kernels)") != std::string::npos);
+  CHECK(!fs::exists(dir.file("a.cu")));
 }
 
 // ---- The text format --------------------------------------------------------------------

@@ -3,8 +3,10 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -98,6 +100,17 @@ int compile(const CompileOptions& o) {
         return finish(kExitMisuse);
       }
 
+  if (!o.instantiate.empty()) {
+    const std::vector<std::string> known = instantiationNames(*ast);
+    for (const std::string& spec : o.instantiate)
+      if (std::find(known.begin(), known.end(), spec) == known.end()) {
+        const std::string choices =
+            known.empty() ? "the file has no generic kernels" : fmt::format("it has {}", fmt::join(known, ", "));
+        std::cerr << fmt::format("tyloc: error: --instantiate: '{}' names no instantiation of a generic kernel ({})\n",
+                                 spec, choices);
+        return finish(kExitMisuse);
+      }
+  }
   std::optional<tile::Module> tileIR = analyze(*ast, diags, SemaOptions{o.instantiate});
   if (!tileIR) return finish(kExitUserError);
   if (o.emit == Stage::TileIR) return finish(deliver(o, tile::print(*tileIR)));
