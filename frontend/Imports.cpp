@@ -130,6 +130,10 @@ ImportLoader fileImportLoader(SourceManager& sources) {
     path = path.lexically_normal();
     std::error_code ec;
     fs::file_status status = fs::status(path, ec);
+    if (ec && ec != std::errc::no_such_file_or_directory) {  // a loop of links, a folder without access
+      error = fmt::format("cannot read '{}': {}", path.string(), ec.message());
+      return std::nullopt;
+    }
     if (ec || !fs::exists(status)) {
       error = fmt::format("no file '{}'", path.string());
       return std::nullopt;

@@ -715,6 +715,16 @@ TEST_CASE("imports: too deep a chain, a file importing itself, a device, one fil
     CHECK(r.exitCode == 1);
     CHECK(r.err.find("'/dev/zero' is not a regular file [import]") != std::string::npos);
   }
+  SECTION("a loop of symbolic links is named as such, not as a missing file") {
+    fs::create_symlink("loop2.tyl", dir.path / "loop1.tyl");
+    fs::create_symlink("loop1.tyl", dir.path / "loop2.tyl");
+    dir.write("loop.tyl", "import \"loop1.tyl\";\n");
+    auto r = tyloc({"check", dir.file("loop.tyl")});
+    INFO(r.err);
+    CHECK(r.exitCode == 1);
+    CHECK(r.err.find("cannot import 'loop1.tyl': cannot read '" + dir.file("loop1.tyl") +
+                     "': Too many levels of symbolic links [import]") != std::string::npos);
+  }
   SECTION("one file imported by two spellings is read once") {
     fs::create_directories(dir.path / "sub");
     dir.write("sub/c.tyl", "const C = 3;\n");
