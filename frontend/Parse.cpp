@@ -166,7 +166,8 @@ bool checkNesting(ParseSession& s, FileId file, DiagnosticEngine& diags, size_t 
     prefixRun = (text == "-" || text == "!") ? prefixRun + 1 : 0;
     if (depth + prefixRun > kMaxNesting) {
       diags.report(kInputLimit, s.offsets.range(t),
-                   fmt::format("expression nested more than {} levels deep", kMaxNesting));
+                   fmt::format("nested more than {} levels deep (brackets, braces and runs of '-' or '!' count)",
+                               kMaxNesting));
       return false;
     }
   }
