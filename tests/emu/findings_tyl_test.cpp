@@ -545,6 +545,29 @@ TEST_CASE("tyloc run --set rounds a decimal to an f32 parameter once") {
   CHECK(tyloc({"run", kRunFlags, "--kernel", "real", "--set", "x=1.5f"}).exitCode == 2);
 }
 
+TEST_CASE("tyloc run --set takes a bool as the language spells it") {
+  const std::string dir = std::filesystem::temp_directory_path() / "tyloc-run-bool";
+  for (const auto& [text, value] : std::vector<std::pair<std::string, int32_t>>{
+           {"true", 1}, {"True", 1}, {"1", 1}, {"false", 0}, {"False", 0}, {"0", 0}}) {
+    std::filesystem::remove_all(dir);
+    auto r = tyloc({"run", kRunFlags, "--kernel", "flag", "--set", "b=" + text, "--dump", dir});
+    INFO(text << "\n" << r.err);
+    REQUIRE(r.exitCode == 0);
+    const std::string npy = test::readFile(dir + "/A.npy");
+    REQUIRE(npy.size() >= 4);
+    int32_t got = -1;
+    std::memcpy(&got, npy.data() + npy.size() - 4, 4);
+    CHECK(got == value);
+  }
+  std::filesystem::remove_all(dir);
+  for (const std::string& text : {"TRUE", "2", "yes", ""}) {
+    auto r = tyloc({"run", kRunFlags, "--kernel", "flag", "--set", "b=" + text});
+    INFO(text << "\n" << r.err);
+    CHECK(r.exitCode == 2);
+    CHECK(r.err.find("expected true or false") != std::string::npos);
+  }
+}
+
 TEST_CASE("tyloc run --set rounds a decimal to an f16 or bf16 parameter once") {
   // Decimals just past the tie between 1 and the next 16-bit value (1 + 2^-11 for f16, 1 + 2^-8
   // for bf16) round up; through a double or an f32 they land on the tie and round to even, 1.

@@ -74,9 +74,10 @@ std::optional<uint64_t> nearest16(tir::Type type, const std::string& text) {
 // Parses one scalar value for a parameter of `type`.
 emu::Arg scalarArg(const tir::Param& p, const std::string& text) {
   if (p.type == tir::Type::Pred) {
-    if (text == "true" || text == "1") return emu::Arg::integer(1);
-    if (text == "false" || text == "0") return emu::Arg::integer(0);
-    throw Misuse{fmt::format("--set {}={}: expected true or false", p.name, text)};
+    // As the language spells them.
+    if (text == "true" || text == "True" || text == "1") return emu::Arg::integer(1);
+    if (text == "false" || text == "False" || text == "0") return emu::Arg::integer(0);
+    throw Misuse{fmt::format("--set {}={}: expected true or false (or True, False, 1, 0)", p.name, text)};
   }
   if (p.type == tir::Type::F32) {
     // strtof rounds the decimal to f32 once, as a float literal in C++ is; through a double
