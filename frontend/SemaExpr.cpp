@@ -179,7 +179,10 @@ Value fragBinary(tir::BinOp op, tile::FragRef a, tile::FragRef b) {
   tile::FragExpr f;
   f.kind = tile::FragExpr::Kind::Binary;
   f.bin = op;
-  f.dtype = tile::isFloat(a->dtype) || tile::isFloat(b->dtype) ? tile::DType::F32 : tile::DType::I32;
+  // As for scalars: in f32 with a float operand, else in i64 with an i64 operand, else in i32.
+  f.dtype = tile::isFloat(a->dtype) || tile::isFloat(b->dtype)           ? tile::DType::F32
+            : a->dtype == tile::DType::I64 || b->dtype == tile::DType::I64 ? tile::DType::I64
+                                                                           : tile::DType::I32;
   f.a = std::move(a);
   f.b = std::move(b);
   Value v;
@@ -220,7 +223,9 @@ std::optional<tile::FragRef> KernelSema::toFrag(const Value& v, SourceRange wher
   tile::FragExpr f;
   f.kind = tile::FragExpr::Kind::Scalar;
   f.scalar = tir::isFloat((*s)->type) ? tir::cast(Type::F32, *s) : *s;
-  f.dtype = tir::isFloat((*s)->type) ? tile::DType::F32 : tile::DType::I32;
+  f.dtype = tir::isFloat((*s)->type)       ? tile::DType::F32
+            : (*s)->type == Type::I64 ? tile::DType::I64
+                                      : tile::DType::I32;
   return make(std::move(f));
 }
 

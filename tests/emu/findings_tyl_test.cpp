@@ -1036,6 +1036,31 @@ TEST_CASE("arithmetic on i32 fragments is exact, compound assignments and min/ma
   }
 }
 
+TEST_CASE("fragment arithmetic with an i64 operand is done in i64") {
+  auto c = compile("int_fragments.tyl");
+  const tir::Kernel& k = kernelNamed(*c, "i64_fragments");
+  std::vector<emu::Buffer> buffers = {emu::makeBuffer(Type::I64, 32), emu::makeBuffer(Type::I32, 32),
+                                      emu::makeBuffer(Type::I64, 32), emu::makeBuffer(Type::I64, 32),
+                                      emu::makeBuffer(Type::I64, 32), emu::makeBuffer(Type::I32, 32)};
+  const int64_t big = int64_t{1} << 40;
+  for (int64_t i = 0; i < 32; ++i) {
+    emu::setElement(buffers[0], Type::I64, i, static_cast<double>(big + i));
+    emu::setElement(buffers[1], Type::I32, i, static_cast<double>(i * 4096 - 65536));
+  }
+  std::vector<emu::Arg> args = {emu::Arg::integer(big)};
+  for (int i = 0; i < 6; ++i) args.push_back(emu::Arg::pointer(i));
+  REQUIRE(emu::run(k, args, buffers).ok());
+  for (int64_t i = 0; i < 32; ++i) {
+    const int64_t x = i * 4096 - 65536;
+    INFO("i = " << i);
+    CHECK(emu::getElement(buffers[2], Type::I64, i) == static_cast<double>(2 * big + i));
+    CHECK(emu::getElement(buffers[3], Type::I64, i) == static_cast<double>(2 * (big + i)));
+    CHECK(emu::getElement(buffers[4], Type::I64, i) == static_cast<double>(x * 262144));
+    CHECK(emu::getElement(buffers[5], Type::I32, i) ==
+          static_cast<double>(static_cast<int32_t>(static_cast<uint32_t>(x * 262144))));
+  }
+}
+
 TEST_CASE("an index written in place is computed in 64 bits, a let-bound i32 wraps first") {
   auto c = compile("index_width.tyl");
   std::vector<emu::Buffer> buffers = {emu::makeBuffer(Type::F32, 100), emu::makeBuffer(Type::F32, 2)};
