@@ -435,14 +435,19 @@ bool KernelSema::declareLaunch() {
     diags_.report(kBadLaunch, decl_.launchRange, "launch needs both 'grid = ...' and 'block = ...'");
     return false;
   }
+  // A grid's or block's entries: one to three.
+  auto dims = [&](const ast::Expr& e) -> std::optional<std::vector<Entry>> {
+    std::optional<std::vector<Entry>> list = entries(e);
+    if (list && (list->empty() || list->size() > 3)) {
+      diags_.report(kBadLaunch, e.range, "grid and block take one to three dimensions");
+      return std::nullopt;
+    }
+    return list;
+  };
   // The block first: the grid may use block_dim.
-  std::optional<std::vector<Entry>> blockEntries = entries(*block);
+  std::optional<std::vector<Entry>> blockEntries = dims(*block);
   if (!blockEntries) return false;
   const std::vector<Entry>& b = *blockEntries;
-  if (b.empty() || b.size() > 3) {
-    diags_.report(kBadLaunch, block->range, "grid and block take one to three dimensions");
-    return false;
-  }
   int64_t threads = 1;
   for (size_t i = 0; i < b.size(); ++i) {
     std::optional<int64_t> n = constInt(b[i], "a block dimension");
@@ -459,13 +464,9 @@ bool KernelSema::declareLaunch() {
     return false;
   }
   blockKnown_ = true;
-  std::optional<std::vector<Entry>> gridEntries = entries(*grid);
+  std::optional<std::vector<Entry>> gridEntries = dims(*grid);
   if (!gridEntries) return false;
   const std::vector<Entry>& g = *gridEntries;
-  if (g.empty() || g.size() > 3) {
-    diags_.report(kBadLaunch, grid->range, "grid and block take one to three dimensions");
-    return false;
-  }
   for (size_t i = 0; i < 3; ++i) {
     if (i >= g.size()) {
       k_.skeleton.grid[i] = tir::intConst(1, tir::Type::I64);
