@@ -396,7 +396,11 @@ std::optional<Value> KernelSema::name(const ast::Expr& e, const std::string& n) 
     }
   }
   if (n == "True" || n == "False" || n == "true" || n == "false") return constExpr(e);
-  diags_.report(kUnknownName, e.range, fmt::format("unknown name '{}'", n));
+  DiagBuilder d = diags_.report(kUnknownName, e.range, fmt::format("unknown name '{}'", n));
+  if (auto it = pipelineLets_.find(n); it != pipelineLets_.end())
+    d.note(it->second, fmt::format("'{}' is declared in the pipeline's body, which the copies issued ahead of it "
+                                   "do not see: write its expression inline",
+                                   n));
   return std::nullopt;
 }
 

@@ -307,6 +307,7 @@ class KernelSema {
   const ast::KernelDecl& decl_;
   std::map<std::string, tile::DType> typeArgs_;
   std::array<ConstValue, 3> blockDim_;  // what the constant evaluator's lookup of block_dim.x, .y, .z points at
+  std::map<std::string, SourceRange> pipelineLets_;  // the lets of the pipelines being analysed
   bool blockKnown_ = false;             // block_dim has values: the launch's block has been evaluated
   tile::Kernel k_;
   std::vector<std::map<std::string, Binding>> scopes_;

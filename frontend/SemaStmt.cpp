@@ -330,7 +330,12 @@ void KernelSema::forLoop(const ast::Stmt& s, const ast::For& f) {
       diags_.report(kBadLoop, f.iterable->range, "a pipeline iterates over range(...), not unroll(...)");
       return;
     }
+    // The body's lets, which the copies issued ahead cannot see: an unknown name says so.
+    std::map<std::string, SourceRange> outer = pipelineLets_;
+    for (const ast::StmtPtr& st : f.body.stmts)
+      if (const auto* let = std::get_if<ast::Let>(&st->node)) pipelineLets_.insert_or_assign(let->name, let->nameRange);
     pipelineLoop(s, f, *c);
+    pipelineLets_ = std::move(outer);
     return;
   }
   if (unrolled) {
