@@ -9,7 +9,10 @@
 #
 #   ARCH         the architecture tyloc generates code for (default sm_80). Code for sm_80 also
 #                runs on sm_90; sm_90a code needs CUDA_ARCHITECTURES 90a-real (or 90a-virtual).
-#   INSTANTIATE  generate only these instantiations of generic kernels (default: all).
+#   INSTANTIATE  generate only these instantiations of generic kernels (default: all). With
+#                several files, each request goes to the files that declare its kernel
+#                (`kernel <name><`), read at configure time; a kernel that only an imported file
+#                declares needs a call for its file alone.
 #
 # The caller must have enabled CUDA (project(... LANGUAGES CXX CUDA) or enable_language(CUDA)).
 # tyloc is the target Tylo::tyloc: inside the tylo project an alias of the tyloc it builds,
@@ -53,6 +56,9 @@ function(add_tylo_kernel target)
     message(FATAL_ERROR "${where}: no .tyl files given")
   endif()
 
+  foreach(keyword IN LISTS arg_KEYWORDS_MISSING_VALUES)
+    message(FATAL_ERROR "${where}: ${keyword} is given without a value")
+  endforeach()
   if(NOT DEFINED arg_ARCH)
     set(arg_ARCH sm_80)
   endif()
@@ -82,13 +88,38 @@ function(add_tylo_kernel target)
     set(tyloc_depends "$<TARGET_FILE:Tylo::tyloc>")
   endif()
 
-  set(instantiate_args)
   foreach(inst IN LISTS arg_INSTANTIATE)
     if(NOT inst MATCHES "^[A-Za-z_][A-Za-z0-9_]*:.+$")
       message(FATAL_ERROR "${where}: INSTANTIATE takes kernel:type, e.g. gemm:f16 (got '${inst}')")
     endif()
-    list(APPEND instantiate_args --instantiate ${inst})
   endforeach()
+  # tyloc refuses a request that names no kernel of the file it compiles. With one file it gets
+  # every request; with several, each request goes to the files that declare its kernel.
+  list(LENGTH sources source_count)
+  if(arg_INSTANTIATE AND source_count GREATER 1)
+    foreach(inst IN LISTS arg_INSTANTIATE)
+      string(REGEX REPLACE ":.*" "" kernel "${inst}")
+      set(found FALSE)
+      foreach(src IN LISTS sources)
+        cmake_path(ABSOLUTE_PATH src BASE_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR} NORMALIZE OUTPUT_VARIABLE tyl)
+        if(NOT EXISTS "${tyl}")
+          message(FATAL_ERROR "${where}: INSTANTIATE with several files needs to read them, and '${src}' "
+                              "does not exist yet; call add_tylo_kernel for it alone")
+        endif()
+        set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${tyl}")
+        file(READ "${tyl}" text)
+        if(text MATCHES "(^|[^A-Za-z0-9_])kernel[ \t\r\n]+${kernel}[ \t\r\n]*<")
+          string(MD5 key "${tyl}")
+          list(APPEND requests_${key} --instantiate ${inst})
+          set(found TRUE)
+        endif()
+      endforeach()
+      if(NOT found)
+        message(FATAL_ERROR "${where}: INSTANTIATE ${inst}: none of the files declares a generic kernel "
+                            "'${kernel}' (one declared in an imported file needs its own add_tylo_kernel call)")
+      endif()
+    endforeach()
+  endif()
 
   set(out_dir ${CMAKE_CURRENT_BINARY_DIR}/tylo)
   file(MAKE_DIRECTORY ${out_dir})
@@ -105,6 +136,15 @@ function(add_tylo_kernel target)
     set(cu ${out_dir}/${stem}.cu)
     set(cuh ${out_dir}/${stem}.cuh)
     set(depfile ${out_dir}/${stem}.d)
+    set(instantiate_args)
+    if(source_count EQUAL 1)
+      foreach(inst IN LISTS arg_INSTANTIATE)
+        list(APPEND instantiate_args --instantiate ${inst})
+      endforeach()
+    elseif(arg_INSTANTIATE)
+      string(MD5 key "${tyl}")
+      set(instantiate_args ${requests_${key}})
+    endif()
     set(args ${tyl} -o ${cu} --header ${cuh} --depfile ${depfile} --arch ${arg_ARCH} ${instantiate_args})
 
     # One rule per output in a directory: a second call for the same .tyl with the same options
