@@ -566,8 +566,8 @@ TEST_CASE("an --instantiate that names nothing is command-line misuse, also with
     INFO(r.err);
     CHECK(r.exitCode == 2);
     CHECK(r.err.starts_with("tyloc: error: --instantiate: '" + spec + "' names no instantiation of a generic kernel "
-                            "(it has gemm:f16, gemm:bf16, gemm_beta:f16, gemm_beta:bf16, gemm_any:f16, "
-                            "gemm_any:bf16)\n"));
+                            "of '" + kGemm + "' (it has gemm:f16, gemm:bf16, gemm_beta:f16, gemm_beta:bf16, "
+                            "gemm_any:f16, gemm_any:bf16)\n"));
     CHECK(!fs::exists(dir.file("g.cu")));
   }
   // A kernel that is not generic has no instantiations to name.

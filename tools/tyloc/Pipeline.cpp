@@ -106,8 +106,9 @@ int compile(const CompileOptions& o) {
       if (std::find(known.begin(), known.end(), spec) == known.end()) {
         const std::string choices =
             known.empty() ? "the file has no generic kernels" : fmt::format("it has {}", fmt::join(known, ", "));
-        std::cerr << fmt::format("tyloc: error: --instantiate: '{}' names no instantiation of a generic kernel ({})\n",
-                                 spec, choices);
+        std::cerr << fmt::format(
+            "tyloc: error: --instantiate: '{}' names no instantiation of a generic kernel of '{}' ({})\n", spec,
+            o.input, choices);
         return finish(kExitMisuse);
       }
   }
