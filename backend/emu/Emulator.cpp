@@ -9,6 +9,7 @@
 #include "backend/emu/Block.h"
 #include "backend/emu/Eval.h"
 #include "backend/emu/Launch.h"
+#include "ir/thread/ValueRange.h"
 
 namespace tyl::emu {
 
@@ -175,7 +176,6 @@ RunResult run(const tir::Kernel& kernel, const std::vector<Arg>& args, std::vect
 }
 
 std::optional<int64_t> hostValue(const tir::ExprRef& e, const std::vector<Arg>& args, std::string* why) {
-  using tir::BinOp;
   const auto fail = [&](const char* reason) -> std::optional<int64_t> {
     if (why && why->empty()) *why = reason;
     return std::nullopt;
@@ -192,39 +192,9 @@ std::optional<int64_t> hostValue(const tir::ExprRef& e, const std::vector<Arg>& 
       if (!a) return std::nullopt;
       std::optional<int64_t> b = hostValue(e->args[1], args, why);
       if (!b) return std::nullopt;
-      int64_t r = 0;
-      const char* const outside = "a result leaves 64 bits";
-      switch (e->bin) {
-        case BinOp::Add: return __builtin_add_overflow(*a, *b, &r) ? fail(outside) : std::optional(r);
-        case BinOp::Sub: return __builtin_sub_overflow(*a, *b, &r) ? fail(outside) : std::optional(r);
-        case BinOp::Mul: return __builtin_mul_overflow(*a, *b, &r) ? fail(outside) : std::optional(r);
-        case BinOp::Div:
-        case BinOp::Rem:
-          if (*b == 0) return fail("it divides by zero");
-          if (*b == -1 && *a == INT64_MIN) return fail(outside);
-          return e->bin == BinOp::Div ? *a / *b : *a % *b;
-        case BinOp::Min: return std::min(*a, *b);
-        case BinOp::Max: return std::max(*a, *b);
-        case BinOp::Shl:
-          if (*b < 0 || *b > 62) return fail("it shifts by an amount outside 0..62");
-          if (*a < 0 || *a > (INT64_MAX >> *b)) return fail(outside);
-          return *a << *b;
-        case BinOp::Shr:
-          if (*b < 0 || *b > 63) return fail("it shifts by an amount outside 0..63");
-          return *a >> *b;
-        case BinOp::And: return *a & *b;
-        case BinOp::Or: return *a | *b;
-        case BinOp::Xor: return *a ^ *b;
-        case BinOp::Lt: return int64_t{*a < *b};
-        case BinOp::Le: return int64_t{*a <= *b};
-        case BinOp::Gt: return int64_t{*a > *b};
-        case BinOp::Ge: return int64_t{*a >= *b};
-        case BinOp::Eq: return int64_t{*a == *b};
-        case BinOp::Ne: return int64_t{*a != *b};
-        case BinOp::LAnd: return int64_t{*a != 0 && *b != 0};
-        case BinOp::LOr: return int64_t{*a != 0 || *b != 0};
-      }
-      return fail("it uses an operation a host does not compute");
+      const char* reason = nullptr;
+      std::optional<int64_t> r = tir::exactBinary(e->bin, *a, *b, &reason);
+      return r ? r : fail(reason);
     }
     case tir::ExprKind::Unary: {
       std::optional<int64_t> a = hostValue(e->args[0], args, why);

@@ -97,7 +97,6 @@ std::optional<int64_t> evalInType(const tir::ExprRef& e, const ThreadPoint& p) {
 }
 
 std::optional<int64_t> evalExactly(const tir::ExprRef& e, const ThreadPoint& p) {
-  const auto evalAtThread = evalInType;
   if (!e) return std::nullopt;
   switch (e->kind) {
     case tir::ExprKind::IntConst: return e->i;
@@ -114,56 +113,28 @@ std::optional<int64_t> evalExactly(const tir::ExprRef& e, const ThreadPoint& p) 
       }
     }
     case tir::ExprKind::Cast:
-      if (tir::isInt(e->type)) return evalAtThread(e->args[0], p);
+      if (tir::isInt(e->type)) return evalInType(e->args[0], p);
       return std::nullopt;
     case tir::ExprKind::Binary: {
-      std::optional<int64_t> a = evalAtThread(e->args[0], p);
-      std::optional<int64_t> b = evalAtThread(e->args[1], p);
+      std::optional<int64_t> a = evalInType(e->args[0], p);
+      std::optional<int64_t> b = evalInType(e->args[1], p);
       if (!a || !b) return std::nullopt;
-      switch (e->bin) {
-        case tir::BinOp::Add: return checkedAdd(*a, *b);
-        case tir::BinOp::Sub: return checkedSub(*a, *b);
-        case tir::BinOp::Mul: return checkedMul(*a, *b);
-        case tir::BinOp::Div:
-          if (*b == 0 || (*a == INT64_MIN && *b == -1)) return std::nullopt;
-          return *a / *b;
-        case tir::BinOp::Rem:
-          if (*b == 0 || (*a == INT64_MIN && *b == -1)) return std::nullopt;
-          return *a % *b;
-        case tir::BinOp::Shl:
-          if (*b < 0 || *b > 62 || *b >= 8 * tir::typeBytes(e->type) || *a < 0 || *a > (INT64_MAX >> *b))
-            return std::nullopt;
-          return *a << *b;
-        case tir::BinOp::Shr:
-          if (*b < 0 || *b > 63 || *b >= 8 * tir::typeBytes(e->type)) return std::nullopt;
-          return *a >> *b;
-        case tir::BinOp::And: return *a & *b;
-        case tir::BinOp::Or: return *a | *b;
-        case tir::BinOp::Xor: return *a ^ *b;
-        case tir::BinOp::Min: return std::min(*a, *b);
-        case tir::BinOp::Max: return std::max(*a, *b);
-        case tir::BinOp::Lt: return *a < *b;
-        case tir::BinOp::Le: return *a <= *b;
-        case tir::BinOp::Gt: return *a > *b;
-        case tir::BinOp::Ge: return *a >= *b;
-        case tir::BinOp::Eq: return *a == *b;
-        case tir::BinOp::Ne: return *a != *b;
-        case tir::BinOp::LAnd: return *a && *b;
-        case tir::BinOp::LOr: return *a || *b;
-      }
-      return std::nullopt;
+      // A shift by the type's width or more is defined differently in the IR.
+      const bool shift = e->bin == tir::BinOp::Shl || e->bin == tir::BinOp::Shr;
+      if (shift && *b >= 8 * tir::typeBytes(e->type)) return std::nullopt;
+      return tir::exactBinary(e->bin, *a, *b);
     }
     case tir::ExprKind::Unary: {
-      std::optional<int64_t> a = evalAtThread(e->args[0], p);
+      std::optional<int64_t> a = evalInType(e->args[0], p);
       if (!a) return std::nullopt;
-      if (e->un == tir::UnOp::Neg) return checkedSub(0, *a);
+      if (e->un == tir::UnOp::Neg) return tir::exactBinary(tir::BinOp::Sub, 0, *a);
       if (e->un == tir::UnOp::Not) return !*a;
       return std::nullopt;
     }
     case tir::ExprKind::Select: {
-      std::optional<int64_t> c = evalAtThread(e->args[0], p);
+      std::optional<int64_t> c = evalInType(e->args[0], p);
       if (!c) return std::nullopt;
-      return evalAtThread(*c ? e->args[1] : e->args[2], p);
+      return evalInType(*c ? e->args[1] : e->args[2], p);
     }
     default: return std::nullopt;
   }

@@ -123,6 +123,46 @@ int64_t gridLimit(const ExprRef& grid, int axis, const AtomRange& atom) {
   return std::max<int64_t>(1, std::min(hi, cuda));
 }
 
+std::optional<int64_t> exactBinary(BinOp op, int64_t a, int64_t b, const char** why) {
+  const auto fail = [&](const char* reason) -> std::optional<int64_t> {
+    if (why) *why = reason;
+    return std::nullopt;
+  };
+  const char* const outside = "a result leaves 64 bits";
+  int64_t r = 0;
+  switch (op) {
+    case BinOp::Add: return __builtin_add_overflow(a, b, &r) ? fail(outside) : std::optional(r);
+    case BinOp::Sub: return __builtin_sub_overflow(a, b, &r) ? fail(outside) : std::optional(r);
+    case BinOp::Mul: return __builtin_mul_overflow(a, b, &r) ? fail(outside) : std::optional(r);
+    case BinOp::Div:
+    case BinOp::Rem:
+      if (b == 0) return fail("it divides by zero");
+      if (b == -1 && a == INT64_MIN) return fail(outside);
+      return op == BinOp::Div ? a / b : a % b;
+    case BinOp::Min: return std::min(a, b);
+    case BinOp::Max: return std::max(a, b);
+    case BinOp::Shl:
+      if (b < 0 || b > 62) return fail("it shifts by an amount outside 0..62");
+      if (a < 0 || a > (INT64_MAX >> b)) return fail(outside);
+      return a << b;
+    case BinOp::Shr:
+      if (b < 0 || b > 63) return fail("it shifts by an amount outside 0..63");
+      return a >> b;
+    case BinOp::And: return a & b;
+    case BinOp::Or: return a | b;
+    case BinOp::Xor: return a ^ b;
+    case BinOp::Lt: return int64_t{a < b};
+    case BinOp::Le: return int64_t{a <= b};
+    case BinOp::Gt: return int64_t{a > b};
+    case BinOp::Ge: return int64_t{a >= b};
+    case BinOp::Eq: return int64_t{a == b};
+    case BinOp::Ne: return int64_t{a != b};
+    case BinOp::LAnd: return int64_t{a != 0 && b != 0};
+    case BinOp::LOr: return int64_t{a != 0 || b != 0};
+  }
+  return fail("it uses an unknown operation");
+}
+
 Range typeRange(Type t) {
   switch (t) {
     case Type::Pred: return Range{0, 1};

@@ -15,6 +15,12 @@ namespace tyl::tir {
 // Every value of an integer type (Pred: 0 and 1).
 Range typeRange(Type t);
 
+// The exact value of an integer operation on a and b (comparisons, && and || give 1 or 0), or
+// nullopt where it has none in 64 bits: a division by 0, a result past 64 bits (also of the
+// smallest value divided by -1, or of a left shift), a left shift of a negative value, a shift
+// by an amount outside 0..62 (0..63 for >>). `why`, when given, then says which.
+std::optional<int64_t> exactBinary(BinOp op, int64_t a, int64_t b, const char** why = nullptr);
+
 // What is known of an atom (VarRef, ParamRef, SpecialReg, Elem): nullopt when nothing is,
 // and the atom may hold any value of its type.
 using AtomRange = std::function<std::optional<Range>(const Expr& atom)>;
