@@ -68,10 +68,6 @@ std::string OutputFiles::commit() {
     s.target = destination(f.path);
     bool exists = ::stat(s.target.c_str(), &st) == 0;
     if (exists && S_ISDIR(st.st_mode)) return failure(f.path, EISDIR);
-    if (exists && !S_ISREG(st.st_mode)) {
-      staged.push_back(s);  // a device or a pipe: written in place below
-      continue;
-    }
     if (!s.target.has_filename()) return failure(f.path, EISDIR);
     fs::path dir = s.target.parent_path().empty() ? fs::path(".") : s.target.parent_path();
     s.temp = (dir / ("." + s.target.filename().string() + ".tmp-XXXXXX")).string();
