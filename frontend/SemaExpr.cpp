@@ -114,6 +114,16 @@ static Type promote(Type a, Type b) {
   return Type::I32;
 }
 
+// The element type fragment arithmetic on operands of these types computes in: that of
+// scalar arithmetic (a bool counts as an i32).
+static tile::DType fragmentArithmeticType(Type a, Type b) {
+  switch (promote(a, b)) {
+    case Type::F32: return tile::DType::F32;
+    case Type::I64: return tile::DType::I64;
+    default: return tile::DType::I32;
+  }
+}
+
 std::optional<ExprRef> KernelSema::arith(tir::BinOp op, ExprRef a, ExprRef b, SourceRange where) {
   using tir::BinOp;
   if (op == BinOp::LAnd || op == BinOp::LOr) {
@@ -179,10 +189,7 @@ Value fragBinary(tir::BinOp op, tile::FragRef a, tile::FragRef b) {
   tile::FragExpr f;
   f.kind = tile::FragExpr::Kind::Binary;
   f.bin = op;
-  // As for scalars: in f32 with a float operand, else in i64 with an i64 operand, else in i32.
-  f.dtype = tile::isFloat(a->dtype) || tile::isFloat(b->dtype)           ? tile::DType::F32
-            : a->dtype == tile::DType::I64 || b->dtype == tile::DType::I64 ? tile::DType::I64
-                                                                           : tile::DType::I32;
+  f.dtype = fragmentArithmeticType(tile::toTir(a->dtype), tile::toTir(b->dtype));
   f.a = std::move(a);
   f.b = std::move(b);
   Value v;
@@ -223,9 +230,7 @@ std::optional<tile::FragRef> KernelSema::toFrag(const Value& v, SourceRange wher
   tile::FragExpr f;
   f.kind = tile::FragExpr::Kind::Scalar;
   f.scalar = tir::isFloat((*s)->type) ? tir::cast(Type::F32, *s) : *s;
-  f.dtype = tir::isFloat((*s)->type)       ? tile::DType::F32
-            : (*s)->type == Type::I64 ? tile::DType::I64
-                                      : tile::DType::I32;
+  f.dtype = fragmentArithmeticType((*s)->type, (*s)->type);
   return make(std::move(f));
 }
 
