@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <vector>
@@ -12,14 +13,21 @@
 
 namespace tyl::lower {
 
+// What is known of an atom's divisibility: every value it takes is a multiple of the result
+// (1 when nothing is known; 0 when it is always 0). A loop variable of `range(0, K, 32)` is a
+// multiple of 32, whatever its form.
+using AtomDivisor = std::function<int64_t(const tir::Expr& atom)>;
+
 // constant + sum of coeff * atom, where an atom is any non-affine subexpression.
 struct AffineForm {
   int64_t constant = 0;
   std::vector<std::pair<tir::ExprRef, int64_t>> terms;
 
   // The largest d such that every value of the run-time part is a multiple of d (0 when
-  // there is no run-time part).
-  int64_t runtimeDivisor() const;
+  // there is no run-time part), from the coefficients and, when given, what `atom` knows.
+  int64_t runtimeDivisor(const AtomDivisor& atom = nullptr) const;
+  // The same of the whole value, constant included.
+  int64_t valueDivisor(const AtomDivisor& atom = nullptr) const;
   bool isConstant() const { return terms.empty(); }
 };
 

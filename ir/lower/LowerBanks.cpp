@@ -61,7 +61,7 @@ void KernelLowering::checkSharedBanks(SourceRange loc, const char* instr, const 
   reportBankConflicts(loc, instr, t, [&](const layout::Layout& l) {
     tile::Tensor probe = t;
     probe.layout = l;
-    MemoryRuns runs(probe, v, &tables_.memoryRuns);
+    MemoryRuns runs(probe, v, &tables_.memoryRuns, atomDivisors());
     std::vector<WarpAccess> out;
     for (size_t shift = 0; shift < runs.shifts().size(); ++shift) {
       for (int64_t base = 0; base < vectors; base += threads) {
@@ -133,7 +133,7 @@ void KernelLowering::checkFragmentBanks(SourceRange loc, const char* instr, cons
   reportBankConflicts(loc, instr, t, [&](const layout::Layout& l) {
     tile::Tensor probe = t;
     probe.layout = l;
-    MemoryRuns runs(probe, v, &tables_.memoryRuns);
+    MemoryRuns runs(probe, v, &tables_.memoryRuns, atomDivisors());
     std::vector<WarpAccess> out;
     for (size_t shift = 0; shift < runs.shifts().size(); ++shift) {
       for (size_t i = 0; i < fm.slots.size(); i += static_cast<size_t>(w)) {

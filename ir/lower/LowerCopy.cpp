@@ -90,7 +90,7 @@ int KernelLowering::chooseVectorWidth(const tile::View& mem, const FragmentMap& 
   const tile::Tensor& t = tk_.tensors[mem.tensor];
   int eb = tile::dtypeBytes(t.dtype);
   size_t rank = mem.rank();
-  MemoryRuns runs(t, mem, &tables_.memoryRuns);
+  MemoryRuns runs(t, mem, &tables_.memoryRuns, atomDivisors());
   const std::optional<std::vector<std::vector<int64_t>>> coords = threadCoords(fm);
   std::vector<std::pair<int, int64_t>> conditions;
   auto tryWidth = [&](int w) -> std::string {

@@ -43,7 +43,7 @@ void KernelLowering::copyMemoryMemory(SourceRange loc, const tile::Copy& c) {
   size_t rank = dv.rank();
   const std::vector<int64_t>& shape = dv.shape;
   int64_t size = dv.size();
-  MemoryRuns dRuns(dt, dv, &tables_.memoryRuns), sRuns(st, sv, &tables_.memoryRuns);
+  MemoryRuns dRuns(dt, dv, &tables_.memoryRuns, atomDivisors()), sRuns(st, sv, &tables_.memoryRuns, atomDivisors());
 
   // A destination holding an element twice would make the result depend on timing. With a
   // run-time origin, at each place it can be (as far as that is cheap to check). Views of a

@@ -123,6 +123,14 @@ class KernelLowering {
       return it == varDefs_.end() ? nullptr : it->second;
     };
   }
+  // What is known of the divisibility of a variable (lower/Affine.h): a loop variable is a
+  // multiple of its step when its begin is, and a scalar set once of what its value is.
+  int64_t atomDivisor(const tir::Expr& atom) const;
+  AtomDivisor atomDivisors() const {
+    return [this](const tir::Expr& a) { return atomDivisor(a); };
+  }
+  // Every value of the integer expression `e` is a multiple of the result (0: it is always 0).
+  int64_t divisorOf(const tir::ExprRef& e) const;
   int64_t gridLimit(int64_t axis) const;
   // What the launch checks guarantee about a value: it is a multiple of the result.
   int64_t knownDivisor(const tir::ExprRef& e) const;
@@ -210,6 +218,7 @@ class KernelLowering {
   std::set<int64_t> checkedDims_;           // scalar parameters the launcher checks are >= 0
   std::map<uint32_t, int> scalarSets_;      // scalar variable -> how many statements set it
   std::map<uint32_t, tir::ExprRef> varDefs_;  // scalar variable set once -> its value
+  std::map<uint32_t, int64_t> varDivisors_;   // loop variable or scalar set once -> atomDivisor
   mutable std::array<std::optional<int64_t>, 3> gridLimits_;  // gridLimit(), once worked out
   std::map<int64_t, int64_t> paramDivisor_;  // scalar parameter -> the launch checks divide it by
   std::vector<uint8_t> injective_;  // per tensor: checkLayouts proved no two elements share a place

@@ -168,6 +168,20 @@ int64_t KernelLowering::gridLimit(int64_t axis) const {
   return *(limit = tir::gridLimit(k_.grid[axis], static_cast<int>(axis), atomRanges()));
 }
 
+int64_t KernelLowering::atomDivisor(const tir::Expr& atom) const {
+  if (atom.kind != tir::ExprKind::VarRef) return 1;
+  auto it = varDivisors_.find(static_cast<uint32_t>(atom.i));
+  return it == varDivisors_.end() ? 1 : it->second;
+}
+
+int64_t KernelLowering::divisorOf(const ExprRef& e) const {
+  try {
+    return linearize(e).valueDivisor(atomDivisors());
+  } catch (const layout::OverflowError&) {
+    return 1;  // a coefficient past 64 bits: nothing is known
+  }
+}
+
 int64_t KernelLowering::knownDivisor(const ExprRef& e) const {
   int64_t c = 0;
   if (tir::isIntConst(e, &c)) return c == 0 ? 0 : (c < 0 ? -c : c);
@@ -266,6 +280,7 @@ void KernelLowering::stmtNode(const tile::Stmt& s) {
           if (n.dst.isVar && scalarSets_[n.dst.id] == 1) {
             varRanges_[n.dst.id] = tir::valueRange(n.value, atomRanges());
             varDefs_[n.dst.id] = n.value;
+            if (tir::isInt(n.value->type)) varDivisors_[n.dst.id] = divisorOf(n.value);
           }
           emit(s.loc, tir::Assign{n.dst, n.value});
         } else if constexpr (std::is_same_v<T, tile::ElemLoad>) {
@@ -304,6 +319,8 @@ void KernelLowering::stmtNode(const tile::Stmt& s) {
             // In the body, begin <= var < end.
             int64_t lo = tir::valueRange(n.begin, atomRanges()).lo, hi = tir::valueRange(n.end, atomRanges()).hi;
             varRanges_[n.var] = tir::Range{lo, hi > lo ? hi - 1 : lo};
+            // The variable takes begin + i * step.
+            varDivisors_[n.var] = gcd64(divisorOf(n.begin), step);
           }
           tir::For loop{n.var, n.begin, n.end, n.step, false, {}};
           out_.push_back(&loop.body);

@@ -83,7 +83,7 @@ bool KernelLowering::tryLdmatrix(SourceRange loc, const tile::View& mem, uint32_
     }
   }
   // Every matrix row must be 16 contiguous, aligned bytes of shared memory.
-  MemoryRuns runs(t, mem, &tables_.memoryRuns);
+  MemoryRuns runs(t, mem, &tables_.memoryRuns, atomDivisors());
   for (int64_t w = 0; w < words; ++w) {
     for (const Coord2& o : origin[w]) {
       for (int64_t i = 0; i < 8; ++i) {
@@ -108,7 +108,7 @@ bool KernelLowering::tryLdmatrix(SourceRange loc, const tile::View& mem, uint32_
   reportBankConflicts(loc, *trans ? "ldmatrix.trans" : "ldmatrix", t, [&](const layout::Layout& l) {
     tile::Tensor probe = t;
     probe.layout = l;
-    MemoryRuns r(probe, mem, &tables_.memoryRuns);
+    MemoryRuns r(probe, mem, &tables_.memoryRuns, atomDivisors());
     std::vector<WarpAccess> out;
     for (size_t shift = 0; shift < r.shifts().size(); ++shift) {
       for (const Instr& in : instrs) {

@@ -39,13 +39,13 @@ std::shared_ptr<const std::vector<int64_t>> MemoryRuns::Cache::offsets(const lay
   return entries_.emplace_back(Entry{l, shape, tabulate(l, shape)}).offsets;
 }
 
-MemoryRuns::MemoryRuns(const tile::Tensor& t, const tile::View& v, Cache* cache)
+MemoryRuns::MemoryRuns(const tile::Tensor& t, const tile::View& v, Cache* cache, const AtomDivisor& divisors)
     : t_(t), v_(v) {
   shifts_.assign(1, std::vector<int64_t>(v.origin.size(), 0));
   for (size_t d = 0; d < v.origin.size(); ++d) {
     AffineForm f = linearize(v.origin[d]);
     originConst_.push_back(f.constant);
-    const int64_t div = f.runtimeDivisor();
+    const int64_t div = f.runtimeDivisor(divisors);
     originDivisor_.push_back(div);
     originStep_.push_back(0);
     if (!t.layout || !originProblem_.empty() || div == 0) continue;
@@ -152,8 +152,9 @@ MemoryRuns::Problem MemoryRuns::check(const std::vector<int64_t>& viewCoord, int
       if (originStep_[d] % len != 0)
         return {K::Misaligned,
                 fmt::format("the origin of dimension {} is {} plus a run-time multiple of {}, which moves the run in "
-                            "steps of {} elements, not a multiple of {}",
-                            d, originConst_[d], originDivisor_[d], originStep_[d], len)};
+                            "steps of {} element{}, not a multiple of {}",
+                            d, originConst_[d], originDivisor_[d], originStep_[d], originStep_[d] == 1 ? "" : "s",
+                            len)};
     for (size_t shift = 0; shift < shifts_.size(); ++shift) {
       Problem p = checkStatic(viewCoord, len, shift);
       if (!p.ok()) return p;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/lower/Affine.h"
 #include "ir/tile/TileIR.h"
 
 namespace tyl::lower {
@@ -34,8 +35,9 @@ class MemoryRuns {
     std::vector<Entry> entries_;
   };
 
-  // With a cache, static offsets are shared through it.
-  MemoryRuns(const tile::Tensor& t, const tile::View& v, Cache* cache = nullptr);
+  // With a cache, static offsets are shared through it. `divisors` says what is known of the
+  // divisibility of the origin's run-time atoms (a loop variable's step).
+  MemoryRuns(const tile::Tensor& t, const tile::View& v, Cache* cache = nullptr, const AtomDivisor& divisors = nullptr);
 
   struct Problem {
     enum class Kind { None, NotContiguous, Misaligned };

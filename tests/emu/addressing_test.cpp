@@ -162,23 +162,29 @@ TEST_CASE("runs in swizzled shared tiles hold for every place a run-time origin 
     const tile::Tensor t = sharedF16(l, shape);
     const std::vector<int64_t> vshape{rows / 2, cols / 2};
     const int64_t divs[] = {0, 1, 2, 4, 8, 16};
-    const int64_t divR = divs[rng() % 6], divC = divs[rng() % 6];
+    const int64_t coefR = divs[rng() % 6], coefC = divs[rng() % 6];
+    // k is a multiple of m (a loop stepping by m), so the origin moves in steps of coef * m.
+    const int64_t m = int64_t{1} << (rng() % 3);
+    const int64_t divR = coefR * m, divC = coefC * m;
     // Constant parts that fit (the window's own bounds check covers the others).
     const int64_t r0 = int64_t(rng() % 3), c0 = int64_t(rng() % 5);
     tile::View v;
-    auto origin = [&](int64_t c, int64_t div) {
+    auto origin = [&](int64_t c, int64_t coef) {
       ExprRef o = tir::intConst(c, Type::I64);
-      return div ? tir::add(o, tir::mul(tir::cast(Type::I64, tir::varRef(k, var)), tir::intConst(div, Type::I64))) : o;
+      ExprRef run = tir::mul(tir::cast(Type::I64, tir::varRef(k, var)), tir::intConst(coef, Type::I64));
+      return coef ? tir::add(o, run) : o;
     };
-    v.origin = {origin(r0, divR), origin(c0, divC)};
+    v.origin = {origin(r0, coefR), origin(c0, coefC)};
     v.dims = {0, 1};
     v.shape = vshape;
-    lower::MemoryRuns runs(t, v);
+    lower::MemoryRuns runs(t, v, nullptr, [&](const tir::Expr& atom) {
+      return atom.kind == tir::ExprKind::VarRef && atom.i == var ? m : 1;
+    });
     if (!runs.originProblem().empty()) continue;
     for (int64_t w : {2, 4, 8}) {
       const int64_t r = int64_t(rng() % uint64_t(vshape[0])), c = int64_t(rng() % uint64_t(vshape[1] / w)) * w;
-      INFO(layout::toString(l) << " origin (" << r0 << " + " << divR << " k, " << c0 << " + " << divC << " k) run at ("
-                               << r << ", " << c << ") of " << w);
+      INFO(layout::toString(l) << " origin (" << r0 << " + " << coefR << " k, " << c0 << " + " << coefC
+                               << " k), k a multiple of " << m << ", run at (" << r << ", " << c << ") of " << w);
       const bool want = runHoldsEverywhere(l, shape, vshape, r0, c0, divR, divC, r, c, w);
       CHECK(runs.check({r, c}, w, nullptr).ok() == want);
       ++checked;
