@@ -130,6 +130,10 @@ std::string ExprPrinter::castTo(Type to, const tir::ExprRef& a) const {
   if (from == Type::BF16) inner = fmt::format("__bfloat162float({})", inner);
   if (isHalf(from)) from = Type::F32;
   if (to == Type::F16) return fmt::format("__float2half_rn({})", from == Type::F32 ? inner : fmt::format("static_cast<float>({})", inner));
+  // An integer rounds to bfloat16 once (through f32, one above 2^24 would round twice).
+  if (to == Type::BF16 && from == Type::I32) return fmt::format("__int2bfloat16_rn({})", inner);
+  if (to == Type::BF16 && from == Type::U32) return fmt::format("__uint2bfloat16_rn({})", inner);
+  if (to == Type::BF16 && from == Type::I64) return fmt::format("__ll2bfloat16_rn({})", inner);
   if (to == Type::BF16)
     return fmt::format("__float2bfloat16_rn({})", from == Type::F32 ? inner : fmt::format("static_cast<float>({})", inner));
   if (from == to) return inner;

@@ -56,6 +56,22 @@ uint16_t f32ToBf16(float value) {
   return static_cast<uint16_t>((x + 0x7fff + ((x >> 16) & 1)) >> 16);
 }
 
+uint16_t intToBf16(int64_t value) {
+  const bool negative = value < 0;
+  uint64_t magnitude = negative ? 0 - static_cast<uint64_t>(value) : static_cast<uint64_t>(value);
+  // Keep the top 24 bits and fold the rest into the lowest kept one (round to odd): the f32
+  // that results is exact and rounds to bfloat16's 8 bits as the integer itself would.
+  const int width = 64 - std::countl_zero(magnitude);
+  int shift = 0;
+  if (width > 24) {
+    shift = width - 24;
+    const bool sticky = (magnitude & ((uint64_t{1} << shift) - 1)) != 0;
+    magnitude = (magnitude >> shift) | static_cast<uint64_t>(sticky);
+  }
+  const float f = std::ldexp(static_cast<float>(magnitude), shift);
+  return f32ToBf16(negative ? -f : f);
+}
+
 float bf16ToF32(uint16_t bits) { return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16); }
 
 }  // namespace tyl::emu

@@ -88,9 +88,11 @@ uint64_t convert(Type to, Type from, uint64_t bits) {
     if (!fromFloat_) return canonical(to, bits);  // Pred and integers: wrap (or sign-/zero-extend)
     return canonical(to, static_cast<uint64_t>(toIntSaturating(to, toFloat(from, bits))));
   }
-  // To a float type. 16-bit sources widen to f32 exactly, so one rounding happens. Integers
-  // round to f32 first: for the 16-bit targets this double-rounds integers above 2^24.
+  // To a float type, in one rounding. 16-bit sources widen to f32 exactly. An integer goes to
+  // bfloat16 directly; to f16 through f32, which is exact below 2^24, while above it both
+  // roads reach infinity.
   if (fromFloat_) return fromFloat(to, toFloat(from, bits));
+  if (to == Type::BF16) return intToBf16(static_cast<int64_t>(bits));
   return fromFloat(to, static_cast<float>(static_cast<int64_t>(bits)));
 }
 

@@ -603,6 +603,33 @@ TEST_CASE("f32 products are rounded on their own, never fused into an FMA") {
   CHECK(readFile(gemmPtx.string()).find("fma.rn.f32") == std::string::npos);
 }
 
+TEST_CASE("integers convert to bf16 in one rounding: cvt.rn.bf16.s32 and .s64 on sm_90") {
+  const fs::path dir = scratch("int_to_bf16");
+  const fs::path tyl = dir / "k.tyl", cu = dir / "k.cu";
+  std::ofstream(tyl) << "kernel to_bf16(out: global bf16[2], n: i32, m: i64) launch(grid = 1, block = 1) {\n"
+                        "    out[0] = n;\n"
+                        "    out[1] = m;\n"
+                        "}\n";
+  auto g = run({TYLOC_PATH, tyl.string(), "-o", cu.string()});
+  INFO(g.err);
+  REQUIRE(g.exitCode == 0);
+  for (const std::string arch : {"80", "90"}) {
+    INFO("sm_" << arch);
+    const fs::path ptx = dir / ("k" + arch + ".ptx");
+    auto r = nvcc({"-gencode=arch=compute_" + arch + ",code=compute_" + arch, "-ptx", cu.string(), "-o", ptx.string()});
+    INFO(r.err);
+    REQUIRE(r.exitCode == 0);
+    const std::string entry = ptxEntry(readFile(ptx.string()), "tylo_kernel_to_bf16");
+    REQUIRE(!entry.empty());
+    // Never the nearest f32 first (sm_80 has no integer-to-bf16 cvt: CUDA rounds to odd there).
+    CHECK(entry.find("cvt.rn.f32.s") == std::string::npos);
+    if (arch == "90") {
+      CHECK(entry.find("cvt.rn.bf16.s32") != std::string::npos);
+      CHECK(entry.find("cvt.rn.bf16.s64") != std::string::npos);
+    }
+  }
+}
+
 TEST_CASE("gemm.tyl kernels use mma.sync, ldmatrix and cp.async (gemm_any 16-byte shared stores), and do not spill") {
   const std::string arch = GENERATE(as<std::string>{}, "80", "90");
   checkGemmPtx("gemm", arch, 6);

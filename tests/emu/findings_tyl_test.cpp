@@ -840,6 +840,20 @@ TEST_CASE("an integer constant in f32 arithmetic is rounded to f32 once") {
   CHECK(emu::getElement(buffers[0], Type::F32, 1) == nearest);
 }
 
+TEST_CASE("an integer stored to bf16 is rounded to bf16 once") {
+  auto c = compile("int_constant_f32.tyl");
+  std::vector<emu::Buffer> buffers = {emu::makeBuffer(Type::BF16, 5)};
+  emu::RunResult r = emu::run(kernelNamed(*c, "to_bf16"),
+                              {emu::Arg::pointer(0), emu::Arg::integer(16842753), emu::Arg::integer(16842753)}, buffers);
+  REQUIRE(r.ok());
+  const double nearest = std::ldexp(1.0, 24) + std::ldexp(1.0, 17);
+  CHECK(emu::getElement(buffers[0], Type::BF16, 0) == nearest);
+  CHECK(emu::getElement(buffers[0], Type::BF16, 1) == nearest);
+  CHECK(emu::getElement(buffers[0], Type::BF16, 2) == nearest);
+  CHECK(emu::getElement(buffers[0], Type::BF16, 3) == -nearest);
+  CHECK(emu::getElement(buffers[0], Type::BF16, 4) == std::ldexp(1.0, 24));
+}
+
 TEST_CASE("block_dim's fields are constants inside expressions") {
   auto c = compile("block_dim_const.tyl");
   std::vector<emu::Buffer> buffers = {emu::makeBuffer(Type::I32, 128)};

@@ -111,6 +111,45 @@ TEST_CASE("bf16 narrowing rounds to nearest even", "[half]") {
   CHECK(f32ToBf16(std::numeric_limits<float>::max()) == 0x7f80);  // overflows to infinity
 }
 
+namespace {
+
+// The bfloat16 nearest an integer, ties to even, worked out on integers: the two multiples of
+// the spacing at v's magnitude around it.
+uint16_t referenceIntToBf16(int64_t v) {
+  using U = unsigned __int128;
+  const U magnitude = v < 0 ? U(0) - U(static_cast<__int128>(v)) : U(v);
+  int width = 0;
+  while ((magnitude >> width) != 0) ++width;
+  const int drop = width > 8 ? width - 8 : 0;  // 8 significant bits
+  const U lo = (magnitude >> drop) << drop, hi = lo + (U(1) << drop);
+  const U below = magnitude - lo, above = hi - magnitude;
+  const bool up = above < below || (above == below && ((magnitude >> drop) & 1) != 0);
+  const float f = static_cast<float>(up ? hi : lo);  // 8 significant bits: exact
+  return f32ToBf16(v < 0 ? -f : f);
+}
+
+}  // namespace
+
+TEST_CASE("integers round to bf16 once", "[half]") {
+  std::mt19937_64 rng(5);
+  for (int i = 0; i < 200000; ++i) {
+    const int64_t v = static_cast<int64_t>(rng()) >> (rng() % 64);
+    INFO(v);
+    REQUIRE(intToBf16(v) == referenceIntToBf16(v));
+  }
+  // 2^24 + 2^16 + 1 lies just above the midpoint of 2^24 and 2^24 + 2^17; through f32 it would
+  // become the midpoint itself, and then 2^24.
+  CHECK(intToBf16(16842753) == 0x4b81);
+  CHECK(bf16ToF32(0x4b81) == 16908288.0f);
+  CHECK(intToBf16(16842752) == 0x4b80);  // the midpoint: even
+  CHECK(intToBf16(INT64_MIN) == 0xdf00);
+  CHECK(intToBf16(INT64_MAX) == 0x5f00);
+  CHECK(intToBf16(0) == 0);
+  CHECK(convert(Type::BF16, Type::I32, i32(16842753)) == 0x4b81);
+  CHECK(convert(Type::BF16, Type::I64, static_cast<uint64_t>(int64_t{-16842753})) == 0xcb81);
+  CHECK(convert(Type::BF16, Type::U32, 0xffffffffu) == 0x4f80);  // 2^32
+}
+
 TEST_CASE("i32 arithmetic wraps and divides like CUDA", "[values]") {
   CHECK(s(op(BinOp::Add, Type::I32, i32(INT32_MAX), i32(1))) == INT32_MIN);
   CHECK(s(op(BinOp::Mul, Type::I32, i32(65536), i32(65536))) == 0);
