@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "ir/layout/CheckedMath.h"
 #include "ir/layout/Transforms.h"
 #include "ir/lower/Affine.h"
 #include "ir/thread/Builder.h"
@@ -39,6 +40,15 @@ std::vector<ExprRef> tensorCoord(const tile::View& v, const std::vector<ExprRef>
     coord[d] = tir::add(coord[d], tir::cast(coord[d]->type, c[i]));
   }
   return coord;
+}
+
+int64_t translationShift(const layout::Layout& l, const layout::Shape& shape, int d, int64_t step) {
+  layout::Grouped g = layout::group(l, shape);
+  const layout::TileLayout& t = g.layout.tile;
+  if (g.bounds[d] == g.bounds[d + 1]) return 0;
+  int64_t inner = 1;
+  for (size_t i = g.bounds[d] + 1; i < g.bounds[d + 1]; ++i) inner *= t.shard[i].extent;
+  return layout::checkedMul(step / inner, t.shard[g.bounds[d]].stride);
 }
 
 bool translationInvariant(const layout::Layout& l, const layout::Shape& shape, int d, int64_t step) {
@@ -81,18 +91,28 @@ bool nonNegativeValue(const ExprRef& e) {
 // and decomposition apply only to the rest (which stays loop-invariant when the pulled
 // part is a stage or loop index).
 ExprRef pullInvariant(const layout::Layout& l, const layout::Grouped& g, const layout::Shape& shape, int d,
-                      ExprRef& coord, Type type) {
+                      ExprRef& coord, Type type, const AtomDivisor& divisors) {
   AffineForm f = linearize(coord);
   ExprRef pulled;
   ExprRef rest = tir::intConst(f.constant, type);
   int64_t inner = 1;
   for (size_t i = g.bounds[d] + 1; i < g.bounds[d + 1]; ++i) inner *= g.layout.tile.shard[i].extent;
   int64_t firstStride = g.bounds[d] < g.bounds[d + 1] ? g.layout.tile.shard[g.bounds[d]].stride : 0;
+  // What each atom is known to be a multiple of: a term coeff * a then moves the coordinate in
+  // steps of coeff * m (1 where that is not known, or leaves 64 bits).
+  auto multiple = [&](const ExprRef& atom, int64_t coeff) -> int64_t {
+    const int64_t m = divisors ? divisors(*atom) : 1;
+    const __int128 step = static_cast<__int128>(coeff) * m;
+    return m > 1 && step >= -INT64_MAX && step <= INT64_MAX ? m : 1;
+  };
+  auto invariantTerm = [&](const ExprRef& atom, int64_t coeff) {
+    return firstStride != 0 && translationInvariant(l, shape, d, coeff * multiple(atom, coeff));
+  };
   // The constant part moves offsets alike too when its step is translation-invariant
   // (the rows a thread copies at tid, tid + 32, ...: one swizzle, constant offsets apart),
   // provided what remains cannot be negative (the decomposition below assumes so).
   bool restNonNegative = std::all_of(f.terms.begin(), f.terms.end(), [&](const auto& t) {
-    return (t.second > 0 && nonNegativeValue(t.first)) || (firstStride != 0 && translationInvariant(l, shape, d, t.second));
+    return (t.second > 0 && nonNegativeValue(t.first)) || invariantTerm(t.first, t.second);
   });
   if (firstStride != 0 && f.constant > 0 && restNonNegative && translationInvariant(l, shape, d, f.constant)) {
     pulled = tir::intConst(f.constant / inner * firstStride, type);
@@ -100,8 +120,12 @@ ExprRef pullInvariant(const layout::Layout& l, const layout::Grouped& g, const l
   }
   for (const auto& [atom, coeff] : f.terms) {
     ExprRef a = tir::cast(type, atom);
-    if (firstStride != 0 && translationInvariant(l, shape, d, coeff)) {
-      ExprRef term = tir::mul(a, tir::intConst(coeff / inner * firstStride, type));
+    if (invariantTerm(atom, coeff)) {
+      // Each step of coeff * m moves every offset by `shift`; a is a multiple of m.
+      const int64_t m = multiple(atom, coeff);
+      const int64_t shift = layout::checkedMul(coeff * m / inner, firstStride);
+      ExprRef term = shift % m == 0 ? tir::mul(a, tir::intConst(shift / m, type))
+                                    : tir::mul(divConst(a, m), tir::intConst(shift, type));
       pulled = pulled ? tir::add(pulled, term) : term;
     } else {
       rest = tir::add(rest, tir::mul(a, tir::intConst(coeff, type)));
@@ -195,7 +219,7 @@ ExprRef stridedOffset(const tile::Tensor& t, const std::vector<ExprRef>& coord) 
 
 }  // namespace
 
-ExprRef elementOffset(const tile::Tensor& t, const std::vector<ExprRef>& coordIn) {
+ExprRef elementOffset(const tile::Tensor& t, const std::vector<ExprRef>& coordIn, const AtomDivisor& divisors) {
   std::vector<ExprRef> coord = coordIn;
   if (t.space == tile::MemSpace::Global && !t.layout) return stridedOffset(t, coord);
   Type type = t.space == tile::MemSpace::Global ? Type::I64 : Type::I32;
@@ -205,7 +229,7 @@ ExprRef elementOffset(const tile::Tensor& t, const std::vector<ExprRef>& coordIn
   ExprRef pulled;
   for (size_t d = 0; d < coord.size(); ++d) {
     ExprRef x = tir::cast(type, coord[d]);
-    if (ExprRef p = pullInvariant(l, g, t.staticShape, static_cast<int>(d), x, type)) {
+    if (ExprRef p = pullInvariant(l, g, t.staticShape, static_cast<int>(d), x, type, divisors)) {
       coord[d] = x;
       pulled = pulled ? tir::add(pulled, p) : p;
     }

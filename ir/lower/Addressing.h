@@ -4,6 +4,7 @@
 #include <functional>
 #include <vector>
 
+#include "ir/lower/Affine.h"
 #include "ir/thread/ValueRange.h"
 #include "ir/tile/TileIR.h"
 
@@ -11,8 +12,11 @@ namespace tyl::lower {
 
 // The element offset of `coord` (one entry per tensor dimension) in a global or shared
 // tensor: the strides of a global tensor, or its static layout (swizzle included).
-// Global offsets are 64-bit; shared ones 32-bit.
-tir::ExprRef elementOffset(const tile::Tensor& t, const std::vector<tir::ExprRef>& coord);
+// Global offsets are 64-bit; shared ones 32-bit. `divisors` says what run-time atoms are known
+// to be multiples of, so that a loop variable stepping by whole periods of a swizzle moves
+// offsets without being swizzled.
+tir::ExprRef elementOffset(const tile::Tensor& t, const std::vector<tir::ExprRef>& coord,
+                           const AtomDivisor& divisors = nullptr);
 
 // The coordinate in the tensor of view coordinate `c` (one entry per view dimension).
 std::vector<tir::ExprRef> tensorCoord(const tile::View& v, const std::vector<tir::ExprRef>& c);
@@ -37,6 +41,8 @@ bool boundsImply(const tir::ExprRef& test, const tir::ExprRef& cond, const tir::
 // Whether moving coordinate `d` by multiples of `step` shifts every offset of the layout
 // by the same amount (the move then needs no swizzle or decomposition).
 bool translationInvariant(const layout::Layout& l, const layout::Shape& shape, int d, int64_t step);
+// How far such a step moves every offset (also where it leaves the tensor).
+int64_t translationShift(const layout::Layout& l, const layout::Shape& shape, int d, int64_t step);
 
 // x / d and x % d for non-negative x, with shifts and masks for powers of two.
 tir::ExprRef divConst(tir::ExprRef x, int64_t d);

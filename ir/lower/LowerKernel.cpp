@@ -132,7 +132,7 @@ const OwnerTable* KernelLowering::owners(uint32_t tensor) {
 }
 
 tir::MemRef KernelLowering::memRef(const tile::Tensor& t, const std::vector<ExprRef>& coord) {
-  return tir::MemRef{t.buffer, elementOffset(t, coord)};
+  return tir::MemRef{t.buffer, elementOffset(t, coord, atomDivisors())};
 }
 
 ExprRef KernelLowering::bounds(const tile::Tensor& t, const std::vector<ExprRef>& coord) {
@@ -175,11 +175,17 @@ int64_t KernelLowering::atomDivisor(const tir::Expr& atom) const {
 }
 
 int64_t KernelLowering::divisorOf(const ExprRef& e) const {
+  int64_t g = 1;
   try {
-    return linearize(e).valueDivisor(atomDivisors());
+    g = linearize(e).valueDivisor(atomDivisors());
   } catch (const layout::OverflowError&) {
     return 1;  // a coefficient past 64 bits: nothing is known
   }
+  if (g == 0 || tir::exactArithmetic(e, atomRanges())) return g;
+  // Where the IR's arithmetic may wrap (modulo 2^32 or 2^64), only the power of two in g is
+  // sure to survive: block_id.x * 65537 * 65535 is -block_id.x in i32, no multiple of 65535.
+  const int64_t cap = tir::typeBytes(e->type) >= 8 ? int64_t{1} << 62 : int64_t{1} << 32;
+  return std::min(g & -g, cap);
 }
 
 int64_t KernelLowering::knownDivisor(const ExprRef& e) const {

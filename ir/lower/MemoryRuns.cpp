@@ -64,12 +64,11 @@ MemoryRuns::MemoryRuns(const tile::Tensor& t, const tile::View& v, Cache* cache,
       // Every place the view fits has the same pattern: check it at r = 0, or where the view
       // first fits when it does not at 0 (an origin (k - 1) * 64 in a loop from k = 1).
       if ((lo > 0 || hi < 0) && first <= hi) originConst_[d] += first;
-      if (first + div <= hi) {
-        // Every offset moves by the same amount per step: measure it along dimension d alone.
-        std::vector<int64_t> at(v.origin.size(), 0), next = at;
-        next[d] = div;
-        originStep_[d] = layout::applyAxis(*t.layout, next, t.staticShape, layout::Axis::m) -
-                         layout::applyAxis(*t.layout, at, t.staticShape, layout::Axis::m);
+      // A global window may also reach past the tensor's edge, at places where it does not
+      // fit: the step counts there too.
+      if (first + div <= hi || t.space == tile::MemSpace::Global) {
+        // Every offset moves by the same amount per step.
+        originStep_[d] = translationShift(*t.layout, t.staticShape, static_cast<int>(d), div);
       }
       continue;
     }

@@ -61,7 +61,12 @@ int64_t eval(const ExprRef& e, int64_t tid, int64_t bid, int64_t K, int64_t k) {
         case BinOp::Sub: return a - b;
         case BinOp::Mul: return a * b;
         case BinOp::Shr: return a >> b;
+        case BinOp::Shl: return a << b;
         case BinOp::And: return a & b;
+        case BinOp::Or: return a | b;
+        case BinOp::Xor: return a ^ b;
+        case BinOp::Div: return a / b;
+        case BinOp::Rem: return a % b;
         default: break;
       }
       break;
@@ -242,4 +247,47 @@ TEST_CASE("runs along a dimension that is not the tensor's last agree with the l
   }
   CHECK(held > 30);
   CHECK(failed > 30);
+}
+
+TEST_CASE("shared offsets whose origin moves by a known multiple are the layout's, swizzle included") {
+  std::mt19937_64 rng(17);
+  tir::Kernel k;
+  const uint32_t var = tir::addVar(k, "k", Type::I32);
+  int checked = 0, pulledOut = 0;
+  for (int iter = 0; iter < 600; ++iter) {
+    const int64_t rows = int64_t{8} << (rng() % 3), cols = int64_t{16} << (rng() % 3);
+    const int len = int(rng() % 3) + 1;
+    const int atom = len + int(rng() % 2), per = int(rng() % 4);
+    if (per + len + atom > 9) continue;
+    const std::vector<int64_t> shape{rows, cols};
+    layout::Layout l = layout::Layout::compose(layout::Swizzle::make(per, len, atom), layout::TileLayout::rowMajor(shape));
+    const tile::Tensor t = sharedF16(l, shape);
+    // Row r0 + coefR k, column c0 + coefC k + 8 (tid % 4), k a multiple of m.
+    const int64_t coefs[] = {0, 1, 2, 3, 4, 8};
+    const int64_t coefR = coefs[rng() % 6], coefC = coefs[rng() % 6], m = int64_t{1} << (rng() % 6);
+    const int64_t r0 = int64_t(rng() % 4), c0 = int64_t(rng() % 8);
+    ExprRef kk = tir::cast(Type::I32, tir::varRef(k, var));
+    const std::vector<ExprRef> coord = {
+        tir::add(tir::intConst(r0), tir::mul(kk, tir::intConst(coefR))),
+        tir::add(tir::add(tir::intConst(c0), tir::mul(kk, tir::intConst(coefC))),
+                 tir::mul(tir::binary(BinOp::And, tir::special(tir::Special::TidX), tir::intConst(3)), tir::intConst(8)))};
+    const lower::AtomDivisor divisors = [&](const tir::Expr& a) {
+      return a.kind == tir::ExprKind::VarRef && a.i == var ? m : 1;
+    };
+    const ExprRef off = lower::elementOffset(t, coord, divisors);
+    pulledOut += !tir::sameExpr(off, lower::elementOffset(t, coord));
+    for (int64_t j = 0; j < 8; ++j) {
+      const int64_t kv = j * m, row = r0 + coefR * kv;
+      for (int64_t tid = 0; tid < 4; ++tid) {
+        const int64_t col = c0 + coefC * kv + 8 * tid;
+        if (row >= rows || col >= cols) continue;
+        INFO(layout::toString(l) << " at (" << r0 << " + " << coefR << " k, " << c0 << " + " << coefC << " k + 8 tid), k = "
+                                 << kv << ", tid " << tid);
+        CHECK(eval(off, tid, 0, 0, kv) == layout::applyAxis(l, std::vector<int64_t>{row, col}, shape, layout::Axis::m));
+        ++checked;
+      }
+    }
+  }
+  CHECK(checked > 1000);
+  CHECK(pulledOut > 20);  // where k steps by whole periods of the swizzle, it is added after it
 }
