@@ -101,7 +101,9 @@ ExprRef pullInvariant(const layout::Layout& l, const layout::Grouped& g, const l
   // What each atom is known to be a multiple of: a term coeff * a then moves the coordinate in
   // steps of coeff * m (1 where that is not known, or leaves 64 bits).
   auto multiple = [&](const ExprRef& atom, int64_t coeff) -> int64_t {
-    const int64_t m = divisors ? divisors(*atom) : 1;
+    int64_t m = divisors ? divisors(*atom) : 1;
+    // Narrowed to the offset's type, an atom keeps only the power of two of m (up to 2^30).
+    if (m > 1 && tir::typeBytes(atom->type) > tir::typeBytes(type)) m = std::min(m & -m, int64_t{1} << 30);
     const __int128 step = static_cast<__int128>(coeff) * m;
     return m > 1 && step >= -INT64_MAX && step <= INT64_MAX ? m : 1;
   };
@@ -118,6 +120,7 @@ ExprRef pullInvariant(const layout::Layout& l, const layout::Grouped& g, const l
     pulled = tir::intConst(f.constant / inner * firstStride, type);
     rest = tir::intConst(0, type);
   }
+  bool restMayBeNegative = !pulled && f.constant < 0;
   for (const auto& [atom, coeff] : f.terms) {
     ExprRef a = tir::cast(type, atom);
     if (invariantTerm(atom, coeff)) {
@@ -129,8 +132,16 @@ ExprRef pullInvariant(const layout::Layout& l, const layout::Grouped& g, const l
       pulled = pulled ? tir::add(pulled, term) : term;
     } else {
       rest = tir::add(rest, tir::mul(a, tir::intConst(coeff, type)));
+      restMayBeNegative |= coeff < 0 || !nonNegativeValue(atom);
     }
   }
+  // The decomposition below divides the rest by the extents inside dimension d: shifts and
+  // masks where they are powers of two, which round toward -infinity as a layout does, but
+  // C++'s / and % otherwise, which do not where the rest is negative (an origin k - 6 with the
+  // multiple of 6 pulled out). Then the coordinate stays whole.
+  bool floorSafe = true;
+  for (size_t i = g.bounds[d] + 1; i < g.bounds[d + 1]; ++i) floorSafe &= isPow2(g.layout.tile.shard[i].extent);
+  if (pulled && restMayBeNegative && !floorSafe) return nullptr;
   if (pulled) coord = rest;
   return pulled;
 }

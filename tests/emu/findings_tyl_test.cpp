@@ -854,6 +854,31 @@ TEST_CASE("an integer stored to bf16 is rounded to bf16 once") {
   CHECK(emu::getElement(buffers[0], Type::BF16, 4) == std::ldexp(1.0, 24));
 }
 
+TEST_CASE("a shared row split by a non-power of two is read right at an origin below a known multiple") {
+  auto c = compile("negative_remainder.tyl");
+  for (const char* name : {"stepped", "counted"}) {
+    INFO(name);
+    std::vector<emu::Buffer> buffers = {emu::makeBuffer(Type::F32, 96), emu::makeBuffer(Type::F32, 48)};
+    for (int64_t i = 0; i < 96; ++i) emu::setElement(buffers[0], Type::F32, i, static_cast<double>(i));
+    emu::RunResult r = emu::run(kernelNamed(*c, name), {emu::Arg::pointer(0), emu::Arg::pointer(1)}, buffers);
+    REQUIRE(r.ok());
+    for (int64_t i = 0; i < 48; ++i) CHECK(emu::getElement(buffers[1], Type::F32, i) == static_cast<double>(i));
+  }
+  // Rows 2..5 and 8..11.
+  std::vector<emu::Buffer> buffers = {emu::makeBuffer(Type::F32, 96), emu::makeBuffer(Type::F32, 96)};
+  for (int64_t i = 0; i < 96; ++i) {
+    emu::setElement(buffers[0], Type::F32, i, static_cast<double>(i));
+    emu::setElement(buffers[1], Type::F32, i, -1.0);
+  }
+  emu::RunResult r = emu::run(kernelNamed(*c, "wide"), {emu::Arg::pointer(0), emu::Arg::pointer(1)}, buffers);
+  REQUIRE(r.ok());
+  for (int64_t i = 0; i < 96; ++i) {
+    const int64_t row = i / 8;
+    const bool copied = (row >= 2 && row < 6) || row >= 8;
+    CHECK(emu::getElement(buffers[1], Type::F32, i) == (copied ? static_cast<double>(i) : -1.0));
+  }
+}
+
 TEST_CASE("block_dim's fields are constants inside expressions") {
   auto c = compile("block_dim_const.tyl");
   std::vector<emu::Buffer> buffers = {emu::makeBuffer(Type::I32, 128)};
