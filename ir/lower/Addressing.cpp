@@ -42,25 +42,39 @@ std::vector<ExprRef> tensorCoord(const tile::View& v, const std::vector<ExprRef>
   return coord;
 }
 
-int64_t translationShift(const layout::Layout& l, const layout::Shape& shape, int d, int64_t step) {
-  layout::Grouped g = layout::group(l, shape);
-  const layout::TileLayout& t = g.layout.tile;
-  if (g.bounds[d] == g.bounds[d + 1]) return 0;
+namespace {
+
+// How dimension d of a grouped layout is split: the product of the extents of its inner
+// shards, their all being powers of two, and the stride of its outermost shard (0: it has none).
+struct DimSplit {
   int64_t inner = 1;
-  for (size_t i = g.bounds[d] + 1; i < g.bounds[d + 1]; ++i) inner *= t.shard[i].extent;
-  return layout::checkedMul(step / inner, t.shard[g.bounds[d]].stride);
+  bool innerPow2 = true;
+  int64_t outerStride = 0;
+};
+
+DimSplit splitOf(const layout::Grouped& g, int d) {
+  DimSplit s;
+  const layout::TileLayout& t = g.layout.tile;
+  for (size_t i = g.bounds[d] + 1; i < g.bounds[d + 1]; ++i) {
+    s.inner *= t.shard[i].extent;
+    s.innerPow2 &= isPow2(t.shard[i].extent);
+  }
+  if (g.bounds[d] < g.bounds[d + 1]) s.outerStride = t.shard[g.bounds[d]].stride;
+  return s;
+}
+
+}  // namespace
+
+int64_t translationShift(const layout::Layout& l, const layout::Shape& shape, int d, int64_t step) {
+  const DimSplit s = splitOf(layout::group(l, shape), d);
+  return layout::checkedMul(step / s.inner, s.outerStride);
 }
 
 bool translationInvariant(const layout::Layout& l, const layout::Shape& shape, int d, int64_t step) {
   if (step == 0) return true;
-  layout::Grouped g = layout::group(l, shape);
-  const layout::TileLayout& t = g.layout.tile;
-  int64_t inner = 1;
-  for (size_t i = g.bounds[d] + 1; i < g.bounds[d + 1]; ++i) inner *= t.shard[i].extent;
-  if (step % inner != 0) return false;
-  if (!l.swizzle) return true;
-  int64_t shift = (step / inner) * t.shard[g.bounds[d]].stride;
-  return shift % l.swizzle->period() == 0;
+  const DimSplit s = splitOf(layout::group(l, shape), d);
+  if (step % s.inner != 0) return false;
+  return !l.swizzle || (step / s.inner) * s.outerStride % l.swizzle->period() == 0;
 }
 
 namespace {
@@ -95,17 +109,16 @@ ExprRef pullInvariant(const layout::Layout& l, const layout::Grouped& g, const l
   AffineForm f = linearize(coord);
   ExprRef pulled;
   ExprRef rest = tir::intConst(f.constant, type);
-  int64_t inner = 1;
-  for (size_t i = g.bounds[d] + 1; i < g.bounds[d + 1]; ++i) inner *= g.layout.tile.shard[i].extent;
-  int64_t firstStride = g.bounds[d] < g.bounds[d + 1] ? g.layout.tile.shard[g.bounds[d]].stride : 0;
+  const DimSplit split = splitOf(g, d);
+  const int64_t inner = split.inner, firstStride = split.outerStride;
   // What each atom is known to be a multiple of: a term coeff * a then moves the coordinate in
   // steps of coeff * m (1 where that is not known, or leaves 64 bits).
   auto multiple = [&](const ExprRef& atom, int64_t coeff) -> int64_t {
     int64_t m = divisors ? divisors(*atom) : 1;
+    if (m <= 1) return 1;
     // Narrowed to the offset's type, an atom keeps only the power of two of m (up to 2^30).
-    if (m > 1 && tir::typeBytes(atom->type) > tir::typeBytes(type)) m = std::min(m & -m, int64_t{1} << 30);
-    const __int128 step = static_cast<__int128>(coeff) * m;
-    return m > 1 && step >= -INT64_MAX && step <= INT64_MAX ? m : 1;
+    if (tir::typeBytes(atom->type) > tir::typeBytes(type)) m = std::min(m & -m, int64_t{1} << 30);
+    return fittingMultiple(coeff, m);
   };
   auto invariantTerm = [&](const ExprRef& atom, int64_t coeff) {
     return firstStride != 0 && translationInvariant(l, shape, d, coeff * multiple(atom, coeff));
@@ -139,9 +152,7 @@ ExprRef pullInvariant(const layout::Layout& l, const layout::Grouped& g, const l
   // masks where they are powers of two, which round toward -infinity as a layout does, but
   // C++'s / and % otherwise, which do not where the rest is negative (an origin k - 6 with the
   // multiple of 6 pulled out). Then the coordinate stays whole.
-  bool floorSafe = true;
-  for (size_t i = g.bounds[d] + 1; i < g.bounds[d + 1]; ++i) floorSafe &= isPow2(g.layout.tile.shard[i].extent);
-  if (pulled && restMayBeNegative && !floorSafe) return nullptr;
+  if (pulled && restMayBeNegative && !split.innerPow2) return nullptr;
   if (pulled) coord = rest;
   return pulled;
 }

@@ -18,15 +18,14 @@ using layout::checkedAdd;
 using layout::checkedMul;
 using layout::checkedSub;
 
+int64_t fittingMultiple(int64_t coeff, int64_t m) {
+  const __int128 product = static_cast<__int128>(coeff) * m;
+  return product >= -INT64_MAX && product <= INT64_MAX ? m : 1;
+}
+
 int64_t AffineForm::runtimeDivisor(const AtomDivisor& atom) const {
   int64_t g = 0;
-  for (const auto& [a, coeff] : terms) {
-    // coeff * a is a multiple of coeff * d; of coeff alone where that product leaves 64 bits.
-    const int64_t d = atom ? atom(*a) : 1;
-    const __int128 product = static_cast<__int128>(coeff) * d;
-    const bool fits = product >= -INT64_MAX && product <= INT64_MAX;
-    g = gcd64(g, fits ? static_cast<int64_t>(product) : coeff);
-  }
+  for (const auto& [a, coeff] : terms) g = gcd64(g, coeff * fittingMultiple(coeff, atom ? atom(*a) : 1));
   return g;
 }
 

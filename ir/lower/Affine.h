@@ -18,6 +18,10 @@ namespace tyl::lower {
 // multiple of 32, whatever its form.
 using AtomDivisor = std::function<int64_t(const tir::Expr& atom)>;
 
+// m, where coeff * m stays inside 64 bits; else 1 (a term coeff * a, with a a multiple of m, is
+// then known to be a multiple of coeff alone).
+int64_t fittingMultiple(int64_t coeff, int64_t m);
+
 // constant + sum of coeff * atom, where an atom is any non-affine subexpression.
 struct AffineForm {
   int64_t constant = 0;
