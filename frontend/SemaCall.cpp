@@ -30,16 +30,20 @@ namespace {
 constexpr int64_t kMaxSharedBytes = 227 * 1024;
 
 
-// Rebuilds an integer expression in 64 bits, so offsets into large global tensors
-// (block_id.x * 1024 with many blocks) cannot overflow 32-bit arithmetic.
+// Rebuilds the sums, differences, products, minima and maxima of an integer expression in 64
+// bits, also those of the values of names in it (a pipeline's `k + 3`), so offsets into large
+// global tensors (block_id.x * 1024 with many blocks) cannot overflow 32-bit arithmetic. The
+// arithmetic written in the origin itself is in 64 bits already (KernelSema::inIndex_).
 ExprRef widen(const ExprRef& e) {
   using tir::BinOp;
-  if (!tir::isInt(e->type) || e->type == Type::I64) return e;
+  if (!tir::isInt(e->type)) return e;
   if (e->kind == tir::ExprKind::Binary &&
       (e->bin == BinOp::Add || e->bin == BinOp::Sub || e->bin == BinOp::Mul || e->bin == BinOp::Min ||
        e->bin == BinOp::Max))
     return tir::binary(e->bin, widen(e->args[0]), widen(e->args[1]));
-  return tir::cast(Type::I64, e);
+  if (e->type == Type::I64 && e->kind == tir::ExprKind::Cast && e->args[0]->type == Type::I32)
+    return widen(e->args[0]);
+  return e->type == Type::I64 ? e : tir::cast(Type::I64, e);
 }
 
 }  // namespace
@@ -224,7 +228,11 @@ std::optional<Value> KernelSema::window(const ast::Expr& e, const ast::Call& c, 
     diags_.report(kBadArgument, e.range, "window takes an origin and a shape: t.window((row, col), (rows, cols))");
     return std::nullopt;
   }
-  std::optional<std::vector<Entry>> originEntries = entries(*c.args[0].value);
+  std::optional<std::vector<Entry>> originEntries;
+  {
+    IndexScope wide(inIndex_);
+    originEntries = entries(*c.args[0].value);
+  }
   if (!originEntries) return std::nullopt;
   std::optional<std::vector<Entry>> shapeEntries = entries(*c.args[1].value);
   if (!shapeEntries) return std::nullopt;

@@ -124,6 +124,25 @@ static tile::DType fragmentArithmeticType(Type a, Type b) {
   }
 }
 
+// Whether `a op b` on 32-bit operands gives its exact value in 32 bits (as in 64): a minimum,
+// a maximum, a bitwise operation, a comparison, or a division, remainder or right shift by a
+// constant that cannot overflow. So an index or origin computes `k % 4` in 32 bits, and only
+// a sum, difference, product or left shift in it needs 64.
+static bool exactIn32Bits(tir::BinOp op, const ExprRef& b) {
+  using tir::BinOp;
+  int64_t c = 0;
+  switch (op) {
+    case BinOp::Add:
+    case BinOp::Sub:
+    case BinOp::Mul:
+    case BinOp::Shl: return false;
+    case BinOp::Div:
+    case BinOp::Rem: return tir::isIntConst(b, &c) && c != -1;
+    case BinOp::Shr: return tir::isIntConst(b, &c) && c >= 0 && c < 32;
+    default: return true;
+  }
+}
+
 std::optional<ExprRef> KernelSema::arith(tir::BinOp op, ExprRef a, ExprRef b, SourceRange where) {
   using tir::BinOp;
   if (op == BinOp::LAnd || op == BinOp::LOr) {
@@ -134,6 +153,7 @@ std::optional<ExprRef> KernelSema::arith(tir::BinOp op, ExprRef a, ExprRef b, So
   }
   Type t = promote(a->type, b->type);
   if (t == Type::Pred) t = Type::I32;
+  if (inIndex_ > 0 && t == Type::I32 && !exactIn32Bits(op, b)) t = Type::I64;
   bool isBits = op == BinOp::And || op == BinOp::Or || op == BinOp::Xor || op == BinOp::Shl || op == BinOp::Shr ||
                 op == BinOp::Rem;
   if (isBits && tir::isFloat(t)) {
@@ -354,6 +374,7 @@ std::optional<Value> KernelSema::unary(const ast::Expr& e, const ast::Unary& u) 
     // 16-bit floats are negated in f32.
     Type t = promote(v->scalar->type, v->scalar->type);
     if (t == Type::Pred) t = Type::I32;
+    if (inIndex_ > 0 && t == Type::I32) t = Type::I64;
     return Value::runtime(tir::unary(tir::UnOp::Neg, tir::cast(t, v->scalar)));
   }
   if (u.op == ast::UnOp::Neg) {
@@ -437,6 +458,7 @@ std::optional<Value> KernelSema::member(const ast::Expr& e, const ast::Member& m
 
 std::optional<std::vector<ExprRef>> KernelSema::indices(const std::vector<ast::ExprPtr>& list) {
   std::vector<ExprRef> out;
+  IndexScope wide(inIndex_);
   for (const ast::ExprPtr& x : list) {
     std::optional<ExprRef> s = scalar(*x);
     if (!s) return std::nullopt;

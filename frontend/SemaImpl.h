@@ -321,6 +321,16 @@ class KernelSema {
   std::map<uint32_t, tir::ExprRef> letValues_;
   // Run-time `if` statements around the statement being analysed.
   int conditions_ = 0;
+  // Above 0 while an index or a window origin is analysed: integer arithmetic written there
+  // is computed in 64 bits from the start (arith, unary). A name's value keeps its own type.
+  int inIndex_ = 0;
+  struct IndexScope {
+    explicit IndexScope(int& depth) : depth_(depth) { ++depth_; }
+    ~IndexScope() { --depth_; }
+    IndexScope(const IndexScope&) = delete;
+    IndexScope& operator=(const IndexScope&) = delete;
+    int& depth_;
+  };
   // Set while `x = load_a(...)` (or load_b) is evaluated: the fragment x, which the load fills
   // directly when its layout is the operand's.
   std::optional<uint32_t> loadInto_;

@@ -40,6 +40,10 @@ bool affineInVar(const Expr& x, uint32_t var, Remainder& r) {
     r.offset = r.low = r.high = 0;
     return true;
   }
+  // A widening keeps the value (an index computes `(k + 1) % 2` as `(i64(k) + 1) % 2`).
+  if (x.kind == ExprKind::Cast && isInt(x.type) && isInt(x.args[0]->type) && x.args[0]->type != Type::U32 &&
+      typeBytes(x.args[0]->type) <= typeBytes(x.type))
+    return affineInVar(*x.args[0], var, r);
   int64_t c = 0;
   if (x.kind != ExprKind::Binary || (x.bin != BinOp::Add && x.bin != BinOp::Sub)) return false;
   const ExprRef* inner = nullptr;
@@ -150,14 +154,16 @@ class Counter {
   }
 
   // Whether `var + offset` is never negative, and neither it nor a partial sum on the way
-  // to it overflows, for every value the variable takes in the loop, [begin, end - 1], and
-  // for begin itself (the counter's first value is computed before the loop, whether it runs
-  // or not). Then the counter keeps what the expression computes: with var = begin + i·step,
-  // (var + offset) / d = (begin + offset) / d + i·step / d for non-negative values when d
-  // divides step.
+  // to it overflows the variable's type (so neither the counter's first value, computed in
+  // that type, nor the expression, computed in it or a wider one), for every value the
+  // variable takes in the loop, [begin, end - 1], and for begin itself (the counter's first
+  // value is computed before the loop, whether it runs or not). Then the counter keeps what
+  // the expression computes: with var = begin + i·step, (var + offset) / d = (begin + offset)
+  // / d + i·step / d for non-negative values when d divides step.
   bool exact(const For& f, const Remainder& r, Type t) {
-    if (k_.vars.at(f.var).type != t) return false;
-    const Range all = typeRange(t);
+    const Type vt = k_.vars.at(f.var).type;
+    if (typeBytes(vt) > typeBytes(t)) return false;
+    const Range all = typeRange(vt);
     const Range begin = valueRange(f.begin, nullptr), end = valueRange(f.end, nullptr);
     const __int128 lo = __int128{begin.lo}, hi = std::max(__int128{end.hi} - 1, __int128{begin.hi});
     return lo + r.offset >= 0 && lo + r.low >= all.lo && hi + r.high <= all.hi;
@@ -169,7 +175,7 @@ class Counter {
     std::optional<Remainder> r = remainderOf(*e, var);
     auto c = r ? counters.find(keyOf(*r)) : counters.end();
     if (c != counters.end()) {
-      out = varRef(k_, c->second);
+      out = cast(e->type, varRef(k_, c->second));
     } else {
       Expr copy = *e;
       bool changed = false;
@@ -179,7 +185,9 @@ class Counter {
         changed = changed || n != a;
         a = std::move(n);
       }
-      if (changed) out = std::make_shared<const Expr>(std::move(copy));
+      // Through the builder for a conversion, so that narrowing a widened counter is the counter.
+      if (changed && copy.kind == ExprKind::Cast) out = cast(copy.type, copy.args[0]);
+      else if (changed) out = std::make_shared<const Expr>(std::move(copy));
     }
     done.emplace(e.get(), std::pair(e, out));
     return out;

@@ -39,6 +39,7 @@ struct Shape {
   int64_t step, offset, modulus;
   int64_t divisor = 1;
   bool twoSteps = false;
+  bool widened = false;  // ((i64(i) + offset) / divisor) % modulus, as an index computes it
 };
 
 tir::Kernel sequence(const Shape& sh, const std::function<tir::ExprRef(const TestKernel&, int)>& bound = {}) {
@@ -48,8 +49,10 @@ tir::Kernel sequence(const Shape& sh, const std::function<tir::ExprRef(const Tes
   uint32_t i = t.var("i", Type::I32), j = t.var("j", Type::I32), x = t.var("x", Type::I32);
   tir::ExprRef shifted = sh.offset == 0 ? t.v(i) : tir::add(t.v(i), i32(sh.offset));
   if (sh.twoSteps) shifted = tir::sub(tir::add(t.v(i), i32(sh.offset + 3)), i32(3));
-  if (sh.divisor != 1) shifted = bin(BinOp::Div, shifted, i32(sh.divisor));
-  tir::ExprRef rem = bin(BinOp::Rem, shifted, i32(sh.modulus));
+  auto constant = [&](int64_t c) { return sh.widened ? tir::intConst(c, Type::I64) : i32(c); };
+  if (sh.widened) shifted = tir::add(tir::cast(Type::I64, t.v(i)), constant(sh.offset));
+  if (sh.divisor != 1) shifted = bin(BinOp::Div, shifted, constant(sh.divisor));
+  tir::ExprRef rem = tir::cast(Type::I32, bin(BinOp::Rem, shifted, constant(sh.modulus)));
   tir::Block body = {
       at(3, tir::Assign{Reg::var(x), tir::add(tir::mul(rem, i32(100)), t.v(j))}),
       at(4, store(Type::I32, mem(out, t.v(j)), {Reg::var(x)})),
@@ -117,6 +120,37 @@ TEST_CASE("a loop bounded by a run-time value counts remainders when its range i
   for (int64_t offset : {0, 1, 2}) {
     CAPTURE(offset);
     tir::Kernel w = sequence(Shape{i32(0), nullptr, 1, offset, 3}, whole);
+    tir::Kernel original = w;
+    tir::countLoopRemainders(w);
+    CHECK(remainders(onlyLoop(w).body) == (offset >= 2 ? 1 : 0));
+    CHECK(runIntOutput(w, kSlots, 40) == runIntOutput(original, kSlots, 40));
+  }
+}
+
+TEST_CASE("a remainder of a widened loop variable is counted too", "[remainders]") {
+  // Indices compute (k + 1) % 2 in 64 bits: (i64(k) + 1) % 2. The counter keeps the loop
+  // variable's type; the sums must not leave it (the counter's first value is computed there).
+  for (int64_t begin : {0, 3})
+    for (int64_t step : {1, 2, 4})
+      for (int64_t divisor : {1, 2})
+        for (int64_t offset : {0, 1, 5}) {
+          CAPTURE(begin, step, divisor, offset);
+          Shape sh{i32(begin), i32(19), step, offset, 3, divisor};
+          sh.widened = true;
+          tir::Kernel k = sequence(sh);
+          tir::Kernel before = k;
+          tir::countLoopRemainders(k);
+          CHECK(remainders(onlyLoop(k).body) == (step % divisor == 0 ? 0 : 1));
+          CHECK(runIntOutput(k, kSlots, 0) == runIntOutput(before, kSlots, 0));
+        }
+  // Up to end = s, which may be 2^31 - 1: i + 1 fits an i32, i + 2 may not, so its counter's
+  // first value could wrap, and it is left alone (in 64 bits the remainder itself is exact).
+  auto whole = [](const TestKernel& t, int s) { return t.param(s); };
+  for (int64_t offset : {1, 2}) {
+    CAPTURE(offset);
+    Shape sh{i32(0), nullptr, 1, offset, 3};
+    sh.widened = true;
+    tir::Kernel w = sequence(sh, whole);
     tir::Kernel original = w;
     tir::countLoopRemainders(w);
     CHECK(remainders(onlyLoop(w).body) == (offset >= 2 ? 1 : 0));
