@@ -144,7 +144,10 @@ class KernelPrinter {
                           vectorType(bytes), ptr));
       std::vector<std::string> words = wordsOf("tylo_v", bytes);
       for (size_t i = 0; i < n.dst.size(); ++i) {
-        std::string bits = eb == 4 ? words[i] : fmt::format("({} >> {})", words[i * eb / 4], (i * eb % 4) * 8);
+        // An element of 4 bytes is a word, one of 8 two words (low first), and one of 2 half a word.
+        std::string bits = eb == 4   ? words[i]
+                           : eb == 8 ? fmt::format("((static_cast<uint64_t>({}) << 32) | {})", words[2 * i + 1], words[2 * i])
+                                     : fmt::format("({} >> {})", words[i * eb / 4], (i * eb % 4) * 8);
         assignReg(d + 1, n.dst[i], fromBits(bits, n.type));
       }
       line(d, "}");
@@ -171,8 +174,15 @@ class KernelPrinter {
       line(d, fmt::format("*({}) = {};", ptr, expr_.reg(n.src[0])));
     } else {
       std::vector<std::string> words;
-      int perWord = 4 / eb;
-      for (size_t w = 0; w < n.src.size() / perWord; ++w) {
+      // An element of 8 bytes is two words, low first; smaller ones share a word.
+      if (eb == 8)
+        for (const tir::Reg& r : n.src) {
+          const std::string v = fmt::format("static_cast<uint64_t>({})", expr_.reg(r));
+          words.push_back(fmt::format("static_cast<uint32_t>({})", v));
+          words.push_back(fmt::format("static_cast<uint32_t>({} >> 32)", v));
+        }
+      const int perWord = eb == 8 ? 0 : 4 / eb;
+      for (size_t w = 0; perWord > 0 && w < n.src.size() / perWord; ++w) {
         std::string word;
         for (int j = 0; j < perWord; ++j) {
           std::string bits = regBits(n.src[w * perWord + j], n.type);

@@ -14,6 +14,7 @@
 #include "gemm.cuh"
 #include "gemm_stages.cuh"
 #include "launch_grid.cuh"
+#include "wide_elements.cuh"
 #include "tests/hostrun/HostRunner.h"
 #include "tests/support/ExampleCases.h"
 #ifdef TYLO_HOST_RUN_VARIANTS
@@ -192,4 +193,17 @@ TEST_CASE("launchers refuse a tensor the kernel writes that overlaps another, an
   CHECK(add_one_n(1024, a.data(), a.data() + 1024) == cudaSuccess);                 // adjacent: disjoint
   CHECK(tylo::last_launch_error() == nullptr);
   for (int i = 1024; i < 2048; ++i) CHECK(a[static_cast<size_t>(i)] == 2.0f);
+}
+
+TEST_CASE("8-byte elements keep all their bits in 16-byte vector loads and stores") {
+  // Values whose two words differ, negative ones included: a word lost or swapped shows.
+  auto value = [](int64_t i) { return (i % 2 ? -1 : 1) * ((i << 33) + 0x12345 + i); };
+  std::vector<int64_t> a(512), b(512, 0);
+  for (int64_t i = 0; i < 512; ++i) a[static_cast<size_t>(i)] = value(i);
+  REQUIRE(i64_through_shared(a.data(), b.data()) == cudaSuccess);
+  CHECK(tylo_host::take_problems().empty());
+  for (size_t i = 0; i < 256; ++i) CHECK(b[i] == a[i]);
+  REQUIRE(i64_fragment(a.data(), b.data()) == cudaSuccess);
+  CHECK(tylo_host::take_problems().empty());
+  for (size_t i = 0; i < 512; ++i) CHECK(b[i] == a[i] + 1);
 }
