@@ -590,6 +590,10 @@ std::optional<tile::Module> analyze(const ast::Module& module, DiagnosticEngine&
   if (diags.hasErrors()) return std::nullopt;
 
   std::set<std::string> matched;
+  // The name of every kernel and instantiation, which its launcher and `tyloc run` go by.
+  std::map<std::string, const ast::KernelDecl*> kernelNames;
+  for (const ast::KernelDecl* k : kernels)
+    if (k->typeParams.empty()) kernelNames.emplace(k->name.name, k);
   for (const ast::KernelDecl* k : kernels) {
     // One instantiation per combination of type arguments.
     std::vector<std::map<std::string, tile::DType>> instances{{}};
@@ -659,6 +663,16 @@ std::optional<tile::Module> analyze(const ast::Module& module, DiagnosticEngine&
       }
       if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), types) == wanted.end()) continue;
       if (!k->typeParams.empty()) matched.insert(k->name.name + ":" + types);
+      if (auto [it, fresh] = kernelNames.emplace(name, k); !fresh && it->second != k) {
+        const ast::KernelDecl* other = it->second;
+        diags.report(kDuplicateName, k->name.range,
+                     fmt::format("'{}' names two kernels: the instantiation of '{}' for {}, and {}", name,
+                                 k->name.name, types,
+                                 other->typeParams.empty() ? fmt::format("the kernel '{}'", other->name.name)
+                                                           : fmt::format("an instantiation of '{}'", other->name.name)))
+            .note(other->name.range, fmt::format("'{}' is declared here", other->name.name));
+        continue;
+      }
       sema::KernelSema ks(diags, env, *k, inst);
       if (std::optional<tile::Kernel> kernel = ks.run(name)) out.kernels.push_back(std::move(*kernel));
     }

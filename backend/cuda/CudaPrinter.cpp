@@ -49,8 +49,38 @@ std::string floatLiteral(double v) {
   return s + "f";
 }
 
+namespace {
+
+// Whether `name` is a CUDA vector type: char1 .. double4, uchar2, ulonglong4, ...
+bool vectorTypeName(std::string_view name) {
+  if (name.size() < 2 || name.back() < '1' || name.back() > '4') return false;
+  std::string_view base = name.substr(0, name.size() - 1);
+  if (base.size() > 1 && base[0] == 'u' && base != "ushort") base.remove_prefix(1);
+  for (std::string_view t : {"char", "short", "ushort", "int", "long", "longlong", "float", "double"})
+    if (base == t) return true;
+  return false;
+}
+
+// Whether `name`, spelled as it is, could be a macro of the C, C++ or CUDA headers the
+// generated code includes: NAN, EOF, INT32_MAX, M_PI, CUDART_VERSION, ... (every upper-case
+// name with an underscore, and a few without).
+bool macroLike(std::string_view name) {
+  bool upper = name.size() >= 3, underscore = false;
+  for (char c : name) {
+    underscore |= c == '_';
+    upper &= std::isupper(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '_';
+  }
+  static const std::set<std::string, std::less<>> plain = {"EOF", "NAN", "NULL", "INFINITY", "BUFSIZ", "MAXFLOAT", "NDEBUG"};
+  return upper && (underscore || plain.count(name));
+}
+
+}  // namespace
+
 // C++ and CUDA names a .tyl identifier may spell; they get a trailing underscore, as do
-// names in the generated code's own `tylo_` namespace of identifiers.
+// names in the generated code's own `tylo_` namespace of identifiers. Besides the keywords:
+// what the generated code calls or names unqualified, what the included headers declare at
+// global scope (where the launchers are), their macros, and every name of the CUDA runtime
+// (`cuda...`, `CUDA...`).
 std::string safeName(const std::string& name) {
   static const std::set<std::string, std::less<>> reserved = {
       "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break", "case", "catch",
@@ -62,11 +92,15 @@ std::string safeName(const std::string& name) {
       "requires", "return", "short", "signed", "sizeof", "static", "static_assert", "static_cast", "struct",
       "switch", "template", "this", "thread_local", "throw", "true", "try", "typedef", "typeid", "typename",
       "union", "unsigned", "using", "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq",
-      // CUDA built-ins and types the generated code uses.
-      "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "dim3", "uint2", "uint4", "float4", "stream",
-      "cudaError_t", "cudaStream_t", "int32_t", "int64_t", "uint32_t", "uint64_t", "uint16_t", "uintptr_t",
-      "min", "max", "fminf", "fmaxf", "tylo", "std", "main", "assert", "NULL", "INT64_MIN"};
-  if (reserved.count(name) || name.rfind("tylo_", 0) == 0 || name.rfind("__", 0) == 0 ||
+      // CUDA built-ins, types and functions the generated code uses.
+      "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "dim3", "stream", "make_uint2", "make_uint4",
+      "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t", "uintptr_t",
+      "intptr_t", "size_t", "ptrdiff_t", "uint", "ushort", "ulong", "half", "half2", "nv_bfloat16", "nv_bfloat162",
+      "min", "max", "fminf", "fmaxf", "tylo", "std", "main",
+      // Macros spelled in lower case.
+      "assert", "errno", "stdin", "stdout", "stderr", "offsetof", "math_errhandling"};
+  if (reserved.count(name) || vectorTypeName(name) || macroLike(name) || name.rfind("cuda", 0) == 0 ||
+      name.rfind("CUDA", 0) == 0 || name.rfind("tylo_", 0) == 0 || name.rfind("__", 0) == 0 ||
       (name.size() > 1 && name[0] == '_' && std::isupper(static_cast<unsigned char>(name[1]))))
     return name + "_";
   return name;
@@ -225,7 +259,11 @@ std::string ExprPrinter::print(const tir::ExprRef& e) const {
       switch (e->un) {
         case tir::UnOp::Neg:
           if (!ranges().plainInCpp(*e)) return fmt::format("tylo::wrap_neg({})", print(e->args[0]));
-          return fmt::format("(-{})", print(e->args[0]));
+          {
+            // -(-5.5f), not --5.5f, which C++ reads as a decrement.
+            const std::string operand = print(e->args[0]);
+            return operand.starts_with('-') ? fmt::format("(-({}))", operand) : fmt::format("(-{})", operand);
+          }
         case tir::UnOp::Not: return fmt::format("(!{})", print(e->args[0]));
         case tir::UnOp::Relu: return fmt::format("tylo::max({}, 0.0f)", print(e->args[0]));
       }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 
 #include "backend/cuda/EmitImpl.h"
 
@@ -54,6 +55,16 @@ EmitResult emit(const tir::Module& module, const EmitOptions& options) {
   }
   for (const tir::Kernel& k : module.kernels) r.source += emitLauncher(k, options) + "\n";
   return r;
+}
+
+std::string launcherName(const tir::Kernel& k) { return safeName(k.name); }
+
+std::vector<LauncherClash> launcherClashes(const tir::Module& module) {
+  std::vector<LauncherClash> out;
+  std::map<std::string, const tir::Kernel*> seen;
+  for (const tir::Kernel& k : module.kernels)
+    if (auto [it, fresh] = seen.emplace(launcherName(k), &k); !fresh) out.push_back({&k, it->second});
+  return out;
 }
 
 }  // namespace tyl::cuda

@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "ir/thread/ThreadIR.h"
 
@@ -27,6 +28,18 @@ struct EmitResult {
 };
 
 EmitResult emit(const tir::Module& module, const EmitOptions& options);
+
+// The C++ name of a kernel's host launcher: its own name, with a trailing underscore where
+// C++ or the CUDA headers reserve that (`int_`, `half_`, `NAN_`).
+std::string launcherName(const tir::Kernel& k);
+
+// A kernel whose launcher would have the name of an earlier one's (`int_` after `int`), and
+// that earlier kernel.
+struct LauncherClash {
+  const tir::Kernel* kernel;
+  const tir::Kernel* earlier;
+};
+std::vector<LauncherClash> launcherClashes(const tir::Module& module);
 
 const char* archName(Arch a);
 

@@ -21,7 +21,5 @@ std::string launcherDeclaration(const tir::Kernel& k);
 
 // The __global__ function: in a name space users cannot spell (safeName escapes `tylo_`).
 inline std::string kernelSymbol(const tir::Kernel& k) { return "tylo_kernel_" + k.name; }
-// The host launcher: the kernel's own name.
-inline std::string launcherName(const tir::Kernel& k) { return safeName(k.name); }
 
 }  // namespace tyl::cuda

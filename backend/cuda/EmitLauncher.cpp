@@ -36,14 +36,7 @@ std::string footprint(const tir::Kernel& k, const ExprPrinter& host, int param) 
   return fmt::format("{}, {}, {{{}}}", host.paramName(static_cast<size_t>(param)), tir::typeBytes(p.type), dims);
 }
 
-std::string quoted(const std::string& s) {
-  std::string q = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') q += '\\';
-    q += c;
-  }
-  return q + "\"";
-}
+std::string quoted(const std::string& s) { return "\"" + stringLiteralBody(s) + "\""; }
 
 }  // namespace
 

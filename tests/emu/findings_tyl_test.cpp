@@ -564,7 +564,7 @@ TEST_CASE("tyloc run --set takes a bool as the language spells it") {
     CHECK(got == value);
   }
   std::filesystem::remove_all(dir);
-  for (const std::string& text : {"TRUE", "2", "yes", ""}) {
+  for (const std::string text : {"TRUE", "2", "yes", ""}) {
     auto r = tyloc({"run", kRunFlags, "--kernel", "flag", "--set", "b=" + text});
     INFO(text << "\n" << r.err);
     CHECK(r.exitCode == 2);

@@ -24,6 +24,8 @@
 
 namespace tyl::driver {
 
+TYL_DIAG(kLauncherName, Error, "launcher-name", "two kernels whose host launchers would have the same C++ name");
+
 std::optional<FileId> loadInput(SourceManager& sources, const std::string& path) {
   std::string readError;
   std::optional<std::string> text = readSourceText(path, readError);
@@ -118,6 +120,16 @@ int compile(const CompileOptions& o) {
 
   std::optional<tir::Module> threadIR = lower::lower(*tileIR, diags);
   if (!threadIR) return finish(kExitUserError);
+  for (const cuda::LauncherClash& c : cuda::launcherClashes(*threadIR)) {
+    const tir::Kernel& escaped = c.kernel->name != cuda::launcherName(*c.kernel) ? *c.kernel : *c.earlier;
+    diags
+        .report(kLauncherName, c.kernel->loc,
+                fmt::format("the launchers of '{}' and '{}' would both be named '{}': C++ or the CUDA headers "
+                            "reserve the name '{}', so its launcher gets a trailing '_'",
+                            c.earlier->name, c.kernel->name, cuda::launcherName(*c.kernel), escaped.name))
+        .note(c.earlier->loc, fmt::format("'{}' is declared here", c.earlier->name));
+  }
+  if (diags.hasErrors()) return finish(kExitUserError);
   tir::optimize(*threadIR);
   if (o.emit == Stage::ThreadIR) return finish(deliver(o, tir::print(*threadIR)));
   if (o.checkOnly) return finish(diags.hasErrors() ? kExitUserError : kExitOk);
