@@ -316,10 +316,50 @@ bool KernelSema::sameFragmentLayout(SourceRange where, const tile::FragRef& a, c
 }
 
 std::optional<Value> KernelSema::binary(const ast::Expr& e, const ast::Binary& b) {
+  if ((b.op == ast::BinOp::And || b.op == ast::BinOp::Or) && !out_.empty()) return logical(e, b);
   std::optional<Value> lhs = expr(*b.lhs);
   if (!lhs) return std::nullopt;
   std::optional<Value> rhs = expr(*b.rhs);
   if (!rhs) return std::nullopt;
+  return binaryOf(e, b, *lhs, *rhs);
+}
+
+// `a && b` and `a || b` evaluate b only where a does not decide the result, as in C++: the
+// memory b reads (A[i] in `i < n && A[i] > 0.0`) is read under an `if` on a. Without reads,
+// evaluating b is harmless, and both sides are computed.
+std::optional<Value> KernelSema::logical(const ast::Expr& e, const ast::Binary& b) {
+  const bool isAnd = b.op == ast::BinOp::And;
+  std::optional<Value> lhs = expr(*b.lhs);
+  if (!lhs) return std::nullopt;
+  tile::Block reads;
+  out_.push_back(&reads);
+  std::optional<Value> rhs = expr(*b.rhs);
+  out_.pop_back();
+  if (!rhs) return std::nullopt;
+  if (reads.empty()) return binaryOf(e, b, *lhs, *rhs);
+  if (lhs->kind == Value::Kind::Const) {
+    const auto* c = std::get_if<int64_t>(&lhs->cv.v);
+    if (c && (*c != 0) != isAnd) return Value::constant(ConstValue{int64_t{isAnd ? 0 : 1}});
+  }
+  if (lhs->kind != Value::Kind::Scalar || rhs->kind != Value::Kind::Scalar) {
+    // Nothing to guard (the left side is a constant that does not decide), or an error to report.
+    for (tile::Stmt& st : reads) out_.back()->push_back(std::move(st));
+    return binaryOf(e, b, *lhs, *rhs);
+  }
+  std::optional<ExprRef> p = toScalar(*lhs, b.lhs->range, Type::Pred);
+  std::optional<ExprRef> q = toScalar(*rhs, b.rhs->range, Type::Pred);
+  if (!p || !q) return std::nullopt;
+  const uint32_t var = newVar(isAnd ? "both" : "either", Type::Pred);
+  emit(e.range, tile::ScalarSet{tir::Reg::var(var), *p});
+  reads.push_back(tile::Stmt{e.range, tile::ScalarSet{tir::Reg::var(var), *q}});
+  emit(e.range, tile::If{isAnd ? *p : tir::unary(tir::UnOp::Not, *p), std::move(reads), {}});
+  return Value::runtime(tir::varRef(k_.skeleton, var));
+}
+
+std::optional<Value> KernelSema::binaryOf(const ast::Expr& e, const ast::Binary& b, const Value& lhsValue,
+                                          const Value& rhsValue) {
+  const Value* lhs = &lhsValue;
+  const Value* rhs = &rhsValue;
   if (lhs->kind == Value::Kind::Const && rhs->kind == Value::Kind::Const) return constExpr(e);
   std::optional<tir::BinOp> op = tirOp(b.op);
   bool fragment = lhs->kind == Value::Kind::Frag || rhs->kind == Value::Kind::Frag ||

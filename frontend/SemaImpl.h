@@ -217,6 +217,8 @@ class KernelSema {
   std::optional<Value> expr(const ast::Expr& e);
   std::optional<Value> name(const ast::Expr& e, const std::string& n);
   std::optional<Value> binary(const ast::Expr& e, const ast::Binary& b);
+  std::optional<Value> binaryOf(const ast::Expr& e, const ast::Binary& b, const Value& lhs, const Value& rhs);
+  std::optional<Value> logical(const ast::Expr& e, const ast::Binary& b);
   std::optional<Value> unary(const ast::Expr& e, const ast::Unary& u);
   std::optional<Value> member(const ast::Expr& e, const ast::Member& m);
   std::optional<Value> index(const ast::Expr& e, const ast::Index& i);

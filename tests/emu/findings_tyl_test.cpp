@@ -1155,3 +1155,24 @@ TEST_CASE("indices and origins written in place are computed in 64 bits in every
     CHECK(emu::getElement(buffers[1], Type::F32, static_cast<int64_t>(i)) == expected[i]);
   }
 }
+
+TEST_CASE("the right side of && and || reads memory only where the left does not decide") {
+  auto c = compile("short_circuit.tyl");
+  for (int64_t n : {0, 1, 17, 64}) {
+    CAPTURE(n);
+    std::vector<emu::Buffer> buffers = {emu::makeBuffer(Type::F32, n), emu::makeBuffer(Type::I32, 64)};
+    auto a = [](int64_t i) { return i % 3 == 0 ? -1.0 : 1.0; };
+    for (int64_t i = 0; i < n; ++i) emu::setElement(buffers[0], Type::F32, i, a(i));
+    emu::RunResult r = emu::run(kernelNamed(*c, "guard"), {emu::Arg::integer(n), emu::Arg::pointer(0), emu::Arg::pointer(1)},
+                                buffers);
+    REQUIRE(r.ok());
+    for (int64_t i = 0; i < 64; ++i) {
+      CAPTURE(i);
+      int64_t expected = 0;
+      if (i < n && a(i) > 0) expected += 1;
+      if (i >= n || a(i) < 0) expected += 2;
+      if (i < n && a(i) > 0 && i + 1 < n && a(i + 1) > 0) expected += 4;
+      CHECK(emu::getElement(buffers[1], Type::I32, i) == static_cast<double>(expected));
+    }
+  }
+}
