@@ -168,6 +168,21 @@ bool KernelSema::declareParams() {
     }
   }
   if (!ok) return false;
+  // CUDA passes a kernel at most 32764 bytes of parameters, each at its natural alignment.
+  constexpr int64_t kMaxParamBytes = 32764;
+  int64_t bytes = 0;
+  for (size_t i = 0; i < decl_.params.size(); ++i) {
+    const tir::Param& tp = k_.skeleton.params[i];
+    const int64_t size = tp.isPointer ? 8 : tir::typeBytes(tp.type);
+    bytes = (bytes + size - 1) / size * size + size;
+    if (bytes > kMaxParamBytes) {
+      diags_.report(kTooLarge, decl_.params[i].name.range,
+                    fmt::format("the parameters up to '{}' take {} bytes, more than the {} bytes CUDA passes to a "
+                                "kernel",
+                                decl_.params[i].name.name, bytes, kMaxParamBytes));
+      return false;
+    }
+  }
   for (size_t i = 0; i < decl_.params.size(); ++i) {
     const ast::Param& p = decl_.params[i];
     if (!p.isTensor) continue;
