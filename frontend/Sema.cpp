@@ -518,6 +518,13 @@ bool KernelSema::declareLaunch() {
       diags_.report(kBadLaunch, g[i].range, fmt::format("a grid dimension must be positive, found {}", c));
       return false;
     }
+    // What CUDA allows (for a computed grid, the launcher checks the same).
+    const int64_t most = i == 0 ? int64_t{2147483647} : 65535;
+    if (tir::isIntConst(*v, &c) && c > most) {
+      diags_.report(kBadLaunch, g[i].range,
+                    fmt::format("grid dimension {} is {}, more than the {} CUDA allows", "xyz"[i], c, most));
+      return false;
+    }
     k_.skeleton.grid[i] = tir::cast(tir::Type::I64, *v);
   }
   return true;
