@@ -331,9 +331,12 @@ std::optional<Value> KernelSema::logical(const ast::Expr& e, const ast::Binary& 
   const bool isAnd = b.op == ast::BinOp::And;
   std::optional<Value> lhs = expr(*b.lhs);
   if (!lhs) return std::nullopt;
+  // The right side runs under a condition: what it reads is not checked as surely read.
   tile::Block reads;
   out_.push_back(&reads);
+  ++conditions_;
   std::optional<Value> rhs = expr(*b.rhs);
+  --conditions_;
   out_.pop_back();
   if (!rhs) return std::nullopt;
   if (reads.empty()) return binaryOf(e, b, *lhs, *rhs);

@@ -1175,4 +1175,8 @@ TEST_CASE("the right side of && and || reads memory only where the left does not
       CHECK(emu::getElement(buffers[1], Type::I32, i) == static_cast<double>(expected));
     }
   }
+  std::vector<emu::Buffer> buffers = {emu::makeBuffer(Type::I32, 128)};
+  emu::RunResult r = emu::run(kernelNamed(*c, "guard_shared"), {emu::Arg::pointer(0)}, buffers);
+  REQUIRE(r.ok());
+  for (int64_t i = 0; i < 128; ++i) CHECK(emu::getElement(buffers[0], Type::I32, i) == (i > 3 && i < 64 ? 1.0 : 0.0));
 }
