@@ -106,7 +106,11 @@ bool nonNegativeValue(const ExprRef& e) {
 // part is a stage or loop index).
 ExprRef pullInvariant(const layout::Layout& l, const layout::Grouped& g, const layout::Shape& shape, int d,
                       ExprRef& coord, Type type, const AtomDivisor& divisors) {
-  AffineForm f = linearize(coord);
+  // The coordinate of an element of the tensor fits the offset's type: narrowing it to that
+  // type (elementOffset does) keeps its value.
+  const bool narrowed = coord->kind == tir::ExprKind::Cast && coord->type == type && tir::isInt(coord->args[0]->type) &&
+                        tir::typeBytes(coord->args[0]->type) > tir::typeBytes(type);
+  AffineForm f = linearize(narrowed ? coord->args[0] : coord);
   ExprRef pulled;
   ExprRef rest = tir::intConst(f.constant, type);
   const DimSplit split = splitOf(g, d);
