@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <set>
@@ -62,16 +63,14 @@ bool vectorTypeName(std::string_view name) {
 }
 
 // Whether `name`, spelled as it is, could be a macro of the C, C++ or CUDA headers the
-// generated code includes: NAN, EOF, INT32_MAX, M_PI, CUDART_VERSION, ... (every upper-case
-// name with an underscore, and a few without).
+// generated code includes: NAN, EOF, INT32_MAX, CUDART_VERSION (upper case, at least three
+// characters), M_PIf, L_tmpnam, NV_HAS_FEATURE_SM_90a (their prefixes).
 bool macroLike(std::string_view name) {
-  bool upper = name.size() >= 3, underscore = false;
-  for (char c : name) {
-    underscore |= c == '_';
-    upper &= std::isupper(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '_';
-  }
-  static const std::set<std::string, std::less<>> plain = {"EOF", "NAN", "NULL", "INFINITY", "BUFSIZ", "MAXFLOAT", "NDEBUG"};
-  return upper && (underscore || plain.count(name));
+  const bool upper = name.size() >= 3 && std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isupper(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '_';
+  });
+  return upper || name.starts_with("M_") || name.starts_with("L_") || name.starts_with("P_") ||
+         name.starts_with("NV_");
 }
 
 }  // namespace
@@ -97,9 +96,14 @@ std::string safeName(const std::string& name) {
       "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t", "uintptr_t",
       "intptr_t", "size_t", "ptrdiff_t", "uint", "ushort", "ulong", "half", "half2", "nv_bfloat16", "nv_bfloat162",
       "min", "max", "fminf", "fmaxf", "tylo", "std", "main",
-      // Macros spelled in lower case.
-      "assert", "errno", "stdin", "stdout", "stderr", "offsetof", "math_errhandling"};
-  if (reserved.count(name) || vectorTypeName(name) || macroLike(name) || name.rfind("cuda", 0) == 0 ||
+      // Macros of the C library and the compiler spelled in lower case.
+      "assert", "assert_perror", "errno", "stdin", "stdout", "stderr", "offsetof", "math_errhandling", "alloca",
+      "strdupa", "strndupa", "unix", "linux", "isascii", "toascii", "issubnormal", "_tolower", "_toupper",
+      "be16toh", "be32toh", "be64toh", "le16toh", "le32toh", "le64toh", "htobe16", "htobe32", "htobe64", "htole16",
+      "htole32", "htole64"};
+  // ctype's isalpha_l, toascii_l, ...
+  const bool localeMacro = name.size() > 2 && name.ends_with("_l") && (name.starts_with("is") || name.starts_with("to"));
+  if (reserved.count(name) || localeMacro || vectorTypeName(name) || macroLike(name) || name.rfind("cuda", 0) == 0 ||
       name.rfind("CUDA", 0) == 0 || name.rfind("tylo_", 0) == 0 || name.rfind("__", 0) == 0 ||
       (name.size() > 1 && name[0] == '_' && std::isupper(static_cast<unsigned char>(name[1]))))
     return name + "_";
