@@ -326,11 +326,19 @@ std::optional<Value> KernelSema::binary(const ast::Expr& e, const ast::Binary& b
 
 // `a && b` and `a || b` evaluate b only where a does not decide the result, as in C++: the
 // memory b reads (A[i] in `i < n && A[i] > 0.0`) is read under an `if` on a. Without reads,
-// evaluating b is harmless, and both sides are computed.
+// evaluating b is harmless, and both sides are computed. A compile-time `a` that decides
+// leaves b out, as a compile-time `if` leaves out the branch not taken.
 std::optional<Value> KernelSema::logical(const ast::Expr& e, const ast::Binary& b) {
   const bool isAnd = b.op == ast::BinOp::And;
   std::optional<Value> lhs = expr(*b.lhs);
   if (!lhs) return std::nullopt;
+  if (lhs->kind == Value::Kind::Const) {
+    const auto* c = std::get_if<int64_t>(&lhs->cv.v);
+    if (c && (*c != 0) != isAnd) return Value::constant(ConstValue{int64_t{isAnd ? 0 : 1}});
+    std::optional<Value> rhs = expr(*b.rhs);
+    if (!rhs) return std::nullopt;
+    return binaryOf(e, b, *lhs, *rhs);
+  }
   // The right side runs under a condition: what it reads is not checked as surely read.
   tile::Block reads;
   out_.push_back(&reads);
@@ -339,24 +347,31 @@ std::optional<Value> KernelSema::logical(const ast::Expr& e, const ast::Binary& 
   --conditions_;
   out_.pop_back();
   if (!rhs) return std::nullopt;
-  if (reads.empty()) return binaryOf(e, b, *lhs, *rhs);
-  if (lhs->kind == Value::Kind::Const) {
-    const auto* c = std::get_if<int64_t>(&lhs->cv.v);
-    if (c && (*c != 0) != isAnd) return Value::constant(ConstValue{int64_t{isAnd ? 0 : 1}});
-  }
-  if (lhs->kind != Value::Kind::Scalar || rhs->kind != Value::Kind::Scalar) {
-    // Nothing to guard (the left side is a constant that does not decide), or an error to report.
+  if (reads.empty() || lhs->kind != Value::Kind::Scalar || rhs->kind != Value::Kind::Scalar) {
+    // Nothing to guard, or an error to report.
     for (tile::Stmt& st : reads) out_.back()->push_back(std::move(st));
     return binaryOf(e, b, *lhs, *rhs);
   }
   std::optional<ExprRef> p = toScalar(*lhs, b.lhs->range, Type::Pred);
   std::optional<ExprRef> q = toScalar(*rhs, b.rhs->range, Type::Pred);
   if (!p || !q) return std::nullopt;
-  const uint32_t var = newVar(isAnd ? "both" : "either", Type::Pred);
-  emit(e.range, tile::ScalarSet{tir::Reg::var(var), *p});
-  reads.push_back(tile::Stmt{e.range, tile::ScalarSet{tir::Reg::var(var), *q}});
+  // Each value read is 0 where it is not read, so `a && b` is defined in every thread; the
+  // result keeps its form, which the checks of barriers under conditions look into.
+  std::function<void(const tile::Block&)> zeroLoaded = [&](const tile::Block& block) {
+    for (const tile::Stmt& st : block) {
+      if (const auto* load = std::get_if<tile::ElemLoad>(&st.node)) {
+        const Type t = k_.skeleton.vars.at(load->dst.id).type;
+        ExprRef zero = tir::isFloat(t) ? tir::cast(t, tir::floatConst(0.0, Type::F32)) : tir::intConst(0, t);
+        emit(e.range, tile::ScalarSet{load->dst, zero});
+      } else if (const auto* inner = std::get_if<tile::If>(&st.node)) {
+        zeroLoaded(inner->then);
+        zeroLoaded(inner->otherwise);
+      }
+    }
+  };
+  zeroLoaded(reads);
   emit(e.range, tile::If{isAnd ? *p : tir::unary(tir::UnOp::Not, *p), std::move(reads), {}});
-  return Value::runtime(tir::varRef(k_.skeleton, var));
+  return Value::runtime(tir::binary(isAnd ? tir::BinOp::LAnd : tir::BinOp::LOr, *p, *q));
 }
 
 std::optional<Value> KernelSema::binaryOf(const ast::Expr& e, const ast::Binary& b, const Value& lhsValue,

@@ -1180,4 +1180,11 @@ TEST_CASE("the right side of && and || reads memory only where the left does not
   emu::RunResult r = emu::run(kernelNamed(*c, "guard_shared"), {emu::Arg::pointer(0)}, buffers);
   REQUIRE(r.ok());
   for (int64_t i = 0; i < 128; ++i) CHECK(emu::getElement(buffers[0], Type::I32, i) == (i > 3 && i < 64 ? 1.0 : 0.0));
+
+  std::vector<emu::Buffer> unrolled = {emu::makeBuffer(Type::F32, 4), emu::makeBuffer(Type::I32, 4)};
+  for (int64_t i = 0; i < 4; ++i) emu::setElement(unrolled[0], Type::F32, i, i == 1 ? -1.0 : 1.0);
+  r = emu::run(kernelNamed(*c, "guard_unrolled"), {emu::Arg::pointer(0), emu::Arg::pointer(1)}, unrolled);
+  REQUIRE(r.ok());
+  const std::vector<double> expected = {0, 1, 0, 1};
+  for (int64_t i = 0; i < 4; ++i) CHECK(emu::getElement(unrolled[1], Type::I32, i) == expected[static_cast<size_t>(i)]);
 }
