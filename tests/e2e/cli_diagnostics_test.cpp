@@ -317,7 +317,7 @@ TEST_CASE("a header whose name an #include cannot hold is refused, and nothing i
   auto r = tyloc({ok, "-o", dir.file("x.cu"), "--header", dir.file("a\"b.cuh")});
   INFO(r.err);
   CHECK(r.exitCode == 2);
-  CHECK(r.err.find("tyloc: error: --header: the file name 'a\"b.cuh' cannot be written in an #include") !=
+  CHECK(r.err.find("tyloc: error: --header: the path 'a\"b.cuh' cannot be written in an #include") !=
         std::string::npos);
   CHECK(dir.entries() == std::set<std::string>{"ok.tyl"});
 }

@@ -87,6 +87,20 @@ TEST_CASE("add_one header declares one launcher per kernel with a default stream
   CHECK(g.cu.find("#include <tylo/runtime.cuh>") != std::string::npos);
 }
 
+TEST_CASE("the .cu includes its header by the path from the .cu's folder") {
+  const fs::path dir = scratch("header_elsewhere");
+  fs::create_directories(dir / "src");
+  fs::create_directories(dir / "include" / "k");
+  const fs::path cu = dir / "src" / "add_one.cu", cuh = dir / "include" / "k" / "add_one.cuh";
+  auto r = run({TYLOC_PATH, kAddOne, "-o", cu.string(), "--header", cuh.string()});
+  INFO(r.err);
+  REQUIRE(r.exitCode == 0);
+  CHECK(readFile(cu.string()).find("#include \"../include/k/add_one.cuh\"\n") != std::string::npos);
+  // Side by side, the file name alone (what add_tylo_kernel does).
+  Generated g = generate(scratch("header_beside"));
+  CHECK(g.cu.find("#include \"add_one.cuh\"\n") != std::string::npos);
+}
+
 TEST_CASE("add_one_n launcher checks alignment and size before launching") {
   Generated g = generate(scratch("launcher"));
   const std::string launcher = functionAt(g.cu, "cudaError_t add_one_n(");

@@ -56,10 +56,11 @@ void checkOutputPaths(const CLI::App& app, const CompileOptions& o) {
         throw CLI::ValidationError(flag, fmt::format("'{}' is also {}", *path, other));
     named.push_back({flag, path});
   }
-  // The .cu includes the header by its file name, which an #include "..." cannot escape.
-  const std::string headerName = std::filesystem::path(o.header).filename().string();
+  // The .cu includes the header by its path from the .cu's folder, which an #include "..."
+  // cannot escape.
+  const std::string headerName = o.header.empty() ? "" : headerInclude(o.output, o.header);
   if (headerName.find_first_of("\"\n\r") != std::string::npos)
-    throw CLI::ValidationError("--header", fmt::format("the file name '{}' cannot be written in an #include", headerName));
+    throw CLI::ValidationError("--header", fmt::format("the path '{}' cannot be written in an #include", headerName));
 }
 
 }  // namespace

@@ -129,4 +129,15 @@ std::string writeFileAtomically(const std::string& path, const std::string& cont
   return files.commit();
 }
 
+std::string headerInclude(const std::string& output, const std::string& header) {
+  namespace fs = std::filesystem;
+  const std::string name = fs::path(header).filename().string();
+  if (output.empty()) return name;
+  std::error_code ec;
+  const fs::path from = fs::absolute(output, ec).parent_path().lexically_normal();
+  const fs::path to = ec ? fs::path() : fs::absolute(header, ec).lexically_normal();
+  const fs::path relative = ec ? fs::path() : to.lexically_relative(from);
+  return relative.empty() ? name : relative.generic_string();
+}
+
 }  // namespace tyl::driver

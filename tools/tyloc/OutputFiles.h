@@ -35,4 +35,9 @@ bool sameFile(const std::string& a, const std::string& b);
 // One file through OutputFiles: "" or "cannot write 'PATH': why".
 std::string writeFileAtomically(const std::string& path, const std::string& contents);
 
+// How the generated .cu at `output` names the header at `header` in its #include: the path
+// from the .cu's folder (`kernels.cuh` beside it, `../include/kernels.cuh`), or the header's
+// file name when the .cu goes to standard output (`output` empty).
+std::string headerInclude(const std::string& output, const std::string& header);
+
 }  // namespace tyl::driver

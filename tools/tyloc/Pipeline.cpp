@@ -139,7 +139,7 @@ int compile(const CompileOptions& o) {
   eo.lineDirectives = o.lineDirectives;
   eo.sourcePath = o.input;
   eo.outputName = o.output.empty() ? "<stdout>" : std::filesystem::path(o.output).filename().string();
-  eo.headerName = o.header.empty() ? "" : std::filesystem::path(o.header).filename().string();
+  eo.headerName = o.header.empty() ? "" : headerInclude(o.output, o.header);
   eo.lineOf = [&](SourceRange r) { return r.valid() ? sources.lineCol(r.begin).line : 0u; };
   cuda::EmitResult out = cuda::emit(*threadIR, eo);
   if (diags.hasErrors()) return finish(kExitUserError);
