@@ -374,18 +374,16 @@ std::optional<Value> KernelSema::logical(const ast::Expr& e, const ast::Binary& 
   return Value::runtime(tir::binary(isAnd ? tir::BinOp::LAnd : tir::BinOp::LOr, *p, *q));
 }
 
-std::optional<Value> KernelSema::binaryOf(const ast::Expr& e, const ast::Binary& b, const Value& lhsValue,
-                                          const Value& rhsValue) {
-  const Value* lhs = &lhsValue;
-  const Value* rhs = &rhsValue;
-  if (lhs->kind == Value::Kind::Const && rhs->kind == Value::Kind::Const) return constExpr(e);
+std::optional<Value> KernelSema::binaryOf(const ast::Expr& e, const ast::Binary& b, const Value& lhs,
+                                          const Value& rhs) {
+  if (lhs.kind == Value::Kind::Const && rhs.kind == Value::Kind::Const) return constExpr(e);
   std::optional<tir::BinOp> op = tirOp(b.op);
-  bool fragment = lhs->kind == Value::Kind::Frag || rhs->kind == Value::Kind::Frag ||
-                  lhs->kind == Value::Kind::View || rhs->kind == Value::Kind::View;
+  bool fragment = lhs.kind == Value::Kind::Frag || rhs.kind == Value::Kind::Frag ||
+                  lhs.kind == Value::Kind::View || rhs.kind == Value::Kind::View;
   if (fragment) {
-    std::optional<tile::FragRef> fa = toFrag(*lhs, b.lhs->range);
+    std::optional<tile::FragRef> fa = toFrag(lhs, b.lhs->range);
     if (!fa) return std::nullopt;
-    std::optional<tile::FragRef> fb = toFrag(*rhs, b.rhs->range);
+    std::optional<tile::FragRef> fb = toFrag(rhs, b.rhs->range);
     if (!fb) return std::nullopt;
     if (*op != tir::BinOp::Add && *op != tir::BinOp::Sub && *op != tir::BinOp::Mul && *op != tir::BinOp::Div) {
       diags_.report(kTypeMismatch, e.range,
@@ -395,26 +393,26 @@ std::optional<Value> KernelSema::binaryOf(const ast::Expr& e, const ast::Binary&
     if (!sameFragmentLayout(e.range, *fa, *fb)) return std::nullopt;
     return fragBinary(*op, *fa, *fb);
   }
-  if (lhs->kind == Value::Kind::Const || rhs->kind == Value::Kind::Const ||
-      (lhs->kind == Value::Kind::Scalar && rhs->kind == Value::Kind::Scalar)) {
+  if (lhs.kind == Value::Kind::Const || rhs.kind == Value::Kind::Const ||
+      (lhs.kind == Value::Kind::Scalar && rhs.kind == Value::Kind::Scalar)) {
     // Constants take the type of the run-time operand.
     std::optional<Type> hint;
-    if (lhs->kind == Value::Kind::Scalar) hint = lhs->scalar->type;
-    if (rhs->kind == Value::Kind::Scalar && !hint) hint = rhs->scalar->type;
+    if (lhs.kind == Value::Kind::Scalar) hint = lhs.scalar->type;
+    if (rhs.kind == Value::Kind::Scalar && !hint) hint = rhs.scalar->type;
     if (hint == Type::Pred) hint = std::nullopt;
     if (hint && tir::isInt(*hint)) {
-      for (const Value* v : {&*lhs, &*rhs})
+      for (const Value* v : {&lhs, &rhs})
         if (v->kind == Value::Kind::Const && std::holds_alternative<double>(v->cv.v)) hint = Type::F32;
     }
-    std::optional<ExprRef> a = toScalar(*lhs, b.lhs->range, lhs->kind == Value::Kind::Const ? hint : std::nullopt);
-    std::optional<ExprRef> c = toScalar(*rhs, b.rhs->range, rhs->kind == Value::Kind::Const ? hint : std::nullopt);
+    std::optional<ExprRef> a = toScalar(lhs, b.lhs->range, lhs.kind == Value::Kind::Const ? hint : std::nullopt);
+    std::optional<ExprRef> c = toScalar(rhs, b.rhs->range, rhs.kind == Value::Kind::Const ? hint : std::nullopt);
     if (!a || !c) return std::nullopt;
     std::optional<ExprRef> r = arith(*op, *a, *c, e.range);
     if (!r) return std::nullopt;
     return Value::runtime(*r);
   }
   diags_.report(kTypeMismatch, e.range,
-                fmt::format("cannot apply '{}' to {} and {}", ast::binOpSpelling(b.op), describe(*lhs), describe(*rhs)));
+                fmt::format("cannot apply '{}' to {} and {}", ast::binOpSpelling(b.op), describe(lhs), describe(rhs)));
   return std::nullopt;
 }
 

@@ -175,21 +175,23 @@ class KernelPrinter {
     } else {
       std::vector<std::string> words;
       // An element of 8 bytes is two words, low first; smaller ones share a word.
-      if (eb == 8)
+      if (eb == 8) {
         for (const tir::Reg& r : n.src) {
           const std::string v = fmt::format("static_cast<uint64_t>({})", expr_.reg(r));
           words.push_back(fmt::format("static_cast<uint32_t>({})", v));
           words.push_back(fmt::format("static_cast<uint32_t>({} >> 32)", v));
         }
-      const int perWord = eb == 8 ? 0 : 4 / eb;
-      for (size_t w = 0; perWord > 0 && w < n.src.size() / perWord; ++w) {
-        std::string word;
-        for (int j = 0; j < perWord; ++j) {
-          std::string bits = regBits(n.src[w * perWord + j], n.type);
-          if (perWord > 1) bits = fmt::format("(static_cast<uint32_t>({}) << {})", bits, j * eb * 8);
-          word += (j ? " | " : "") + bits;
+      } else {
+        const int perWord = 4 / eb;
+        for (size_t w = 0; w < n.src.size() / perWord; ++w) {
+          std::string word;
+          for (int j = 0; j < perWord; ++j) {
+            std::string bits = regBits(n.src[w * perWord + j], n.type);
+            if (perWord > 1) bits = fmt::format("(static_cast<uint32_t>({}) << {})", bits, j * eb * 8);
+            word += (j ? " | " : "") + bits;
+          }
+          words.push_back(word);
         }
-        words.push_back(word);
       }
       std::string init;
       for (size_t i = 0; i < words.size(); ++i) init += (i ? ", " : "") + words[i];

@@ -178,11 +178,6 @@ bool loopInvariant(const ExprRef& e) {
   }
 }
 
-bool widening(const ExprRef& e) {
-  return e->kind == tir::ExprKind::Cast && tir::isInt(e->type) && tir::isInt(e->args[0]->type) &&
-         tir::typeBytes(e->args[0]->type) <= tir::typeBytes(e->type) && e->args[0]->type != Type::U32;
-}
-
 // Splits the sum `e` into its loop-invariant terms, its other terms and its constant, adding
 // each to `inv`, `var` and `c` as 64-bit values scaled by `scale`: the terms of linearize's
 // affine form, without building it. Like linearize, it looks through widening casts and takes
@@ -194,7 +189,7 @@ void splitSum(const ExprRef& e, int64_t scale, ExprRef& inv, ExprRef& var, int64
     c += k * scale;
     return;
   }
-  if (widening(e)) return splitSum(e->args[0], scale, inv, var, c);
+  if (tir::isWidening(*e)) return splitSum(e->args[0], scale, inv, var, c);
   if (e->kind == tir::ExprKind::Binary) {
     switch (e->bin) {
       case tir::BinOp::Add:
@@ -327,7 +322,7 @@ namespace {
 
 // `e` without the integer conversions that keep its value (widening ones).
 ExprRef unwidened(ExprRef e) {
-  while (widening(e)) e = e->args[0];
+  while (tir::isWidening(*e)) e = e->args[0];
   return e;
 }
 

@@ -69,9 +69,7 @@ AffineForm linearize(const tir::ExprRef& e) {
   }
   // A widening keeps the value; a narrowing (an explicit i32(...)) or a change of signedness
   // may not, and is an atom.
-  if (e->kind == tir::ExprKind::Cast && tir::isInt(e->type) && tir::isInt(e->args[0]->type) &&
-      e->args[0]->type != tir::Type::U32 && tir::typeBytes(e->args[0]->type) <= tir::typeBytes(e->type))
-    return linearize(e->args[0]);
+  if (tir::isWidening(*e)) return linearize(e->args[0]);
   if (e->kind == tir::ExprKind::Binary) {
     const tir::ExprRef& a = e->args[0];
     const tir::ExprRef& b = e->args[1];

@@ -299,6 +299,11 @@ ExprRef cast(Type type, ExprRef a) {
   return make(e);
 }
 
+bool isWidening(const Expr& e) {
+  return e.kind == ExprKind::Cast && isInt(e.type) && isInt(e.args[0]->type) && e.args[0]->type != Type::U32 &&
+         typeBytes(e.args[0]->type) <= typeBytes(e.type);
+}
+
 bool speculatable(const Expr& e) {
   int64_t c = 0;
   if (e.kind == ExprKind::Binary) {

@@ -22,6 +22,9 @@ ExprRef unary(UnOp op, ExprRef a);
 ExprRef select(ExprRef cond, ExprRef a, ExprRef b);
 // Converts to `type`; a no-op when the type already matches.
 ExprRef cast(Type type, ExprRef a);
+// Whether `e` is an integer conversion that keeps every value: from a signed type to one at
+// least as wide (`i64(k)`).
+bool isWidening(const Expr& e);
 
 inline ExprRef add(ExprRef a, ExprRef b) { return binary(BinOp::Add, std::move(a), std::move(b)); }
 inline ExprRef sub(ExprRef a, ExprRef b) { return binary(BinOp::Sub, std::move(a), std::move(b)); }

@@ -41,9 +41,7 @@ bool affineInVar(const Expr& x, uint32_t var, Remainder& r) {
     return true;
   }
   // A widening keeps the value (an index computes `(k + 1) % 2` as `(i64(k) + 1) % 2`).
-  if (x.kind == ExprKind::Cast && isInt(x.type) && isInt(x.args[0]->type) && x.args[0]->type != Type::U32 &&
-      typeBytes(x.args[0]->type) <= typeBytes(x.type))
-    return affineInVar(*x.args[0], var, r);
+  if (isWidening(x)) return affineInVar(*x.args[0], var, r);
   int64_t c = 0;
   if (x.kind != ExprKind::Binary || (x.bin != BinOp::Add && x.bin != BinOp::Sub)) return false;
   const ExprRef* inner = nullptr;
