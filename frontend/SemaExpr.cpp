@@ -264,7 +264,7 @@ std::string KernelSema::shapeText(const tile::View& v) const {
     }
     ExprRef e = t.shape[static_cast<size_t>(v.dims[i])];
     while (e->kind == tir::ExprKind::Cast) e = e->args[0];
-    dims.push_back(e->kind == tir::ExprKind::ParamRef ? k_.skeleton.params[static_cast<size_t>(e->i)].name : "?");
+    dims.push_back(e->kind == tir::ExprKind::ParamRef ? k_.skeleton.params[e->id].name : "?");
   }
   if (dims.size() == 1) return fmt::format("({},)", dims[0]);
   return fmt::format("({})", fmt::join(dims, ", "));

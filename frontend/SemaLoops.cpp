@@ -127,12 +127,12 @@ KernelSema::SureDeps KernelSema::sureDependencies(const std::vector<ExprRef>& co
     if (!e || deps.other) return;
     switch (e->kind) {
       case tir::ExprKind::VarRef: {
-        if (auto let = letValues_.find(static_cast<uint32_t>(e->i)); let != letValues_.end()) {
+        if (auto let = letValues_.find(static_cast<uint32_t>(e->id)); let != letValues_.end()) {
           if (lets.insert(let->first).second) self(self, let->second);
           return;
         }
         size_t i = loops_.size();
-        while (i > 0 && loops_[i - 1].var != static_cast<uint32_t>(e->i)) --i;
+        while (i > 0 && loops_[i - 1].var != static_cast<uint32_t>(e->id)) --i;
         if (i == 0 || !loops_[i - 1].first || loops_[i - 1].conditions != conditions_) {
           deps.other = true;
           return;
@@ -142,7 +142,7 @@ KernelSema::SureDeps KernelSema::sureDependencies(const std::vector<ExprRef>& co
       }
       case tir::ExprKind::SpecialReg: {
         bool block = false;
-        const auto special = static_cast<tir::Special>(e->i);
+        const auto special = e->special;
         switch (special) {
           case tir::Special::CtaidX:
           case tir::Special::CtaidY:
@@ -151,12 +151,12 @@ KernelSema::SureDeps KernelSema::sureDependencies(const std::vector<ExprRef>& co
           case tir::Special::NctaidY:
           case tir::Special::NctaidZ:
             block = true;
-            deps.blockAxes |= static_cast<uint8_t>(1u << (e->i - static_cast<int64_t>(tir::Special::CtaidX)) % 3);
+            deps.blockAxes |= static_cast<uint8_t>(1u << (static_cast<int64_t>(e->special) - static_cast<int64_t>(tir::Special::CtaidX)) % 3);
             break;
           case tir::Special::TidX:
           case tir::Special::TidY:
           case tir::Special::TidZ:
-            deps.threadAxes |= static_cast<uint8_t>(1u << (e->i - static_cast<int64_t>(tir::Special::TidX)));
+            deps.threadAxes |= static_cast<uint8_t>(1u << (static_cast<int64_t>(e->special) - static_cast<int64_t>(tir::Special::TidX)));
             break;
           default:
             deps.threadAxes |= 8;
@@ -239,7 +239,7 @@ ExprRef unwrapped(const ExprRef& e, std::vector<ExprRef>& inside) {
   std::function<ExprRef(const ExprRef&)> widen = [&](const ExprRef& x) -> ExprRef {
     if (!ring(x->type)) return tir::cast(Type::I64, x);
     switch (x->kind) {
-      case tir::ExprKind::IntConst: return i64(x->i);
+      case tir::ExprKind::IntConst: return i64(x->value);
       case tir::ExprKind::Binary:
         if (x->bin == tir::BinOp::Add || x->bin == tir::BinOp::Sub || x->bin == tir::BinOp::Mul)
           return tir::binary(x->bin, widen(x->args[0]), widen(x->args[1]));
@@ -317,17 +317,17 @@ ExprRef KernelSema::atSurePoint(const ExprRef& e, const SurePoint& p, const std:
   std::map<uint32_t, ExprRef> letAt;  // each let's value at p, once worked out
   std::function<ExprRef(const tir::Expr&)> value = [&](const tir::Expr& atom) -> ExprRef {
     if (atom.kind == tir::ExprKind::VarRef) {
-      if (auto let = letValues_.find(static_cast<uint32_t>(atom.i)); let != letValues_.end()) {
+      if (auto let = letValues_.find(static_cast<uint32_t>(atom.id)); let != letValues_.end()) {
         ExprRef& known = letAt[let->first];
         if (!known) known = tir::substitute(let->second, value);
         return known;
       }
-      auto loop = p.loops.find(static_cast<uint32_t>(atom.i));
+      auto loop = p.loops.find(static_cast<uint32_t>(atom.id));
       return loop == p.loops.end() ? nullptr : tir::cast(atom.type, loop->second);
     }
     if (atom.kind != tir::ExprKind::SpecialReg) return nullptr;
-    const int64_t n = atom.i - static_cast<int64_t>(tir::Special::TidX);
-    switch (static_cast<tir::Special>(atom.i)) {
+    const int64_t n = static_cast<int64_t>(atom.special) - static_cast<int64_t>(tir::Special::TidX);
+    switch (atom.special) {
       case tir::Special::TidX:
       case tir::Special::TidY:
       case tir::Special::TidZ: return tir::intConst(tid[static_cast<size_t>(n)], atom.type);
@@ -490,7 +490,7 @@ void KernelSema::launchChecksAtSureValues(const std::vector<ExprRef>& coord, con
   if (deps.other) return;
   std::function<ExprRef(const tir::Expr&)> throughLets = [&](const tir::Expr& atom) -> ExprRef {
     if (atom.kind != tir::ExprKind::VarRef) return nullptr;
-    auto let = letValues_.find(static_cast<uint32_t>(atom.i));
+    auto let = letValues_.find(static_cast<uint32_t>(atom.id));
     return let == letValues_.end() ? nullptr : tir::substitute(let->second, throughLets);
   };
   // The last value of a loop whose end is not a constant, where it can be computed exactly:
@@ -517,7 +517,7 @@ void KernelSema::launchChecksAtSureValues(const std::vector<ExprRef>& coord, con
       -> std::optional<tir::Range> {
     if (atom.kind == tir::ExprKind::VarRef) {
       for (const LoopValues& l : loops_) {
-        if (l.var != static_cast<uint32_t>(atom.i)) continue;
+        if (l.var != static_cast<uint32_t>(atom.id)) continue;
         const int64_t lo = tir::valueRange(tir::substitute(l.begin, throughLets), range).lo;
         const int64_t hi = tir::valueRange(tir::substitute(l.end, throughLets), range).hi;
         return tir::Range{lo, hi > lo ? hi - 1 : lo};
@@ -525,10 +525,10 @@ void KernelSema::launchChecksAtSureValues(const std::vector<ExprRef>& coord, con
       return std::nullopt;
     }
     if (atom.kind != tir::ExprKind::SpecialReg) return std::nullopt;
-    if (grid[0] == 0 && atom.i >= static_cast<int64_t>(tir::Special::CtaidX) &&
-        atom.i <= static_cast<int64_t>(tir::Special::NctaidZ))
+    if (grid[0] == 0 && atom.special >= tir::Special::CtaidX &&
+        atom.special <= tir::Special::NctaidZ)
       return std::nullopt;  // block ids of a run-time grid
-    return tir::specialRange(static_cast<tir::Special>(atom.i), kernel.block, grid);
+    return tir::specialRange(atom.special, kernel.block, grid);
   };
   bool inside = true;
   for (size_t d = 0; d < coord.size() && inside; ++d) {

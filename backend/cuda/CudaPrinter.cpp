@@ -233,16 +233,16 @@ std::string ExprPrinter::binary(const tir::Expr& e) const {
 
 std::string ExprPrinter::print(const tir::ExprRef& e) const {
   switch (e->kind) {
-    case tir::ExprKind::IntConst: return intLiteral(e->i, e->type);
-    case tir::ExprKind::FloatConst: return floatLiteral(e->f);
-    case tir::ExprKind::VarRef: return varName(e->i);
-    case tir::ExprKind::ParamRef: return paramName(e->i);
+    case tir::ExprKind::IntConst: return intLiteral(e->value, e->type);
+    case tir::ExprKind::FloatConst: return floatLiteral(e->real);
+    case tir::ExprKind::VarRef: return varName(e->id);
+    case tir::ExprKind::ParamRef: return paramName(e->id);
     case tir::ExprKind::SpecialReg: {
       bool oneDim = k_.block[1] == 1 && k_.block[2] == 1;
       std::string linear = oneDim ? "static_cast<int32_t>(threadIdx.x)"
                                   : "static_cast<int32_t>(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * "
                                     "threadIdx.z))";
-      switch (static_cast<tir::Special>(e->i)) {
+      switch (e->special) {
         case tir::Special::TidX: return "static_cast<int32_t>(threadIdx.x)";
         case tir::Special::TidY: return "static_cast<int32_t>(threadIdx.y)";
         case tir::Special::TidZ: return "static_cast<int32_t>(threadIdx.z)";
@@ -257,7 +257,7 @@ std::string ExprPrinter::print(const tir::ExprRef& e) const {
       }
       return "0";
     }
-    case tir::ExprKind::Elem: return reg(tir::Reg::elem(static_cast<uint32_t>(e->i), e->j));
+    case tir::ExprKind::Elem: return reg(tir::Reg::elem(e->id, e->index));
     case tir::ExprKind::Binary: return binary(*e);
     case tir::ExprKind::Unary:
       switch (e->un) {

@@ -257,7 +257,7 @@ class KernelPrinter {
   // are defined inside a loop, have the same value in every iteration).
   bool loopInvariant(const tir::Expr& e) const {
     if (e.kind == tir::ExprKind::Elem) return false;
-    if (e.kind == tir::ExprKind::VarRef && !k_.vars.at(e.i).single && loopWritten_.at(e.i)) return false;
+    if (e.kind == tir::ExprKind::VarRef && !k_.vars.at(e.id).single && loopWritten_.at(e.id)) return false;
     for (const tir::ExprRef& a : e.args)
       if (a && !loopInvariant(*a)) return false;
     return true;

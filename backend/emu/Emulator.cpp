@@ -181,11 +181,11 @@ std::optional<int64_t> hostValue(const tir::ExprRef& e, const std::vector<Arg>& 
     return std::nullopt;
   };
   switch (e->kind) {
-    case tir::ExprKind::IntConst: return e->i;
+    case tir::ExprKind::IntConst: return e->value;
     case tir::ExprKind::ParamRef:
-      if (e->i < 0 || static_cast<size_t>(e->i) >= args.size() || args[static_cast<size_t>(e->i)].kind != Arg::Kind::Int)
+      if (e->id >= args.size() || args[e->id].kind != Arg::Kind::Int)
         return fail("it uses a parameter that is not an integer");
-      return args[static_cast<size_t>(e->i)].i;
+      return args[e->id].i;
     case tir::ExprKind::Cast: return hostValue(e->args[0], args, why);
     case tir::ExprKind::Binary: {
       std::optional<int64_t> a = hostValue(e->args[0], args, why);

@@ -12,9 +12,9 @@ Lanes splat(uint64_t v) {
 }
 
 uint64_t constantBits(const tir::Expr& e) {
-  if (e.kind == tir::ExprKind::FloatConst) return fromDouble(e.type, e.f);
-  if (tir::isFloat(e.type)) return fromDouble(e.type, static_cast<double>(e.i));
-  return canonical(e.type, static_cast<uint64_t>(e.i));
+  if (e.kind == tir::ExprKind::FloatConst) return fromDouble(e.type, e.real);
+  if (tir::isFloat(e.type)) return fromDouble(e.type, static_cast<double>(e.value));
+  return canonical(e.type, static_cast<uint64_t>(e.value));
 }
 
 }  // namespace
@@ -50,19 +50,19 @@ Lanes Evaluator::eval(const tir::ExprRef& ref, Mask mask, Mask* divByZero, Taint
     case tir::ExprKind::IntConst:
     case tir::ExprKind::FloatConst: return splat(constantBits(e));
     case tir::ExprKind::ParamRef: {
-      if (e.i < 0 || static_cast<size_t>(e.i) >= ctx_.params.size())
+      if (e.id >= ctx_.params.size())
         throw std::logic_error("emulator: parameter id out of range");
-      if (ctx_.kernel.params[e.i].isPointer)
+      if (ctx_.kernel.params[e.id].isPointer)
         throw std::logic_error("emulator: a pointer parameter used as a value: '" +
-                               ctx_.kernel.params[e.i].name + "'");
-      return splat(ctx_.params[e.i]);
+                               ctx_.kernel.params[e.id].name + "'");
+      return splat(ctx_.params[e.id]);
     }
-    case tir::ExprKind::SpecialReg: return special(static_cast<tir::Special>(e.i));
+    case tir::ExprKind::SpecialReg: return special(e.special);
     case tir::ExprKind::VarRef:
     case tir::ExprKind::Elem: {
       if (!regs_) throw std::logic_error("emulator: a launch-time expression uses a register");
-      tir::Reg reg = e.kind == tir::ExprKind::VarRef ? tir::Reg::var(static_cast<uint32_t>(e.i))
-                                                     : tir::Reg::elem(static_cast<uint32_t>(e.i), e.j);
+      tir::Reg reg = e.kind == tir::ExprKind::VarRef ? tir::Reg::var(e.id)
+                                                     : tir::Reg::elem(e.id, e.index);
       if (taint) {
         Mask undefined = mask & ~regs_->defined(reg);
         if (undefined && !taint->first) taint->first = reg;

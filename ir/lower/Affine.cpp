@@ -107,11 +107,11 @@ std::optional<int64_t> evalInType(const tir::ExprRef& e, const ThreadPoint& p) {
 std::optional<int64_t> evalExactly(const tir::ExprRef& e, const ThreadPoint& p) {
   if (!e) return std::nullopt;
   switch (e->kind) {
-    case tir::ExprKind::IntConst: return e->i;
+    case tir::ExprKind::IntConst: return e->value;
     case tir::ExprKind::SpecialReg: {
       int64_t linear = checkedAdd(checkedAdd(p.tid[0], checkedMul(p.tid[1], p.blockDim[0])),
                                   checkedMul(p.tid[2], checkedMul(p.blockDim[0], p.blockDim[1])));
-      switch (static_cast<tir::Special>(e->i)) {
+      switch (e->special) {
         case tir::Special::TidX: return p.tid[0];
         case tir::Special::TidY: return p.tid[1];
         case tir::Special::TidZ: return p.tid[2];

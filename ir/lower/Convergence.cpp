@@ -314,18 +314,18 @@ Checker::Info Checker::info(const ExprRef& e) {
     case ExprKind::FloatConst:
     case ExprKind::ParamRef: r.threadOnly = r.boundOnly = false; break;
     case ExprKind::SpecialReg: {
-      r.spread = special_.at(static_cast<size_t>(e->i));
-      tir::Special s = static_cast<tir::Special>(e->i);
+      r.spread = special_.at(static_cast<size_t>(e->special));
+      tir::Special s = e->special;
       r.threadOnly = r.boundOnly = s == tir::Special::TidX || s == tir::Special::TidY || s == tir::Special::TidZ ||
                                    s == tir::Special::LaneId || s == tir::Special::WarpId;
       break;
     }
     case ExprKind::Elem:
-      r.spread = array_.at(static_cast<size_t>(e->i));
+      r.spread = array_.at(static_cast<size_t>(e->id));
       r.threadOnly = r.boundOnly = false;
       break;
     case ExprKind::VarRef: {
-      const auto v = static_cast<uint32_t>(e->i);
+      const auto v = static_cast<uint32_t>(e->id);
       r.spread = var_.at(v);
       r.threadOnly = defState_.at(v) != 1 && varThreadOnly(v);
       r.boundOnly = r.threadOnly || (boundState_.at(v) != 1 && varBoundOnly(v));
@@ -357,7 +357,7 @@ Spread Checker::spread(const ExprRef& e) {
 ExprRef Checker::resolved(const ExprRef& e) {
   return tir::substitute(e, [&](const tir::Expr& atom) -> ExprRef {
     if (atom.kind != ExprKind::VarRef) return nullptr;
-    const auto v = static_cast<uint32_t>(atom.i);
+    const auto v = static_cast<uint32_t>(atom.id);
     if (!def_[v] || !varBoundOnly(v)) return nullptr;
     ExprRef& d = resolvedDef_[v];
     if (!d) d = resolved(def_[v]);
@@ -370,7 +370,7 @@ ExprRef Checker::resolved(const ExprRef& e) {
 ExprRef Checker::bound(const ExprRef& e, bool& unbound) {
   return tir::substitute(e, [&](const tir::Expr& atom) -> ExprRef {
     if (atom.kind != ExprKind::VarRef) return nullptr;
-    const auto v = static_cast<size_t>(atom.i);
+    const auto v = static_cast<size_t>(atom.id);
     if (!binding_[v]) {
       unbound = true;
       return nullptr;
@@ -394,7 +394,7 @@ std::optional<std::vector<int64_t>> Checker::values(const ExprRef& e) {
   // The evaluation is exact; the IR's arithmetic wraps. They agree where nothing can wrap.
   tir::AtomRange ids = [&](const tir::Expr& atom) -> std::optional<tir::Range> {
     if (atom.kind != ExprKind::SpecialReg) return std::nullopt;
-    return tir::specialRange(static_cast<tir::Special>(atom.i), k_.block, {1, 1, 1});
+    return tir::specialRange(atom.special, k_.block, {1, 1, 1});
   };
   if (!tir::exactArithmetic(r, ids)) return std::nullopt;
   std::vector<int64_t> v;
@@ -475,17 +475,17 @@ void Checker::blockers(const ExprRef& e, std::vector<std::string>& out) {
     if (out.size() < 3 && std::find(out.begin(), out.end(), what) == out.end()) out.push_back(std::move(what));
   };
   switch (e->kind) {
-    case ExprKind::ParamRef: return add(fmt::format("the parameter '{}'", k_.params.at(static_cast<size_t>(e->i)).name));
+    case ExprKind::ParamRef: return add(fmt::format("the parameter '{}'", k_.params.at(static_cast<size_t>(e->id)).name));
     case ExprKind::SpecialReg: {
-      tir::Special s = static_cast<tir::Special>(e->i);
+      tir::Special s = e->special;
       if (s == tir::Special::CtaidX || s == tir::Special::CtaidY || s == tir::Special::CtaidZ) add("block_id");
       if (s == tir::Special::NctaidX || s == tir::Special::NctaidY || s == tir::Special::NctaidZ)
         add("the grid's size");
       return;
     }
-    case ExprKind::Elem: return add(fmt::format("the registers of '{}'", k_.arrays.at(static_cast<size_t>(e->i)).name));
+    case ExprKind::Elem: return add(fmt::format("the registers of '{}'", k_.arrays.at(static_cast<size_t>(e->id)).name));
     case ExprKind::VarRef: {
-      size_t v = static_cast<size_t>(e->i);
+      size_t v = static_cast<size_t>(e->id);
       if (info(e).threadOnly) return;
       size_t before = out.size();
       if (def_[v] && defState_[v] != 1) {
@@ -636,7 +636,7 @@ std::optional<Reach> Checker::enterLoop(const Reach& outer, const tir::Stmt& s, 
 // Whether `var` occurs in `e` once its variables assigned once are replaced by their definitions.
 bool Checker::mentions(const ExprRef& e, uint32_t var) {
   std::function<bool(const tir::Expr&)> in = [&](const tir::Expr& x) {
-    if (x.kind == ExprKind::VarRef) return static_cast<uint32_t>(x.i) == var;
+    if (x.kind == ExprKind::VarRef) return static_cast<uint32_t>(x.id) == var;
     return std::any_of(x.args.begin(), x.args.end(), [&](const ExprRef& a) { return a && in(*a); });
   };
   return in(*resolved(e));

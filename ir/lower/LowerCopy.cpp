@@ -54,7 +54,7 @@ void KernelLowering::addStrideChecks(const tile::Tensor& t, const std::vector<st
     // Remember what the check guarantees, for simpler predicates below.
     ExprRef s = t.strides[d];
     while (s->kind == tir::ExprKind::Cast) s = s->args[0];
-    if (s->kind == tir::ExprKind::ParamRef) paramDivisor_[s->i] = std::lcm(paramDivisor_[s->i] ? paramDivisor_[s->i] : 1, len);
+    if (s->kind == tir::ExprKind::ParamRef) paramDivisor_[s->id] = std::lcm(paramDivisor_[s->id] ? paramDivisor_[s->id] : 1, len);
     tir::LaunchCheck c;
     c.cond = tir::binary(tir::BinOp::Eq, tir::binary(tir::BinOp::Rem, t.strides[d], tir::intConst(len, Type::I64)),
                          tir::intConst(0, Type::I64));

@@ -119,7 +119,7 @@ class KernelLowering {
   // The expression each scalar variable set once holds (for boundsImply).
   std::function<tir::ExprRef(const tir::Expr&)> definitions() const {
     return [this](const tir::Expr& v) -> tir::ExprRef {
-      auto it = varDefs_.find(static_cast<uint32_t>(v.i));
+      auto it = varDefs_.find(static_cast<uint32_t>(v.id));
       return it == varDefs_.end() ? nullptr : it->second;
     };
   }

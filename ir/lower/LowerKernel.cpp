@@ -147,15 +147,15 @@ ExprRef KernelLowering::bounds(const tile::Tensor& t, const std::vector<ExprRef>
 std::optional<tir::Range> KernelLowering::atomRange(const tir::Expr& atom) const {
   switch (atom.kind) {
     case tir::ExprKind::VarRef: {
-      auto it = varRanges_.find(static_cast<uint32_t>(atom.i));
+      auto it = varRanges_.find(static_cast<uint32_t>(atom.id));
       if (it == varRanges_.end()) return std::nullopt;
       return it->second;
     }
     case tir::ExprKind::ParamRef:
-      if (checkedDims_.count(atom.i)) return tir::Range{0, std::numeric_limits<int64_t>::max()};
+      if (checkedDims_.count(atom.id)) return tir::Range{0, std::numeric_limits<int64_t>::max()};
       return std::nullopt;
     case tir::ExprKind::SpecialReg:
-      return tir::specialRange(static_cast<tir::Special>(atom.i), k_.block, {gridLimit(0), gridLimit(1), gridLimit(2)});
+      return tir::specialRange(atom.special, k_.block, {gridLimit(0), gridLimit(1), gridLimit(2)});
     default: return std::nullopt;
   }
 }
@@ -170,7 +170,7 @@ int64_t KernelLowering::gridLimit(int64_t axis) const {
 
 int64_t KernelLowering::atomDivisor(const tir::Expr& atom) const {
   if (atom.kind != tir::ExprKind::VarRef) return 1;
-  auto it = varDivisors_.find(static_cast<uint32_t>(atom.i));
+  auto it = varDivisors_.find(static_cast<uint32_t>(atom.id));
   return it == varDivisors_.end() ? 1 : it->second;
 }
 
@@ -193,7 +193,7 @@ int64_t KernelLowering::knownDivisor(const ExprRef& e) const {
   if (tir::isIntConst(e, &c)) return c == 0 ? 0 : (c < 0 ? -c : c);
   if (e->kind == tir::ExprKind::Cast && tir::isInt(e->args[0]->type)) return knownDivisor(e->args[0]);
   if (e->kind == tir::ExprKind::ParamRef) {
-    auto it = paramDivisor_.find(e->i);
+    auto it = paramDivisor_.find(e->id);
     return it == paramDivisor_.end() ? 1 : it->second;
   }
   return 1;
@@ -299,9 +299,9 @@ void KernelLowering::stmtNode(const tile::Stmt& s) {
           // Store straight from a register when the value already is one.
           tir::Reg src;
           if (value->kind == tir::ExprKind::VarRef) {
-            src = tir::Reg::var(static_cast<uint32_t>(value->i));
+            src = tir::Reg::var(static_cast<uint32_t>(value->id));
           } else if (value->kind == tir::ExprKind::Elem) {
-            src = tir::Reg::elem(static_cast<uint32_t>(value->i), value->j);
+            src = tir::Reg::elem(static_cast<uint32_t>(value->id), value->index);
           } else {
             src = tir::Reg::var(tir::addVar(k_, fmt::format("st{}", temps_++), type));
             emit(s.loc, tir::Assign{src, value});
@@ -404,7 +404,7 @@ std::optional<tir::Kernel> KernelLowering::run() {
       while (dim->kind == tir::ExprKind::Cast && tir::isInt(dim->args[0]->type) &&
              tir::typeBytes(dim->args[0]->type) <= tir::typeBytes(dim->type))
         dim = dim->args[0];
-      if (dim->kind == tir::ExprKind::ParamRef && dim->type != Type::U32) checkedDims_.insert(dim->i);
+      if (dim->kind == tir::ExprKind::ParamRef && dim->type != Type::U32) checkedDims_.insert(dim->id);
       c.loc = t.loc;
       c.beforeGrid = true;
       addLaunchCheck(std::move(c));

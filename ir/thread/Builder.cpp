@@ -50,44 +50,44 @@ bool isComparison(BinOp op) { return op >= BinOp::Lt && op <= BinOp::Ne; }
 
 ExprRef intConst(int64_t value, Type type) {
   Expr e{ExprKind::IntConst, type};
-  e.i = wrap(value, type);
+  e.value = wrap(value, type);
   return make(e);
 }
 
 ExprRef floatConst(double value, Type type) {
   Expr e{ExprKind::FloatConst, type};
-  e.f = value;
+  e.real = value;
   return make(e);
 }
 
 ExprRef boolConst(bool value) {
   Expr e{ExprKind::IntConst, Type::Pred};
-  e.i = value;
+  e.value = value;
   return make(e);
 }
 
 ExprRef varRef(const Kernel& k, uint32_t var) {
   Expr e{ExprKind::VarRef, k.vars.at(var).type};
-  e.i = var;
+  e.id = var;
   return make(e);
 }
 
 ExprRef paramRef(const Kernel& k, int param) {
   Expr e{ExprKind::ParamRef, k.params.at(param).type};
-  e.i = param;
+  e.id = static_cast<uint32_t>(param);
   return make(e);
 }
 
 ExprRef special(Special s) {
   Expr e{ExprKind::SpecialReg, Type::I32};
-  e.i = static_cast<int64_t>(s);
+  e.special = s;
   return make(e);
 }
 
 ExprRef elemRef(const Kernel& k, uint32_t array, int64_t index) {
   Expr e{ExprKind::Elem, k.arrays.at(array).elem};
-  e.i = array;
-  e.j = index;
+  e.id = array;
+  e.index = index;
   return make(e);
 }
 
@@ -95,21 +95,21 @@ ExprRef regRef(const Kernel& k, Reg reg) { return reg.isVar ? varRef(k, reg.id) 
 
 bool isIntConst(const ExprRef& e, int64_t* value) {
   if (!e || e->kind != ExprKind::IntConst || e->type == Type::Pred) return false;
-  if (value) *value = e->i;
+  if (value) *value = e->value;
   return true;
 }
 
 bool sameExpr(const ExprRef& a, const ExprRef& b) {
   if (a == b) return true;
   if (!a || !b || a->kind != b->kind || a->type != b->type) return false;
-  if (a->i != b->i || a->j != b->j || a->f != b->f || a->bin != b->bin || a->un != b->un) return false;
+  if (a->value != b->value || a->id != b->id || a->index != b->index || a->special != b->special || a->real != b->real || a->bin != b->bin || a->un != b->un) return false;
   for (int i = 0; i < 3; ++i)
     if (!sameExpr(a->args[i], b->args[i])) return false;
   return true;
 }
 
-bool isTrue(const ExprRef& e) { return !e || (e->kind == ExprKind::IntConst && e->type == Type::Pred && e->i); }
-bool isFalse(const ExprRef& e) { return e && e->kind == ExprKind::IntConst && e->type == Type::Pred && !e->i; }
+bool isTrue(const ExprRef& e) { return !e || (e->kind == ExprKind::IntConst && e->type == Type::Pred && e->value); }
+bool isFalse(const ExprRef& e) { return e && e->kind == ExprKind::IntConst && e->type == Type::Pred && !e->value; }
 
 namespace {
 
@@ -120,7 +120,7 @@ std::optional<std::pair<int64_t, int64_t>> valueRange(const ExprRef& e) {
   if (isIntConst(e, &c)) return std::pair{c, c};
   switch (e->kind) {
     case ExprKind::SpecialReg:
-      if (static_cast<Special>(e->i) == Special::LaneId) return std::pair<int64_t, int64_t>{0, 31};
+      if (e->special == Special::LaneId) return std::pair<int64_t, int64_t>{0, 31};
       return std::nullopt;
     case ExprKind::Cast:
       if (isInt(e->type) && isInt(e->args[0]->type) && typeBytes(e->type) >= typeBytes(e->args[0]->type) &&
@@ -258,7 +258,7 @@ ExprRef binary(BinOp op, ExprRef a, ExprRef b) {
 }
 
 ExprRef unary(UnOp op, ExprRef a) {
-  if (op == UnOp::Not && a->kind == ExprKind::IntConst && a->type == Type::Pred) return boolConst(!a->i);
+  if (op == UnOp::Not && a->kind == ExprKind::IntConst && a->type == Type::Pred) return boolConst(!a->value);
   int64_t x = 0;
   if (op == UnOp::Neg && isIntConst(a, &x)) return intConst(-x, a->type);
   Expr e{ExprKind::Unary, a->type};
@@ -268,10 +268,10 @@ ExprRef unary(UnOp op, ExprRef a) {
 }
 
 ExprRef select(ExprRef cond, ExprRef a, ExprRef b) {
-  if (cond->kind == ExprKind::IntConst && cond->type == Type::Pred) return cond->i ? a : b;
+  if (cond->kind == ExprKind::IntConst && cond->type == Type::Pred) return cond->value ? a : b;
   if (a->type == Type::Pred && a->kind == ExprKind::IntConst && b->kind == ExprKind::IntConst) {
-    if (a->i && !b->i) return cond;
-    if (!a->i && b->i) return unary(UnOp::Not, cond);
+    if (a->value && !b->value) return cond;
+    if (!a->value && b->value) return unary(UnOp::Not, cond);
   }
   Expr e{ExprKind::Select, a->type};
   e.args = {std::move(cond), std::move(a), std::move(b)};
@@ -293,7 +293,7 @@ ExprRef cast(Type type, ExprRef a) {
   // An integer becomes the f32 nearest to it, in one rounding (through a double, one of 2^53 or
   // more could round twice).
   if (type == Type::F32 && isIntConst(a, &x)) return floatConst(static_cast<double>(static_cast<float>(x)), type);
-  if (type == Type::F32 && a->kind == ExprKind::FloatConst) return floatConst(a->f, type);
+  if (type == Type::F32 && a->kind == ExprKind::FloatConst) return floatConst(a->real, type);
   Expr e{ExprKind::Cast, type};
   e.args = {std::move(a), nullptr, nullptr};
   return make(e);

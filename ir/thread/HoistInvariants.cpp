@@ -107,8 +107,8 @@ class Hoister {
       default: inv = inv && speculatable(*e); break;
     }
     uint64_t fbits = 0;
-    std::memcpy(&fbits, &e->f, sizeof fbits);
-    Key key{static_cast<int>(e->kind), static_cast<int>(e->type), e->i, e->j, fbits,
+    std::memcpy(&fbits, &e->real, sizeof fbits);
+    Key key{static_cast<int>(e->kind), static_cast<int>(e->type), e->value, e->id, e->index, static_cast<int>(e->special), fbits,
             static_cast<int>(e->bin), static_cast<int>(e->un), args[0], args[1], args[2]};
     auto [pos, fresh] = ids_.try_emplace(key, static_cast<int>(ids_.size()));
     if (fresh) nodes_.push_back(Node{});
@@ -234,7 +234,7 @@ class Hoister {
     return varRef(k_, var);
   }
 
-  using Key = std::tuple<int, int, int64_t, int64_t, uint64_t, int, int, int, int, int>;
+  using Key = std::tuple<int, int, int64_t, uint32_t, int64_t, int, uint64_t, int, int, int, int, int>;
   struct KeyHash {
     size_t operator()(const Key& k) const {
       size_t h = 0;

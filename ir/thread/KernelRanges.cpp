@@ -29,7 +29,7 @@ std::optional<Range> intersect(std::optional<Range> a, const std::optional<Range
 // blocks nested in it).
 void countReads(const Block& b, std::vector<int>& reads) {
   std::function<void(const ExprRef&)> count = [&](const ExprRef& e) {
-    if (e->kind == ExprKind::VarRef) ++reads.at(static_cast<size_t>(e->i));
+    if (e->kind == ExprKind::VarRef) ++reads.at(static_cast<size_t>(e->id));
     for (const ExprRef& a : e->args)
       if (a) count(a);
   };
@@ -42,10 +42,10 @@ KernelRanges::KernelRanges(const Kernel& k) : k_(k), writes_(k.vars.size()), var
   atoms_ = [this](const Expr& atom) -> std::optional<Range> {
     switch (atom.kind) {
       case ExprKind::VarRef: {
-        const auto id = static_cast<size_t>(atom.i);
+        const auto id = static_cast<size_t>(atom.id);
         return vars_.at(id) ? vars_[id] : k_.vars.at(id).known;
       }
-      case ExprKind::SpecialReg: return specialRange(static_cast<Special>(atom.i), k_.block, grid_);
+      case ExprKind::SpecialReg: return specialRange(atom.special, k_.block, grid_);
       default: return std::nullopt;  // parameters, fragment elements: anything
     }
   };

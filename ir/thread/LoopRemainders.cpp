@@ -36,7 +36,7 @@ constexpr int64_t kMaxOffset = int64_t{1} << 40;
 // Whether `x` is `var` plus or minus constants, in any grouping the builder leaves: sets
 // r.offset to their sum and r.low, r.high to the extremes of the partial sums.
 bool affineInVar(const Expr& x, uint32_t var, Remainder& r) {
-  if (x.kind == ExprKind::VarRef && x.i == var) {
+  if (x.kind == ExprKind::VarRef && x.id == var) {
     r.offset = r.low = r.high = 0;
     return true;
   }

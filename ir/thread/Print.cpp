@@ -38,13 +38,13 @@ class Printer {
     if (!e) return "<null>";
     switch (e->kind) {
       case ExprKind::IntConst:
-        if (e->type == Type::Pred) return e->i ? "true" : "false";
-        return fmt::format("{}", e->i);
-      case ExprKind::FloatConst: return fmt::format("{}f", e->f);
-      case ExprKind::VarRef: return "%" + k_.vars.at(e->i).name;
-      case ExprKind::ParamRef: return "$" + k_.params.at(e->i).name;
-      case ExprKind::SpecialReg: return specialName(static_cast<Special>(e->i));
-      case ExprKind::Elem: return fmt::format("{}[{}]", k_.arrays.at(e->i).name, e->j);
+        if (e->type == Type::Pred) return e->value ? "true" : "false";
+        return fmt::format("{}", e->value);
+      case ExprKind::FloatConst: return fmt::format("{}f", e->real);
+      case ExprKind::VarRef: return "%" + k_.vars.at(e->id).name;
+      case ExprKind::ParamRef: return "$" + k_.params.at(e->id).name;
+      case ExprKind::SpecialReg: return specialName(e->special);
+      case ExprKind::Elem: return fmt::format("{}[{}]", k_.arrays.at(e->id).name, e->index);
       case ExprKind::Binary:
         if (e->bin == BinOp::Min || e->bin == BinOp::Max)
           return fmt::format("{}({}, {})", binName(e->bin), expr(e->args[0]), expr(e->args[1]));

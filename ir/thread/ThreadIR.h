@@ -104,15 +104,18 @@ enum class ExprKind : uint8_t { IntConst, FloatConst, VarRef, ParamRef, SpecialR
 struct Expr;
 using ExprRef = std::shared_ptr<const Expr>;
 
-// Immutable expression nodes, shared freely between statements.
+// Immutable expression nodes, shared freely between statements. Each kind reads only its
+// own fields; the others keep their defaults, so that equal expressions compare equal.
 struct Expr {
   ExprKind kind;
   Type type;
-  int64_t i = 0;    // IntConst value; Var, Param or Array id; Special (cast)
-  int64_t j = 0;    // Elem: index into the array
-  double f = 0;     // FloatConst value
-  BinOp bin = BinOp::Add;
-  UnOp un = UnOp::Neg;
+  int64_t value = 0;              // IntConst: the value (a Pred: 0 or 1)
+  double real = 0;                // FloatConst: the value
+  uint32_t id = 0;                // VarRef: the Var; ParamRef: the Param; Elem: the Array
+  int64_t index = 0;              // Elem: the element of the array
+  Special special = Special::TidX;  // SpecialReg: which register
+  BinOp bin = BinOp::Add;         // Binary
+  UnOp un = UnOp::Neg;            // Unary
   std::array<ExprRef, 3> args{};  // Binary: a, b; Unary/Cast: a; Select: cond, a, b
 };
 

@@ -176,7 +176,7 @@ Range valueRange(const ExprRef& e, const AtomRange& atom) {
   const Range all = typeRange(e->type);
   if (!isInt(e->type) && e->type != Type::Pred) return all;
   switch (e->kind) {
-    case ExprKind::IntConst: return Range{e->i, e->i};
+    case ExprKind::IntConst: return Range{e->value, e->value};
     case ExprKind::VarRef:
     case ExprKind::ParamRef:
     case ExprKind::SpecialReg:

@@ -49,10 +49,10 @@ struct Fixture {
 // The value of an expression over tid, blockIdx.y, K and k.
 int64_t eval(const ExprRef& e, int64_t tid, int64_t bid, int64_t K, int64_t k) {
   switch (e->kind) {
-    case tir::ExprKind::IntConst: return e->i;
+    case tir::ExprKind::IntConst: return e->value;
     case tir::ExprKind::ParamRef: return K;
     case tir::ExprKind::VarRef: return k;
-    case tir::ExprKind::SpecialReg: return static_cast<tir::Special>(e->i) == tir::Special::TidX ? tid : bid;
+    case tir::ExprKind::SpecialReg: return e->special == tir::Special::TidX ? tid : bid;
     case tir::ExprKind::Cast: return eval(e->args[0], tid, bid, K, k);
     case tir::ExprKind::Binary: {
       int64_t a = eval(e->args[0], tid, bid, K, k), b = eval(e->args[1], tid, bid, K, k);
@@ -183,7 +183,7 @@ TEST_CASE("runs in swizzled shared tiles hold for every place a run-time origin 
     v.dims = {0, 1};
     v.shape = vshape;
     lower::MemoryRuns runs(t, v, nullptr, [&](const tir::Expr& atom) {
-      return atom.kind == tir::ExprKind::VarRef && atom.i == var ? m : 1;
+      return atom.kind == tir::ExprKind::VarRef && atom.id == var ? m : 1;
     });
     if (!runs.originProblem().empty()) continue;
     for (int64_t w : {2, 4, 8}) {
@@ -272,7 +272,7 @@ TEST_CASE("shared offsets whose origin moves by a known multiple are the layout'
         tir::add(tir::add(tir::intConst(c0), tir::mul(kk, tir::intConst(coefC))),
                  tir::mul(tir::binary(BinOp::And, tir::special(tir::Special::TidX), tir::intConst(3)), tir::intConst(8)))};
     const lower::AtomDivisor divisors = [&](const tir::Expr& a) {
-      return a.kind == tir::ExprKind::VarRef && a.i == var ? m : 1;
+      return a.kind == tir::ExprKind::VarRef && a.id == var ? m : 1;
     };
     const ExprRef off = lower::elementOffset(t, coord, divisors);
     pulledOut += !tir::sameExpr(off, lower::elementOffset(t, coord));

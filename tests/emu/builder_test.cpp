@@ -42,7 +42,7 @@ TEST_CASE("comparisons of a masked value with a constant fold only when every va
           INFO("op " << static_cast<int>(op) << " m " << m << " c " << c << " swapped " << swap);
           if (e->kind == ExprKind::IntConst) {
             CHECK(e->type == Type::Pred);
-            CHECK((e->i ? !sawFalse : !sawTrue));
+            CHECK((e->value ? !sawFalse : !sawTrue));
           } else {
             CHECK((sawTrue && sawFalse));
           }
@@ -85,7 +85,7 @@ TEST_CASE("substituting constants for variables folds to the value the hardware 
                             tir::select(tir::lt(v(i), v(j)), c(1), c(2)));
   for (int64_t x = -5; x <= 5; ++x)
     for (int64_t y = -5; y <= 5; ++y) {
-      tir::ExprRef r = tir::substitute(e, [&](const tir::Expr& a) { return c(a.i == i ? x : y); });
+      tir::ExprRef r = tir::substitute(e, [&](const tir::Expr& a) { return c(a.id == i ? x : y); });
       int64_t got = 0;
       REQUIRE(tir::isIntConst(r, &got));
       const int64_t want = static_cast<int32_t>(static_cast<uint32_t>(((x * 3 + y) % 4) * (int64_t{1} << 30)) +
@@ -93,7 +93,7 @@ TEST_CASE("substituting constants for variables folds to the value the hardware 
       CHECK(got == want);
     }
   // Only i given: j stays, and so does what depends on it.
-  tir::ExprRef partial = tir::substitute(e, [&](const tir::Expr& a) { return a.i == i ? c(1) : nullptr; });
+  tir::ExprRef partial = tir::substitute(e, [&](const tir::Expr& a) { return a.id == i ? c(1) : nullptr; });
   CHECK_FALSE(tir::isIntConst(partial));
   CHECK(tir::sameExpr(tir::substitute(partial, [&](const tir::Expr&) { return nullptr; }), partial));
   // Special registers are atoms too.
@@ -129,7 +129,7 @@ TEST_CASE("a term subtracted from a sum that holds it leaves the other terms", "
         auto at = [&](const tir::ExprRef& expr) {
           int64_t out = 0;
           tir::ExprRef r = tir::substitute(expr, [&](const tir::Expr& atom) {
-            return tir::intConst(atom.i == x ? a : atom.i == y ? b : c, Type::I32);
+            return tir::intConst(atom.id == x ? a : atom.id == y ? b : c, Type::I32);
           });
           REQUIRE(tir::isIntConst(r, &out));
           return out;
@@ -145,6 +145,6 @@ TEST_CASE("an integer cast to f32 folds to the nearest f32, rounded once", "[bui
   const int64_t big = (int64_t{1} << 60) + (int64_t{1} << 36) + 1;
   tir::ExprRef f = tir::cast(Type::F32, tir::intConst(big, Type::I64));
   REQUIRE(f->kind == ExprKind::FloatConst);
-  CHECK(f->f == static_cast<double>((int64_t{1} << 60) + (int64_t{1} << 37)));
-  CHECK(tir::cast(Type::F32, tir::intConst(-3, Type::I32))->f == -3.0);
+  CHECK(f->real == static_cast<double>((int64_t{1} << 60) + (int64_t{1} << 37)));
+  CHECK(tir::cast(Type::F32, tir::intConst(-3, Type::I32))->real == -3.0);
 }

@@ -81,8 +81,8 @@ emu::Lanes splat(uint64_t v) {
 // The IR's value of `e` (the emulator's arithmetic) with variable values `env` (canonical).
 uint64_t eval(const ExprRef& e, const std::vector<uint64_t>& env) {
   switch (e->kind) {
-    case tir::ExprKind::IntConst: return emu::canonical(e->type, static_cast<uint64_t>(e->i));
-    case tir::ExprKind::VarRef: return env.at(static_cast<size_t>(e->i));
+    case tir::ExprKind::IntConst: return emu::canonical(e->type, static_cast<uint64_t>(e->value));
+    case tir::ExprKind::VarRef: return env.at(static_cast<size_t>(e->id));
     case tir::ExprKind::Cast: return emu::convert(e->type, e->args[0]->type, eval(e->args[0], env));
     case tir::ExprKind::Unary: return emu::unaryOp(e->un, e->type, splat(eval(e->args[0], env)))[0];
     case tir::ExprKind::Select: return eval(e->args[0], env) ? eval(e->args[1], env) : eval(e->args[2], env);

@@ -263,12 +263,12 @@ TEST_CASE("extents and strides are computed as the launcher computes them", "[ru
       for (const tir::ExprRef& e : exprs) {
         const tir::ExprRef folded = tir::substitute(e, [&](const tir::Expr& atom) -> tir::ExprRef {
           if (atom.kind != tir::ExprKind::ParamRef) return nullptr;
-          return tir::intConst(atom.i == n ? nv : mv, Type::I64);
+          return tir::intConst(atom.id == static_cast<uint32_t>(n) ? nv : mv, Type::I64);
         });
         // A comparison folds to a bool constant, which a cast to i64 keeps as it is.
         const tir::ExprRef constant = folded->kind == tir::ExprKind::Cast ? folded->args[0] : folded;
         REQUIRE(constant->kind == tir::ExprKind::IntConst);
-        const int64_t want = constant->i;
+        const int64_t want = constant->value;
         std::string why;
         std::optional<int64_t> got = hostValue(e, {Arg::integer(nv), Arg::integer(mv)}, &why);
         INFO("n = " << nv << ", m = " << mv << ": " << why);

@@ -35,7 +35,7 @@ struct Params {
   }
   tir::AtomRange atoms() const {
     return [this](const tir::Expr& e) -> std::optional<Range> {
-      if (e.kind == tir::ExprKind::ParamRef) return ranges.at(e.i);
+      if (e.kind == tir::ExprKind::ParamRef) return ranges.at(e.id);
       return std::nullopt;
     };
   }
