@@ -12,7 +12,7 @@
 #include <variant>
 #include <vector>
 
-#include "frontend/Source.h"
+#include "base/Source.h"
 
 namespace tyl::ast {
 

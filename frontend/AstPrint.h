@@ -3,8 +3,8 @@
 
 #include <string>
 
+#include "base/Source.h"
 #include "frontend/Ast.h"
-#include "frontend/Source.h"
 
 namespace tyl {
 

@@ -5,8 +5,8 @@
 #include <cerrno>
 #include <cstdlib>
 
-#include "frontend/CommonDiags.h"
-#include "frontend/Diagnostics.h"
+#include "base/CommonDiags.h"
+#include "base/Diagnostics.h"
 
 namespace tyl {
 

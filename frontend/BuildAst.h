@@ -6,8 +6,8 @@
 #include <fmt/format.h>
 
 #include "TyloParser.h"
+#include "base/Diagnostics.h"
 #include "frontend/Ast.h"
-#include "frontend/Diagnostics.h"
 
 namespace tyl {
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "frontend/CommonDiags.h"
+#include "base/CommonDiags.h"
 #include "ir/layout/CheckedMath.h"
 
 namespace tyl {

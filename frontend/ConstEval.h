@@ -13,8 +13,8 @@
 #include <variant>
 #include <vector>
 
+#include "base/Diagnostics.h"
 #include "frontend/Ast.h"
-#include "frontend/Diagnostics.h"
 #include "ir/layout/Layout.h"
 
 namespace tyl {

@@ -4,13 +4,10 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <set>
 
-#include "frontend/CommonDiags.h"
+#include "base/CommonDiags.h"
 #include "frontend/Parse.h"
 
 namespace tyl {
@@ -151,33 +148,4 @@ ImportLoader fileImportLoader(SourceManager& sources) {
     return sources.add(path.string(), std::move(*text));
   };
 }
-
-std::optional<std::string> readSourceText(const std::string& path, std::string& error) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    error = "is a directory";
-    return std::nullopt;
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    error = std::strerror(errno);
-    return std::nullopt;
-  }
-  // Read in chunks, stopping one byte past the limit (the parser reports the size), so that
-  // a small file costs no more than its size and a huge one no more than the limit.
-  std::string text;
-  char chunk[1 << 16];
-  while (text.size() <= kMaxSourceBytes) {
-    size_t want = std::min(sizeof chunk, kMaxSourceBytes + 1 - text.size());
-    in.read(chunk, static_cast<std::streamsize>(want));
-    if (in.bad()) {
-      error = "read error";
-      return std::nullopt;
-    }
-    text.append(chunk, static_cast<size_t>(in.gcount()));
-    if (!in) break;
-  }
-  return text;
-}
-
 }  // namespace tyl

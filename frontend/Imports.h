@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "base/Diagnostics.h"
 #include "frontend/Ast.h"
-#include "frontend/Diagnostics.h"
 
 namespace tyl {
 
@@ -34,9 +34,5 @@ bool resolveImports(ast::Module& m, DiagnosticEngine& diags, const ImportLoader&
 // The loader of tyloc: paths relative to the importing file's folder, read from the file system.
 ImportLoader fileImportLoader(SourceManager& sources);
 
-// The text of a source file, at most one byte past the parser's limit (enough for it to report
-// the file as too large, and what keeps an endless input such as /dev/zero from filling
-// memory); nullopt with `error` saying why when it cannot be read.
-std::optional<std::string> readSourceText(const std::string& path, std::string& error);
 
 }  // namespace tyl

@@ -7,8 +7,8 @@
 #include "TyloLexer.h"
 #include "TyloParser.h"
 #include "antlr4-runtime.h"
+#include "base/CommonDiags.h"
 #include "frontend/BuildAst.h"
-#include "frontend/CommonDiags.h"
 
 namespace tyl {
 

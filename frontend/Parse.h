@@ -5,13 +5,12 @@
 #include <optional>
 #include <string>
 
+#include "base/Diagnostics.h"
 #include "frontend/Ast.h"
-#include "frontend/Diagnostics.h"
 
 namespace tyl {
 
-// Bounds that keep hostile input from exhausting the parser's stack or memory.
-inline constexpr size_t kMaxSourceBytes = size_t{8} << 20;
+// How deeply blocks and expressions may nest: deeper input would exhaust the parser's stack.
 inline constexpr int kMaxNesting = 128;
 
 std::optional<ast::Module> parseModule(FileId file, DiagnosticEngine& diags);

@@ -6,8 +6,8 @@
 #include <set>
 #include <stdexcept>
 
+#include "base/CommonDiags.h"
 #include "frontend/AstPrint.h"
-#include "frontend/CommonDiags.h"
 #include "frontend/SemaImpl.h"
 #include "ir/layout/CheckedMath.h"
 #include "ir/thread/Print.h"

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "base/Diagnostics.h"
 #include "frontend/Ast.h"
-#include "frontend/Diagnostics.h"
 #include "ir/tile/TileIR.h"
 
 namespace tyl {

@@ -5,7 +5,7 @@
 
 #include <set>
 
-#include "frontend/CommonDiags.h"
+#include "base/CommonDiags.h"
 #include "frontend/SemaImpl.h"
 #include "ir/layout/Analysis.h"
 #include "ir/layout/Transforms.h"

@@ -2,7 +2,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "frontend/CommonDiags.h"
+#include "base/CommonDiags.h"
 #include "frontend/SemaImpl.h"
 #include "ir/layout/Transforms.h"
 

@@ -4,7 +4,7 @@
 
 #include <utility>
 
-#include "frontend/CommonDiags.h"
+#include "base/CommonDiags.h"
 #include "frontend/SemaImpl.h"
 #include "ir/layout/Transforms.h"
 

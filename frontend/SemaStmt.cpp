@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "frontend/CommonDiags.h"
+#include "base/CommonDiags.h"
 #include "frontend/SemaImpl.h"
 
 namespace tyl {

@@ -2,7 +2,7 @@
 #include <fmt/format.h>
 
 #include "backend/cuda/EmitImpl.h"
-#include "frontend/Source.h"
+#include "base/Source.h"
 #include "ir/thread/Builder.h"
 #include "ir/thread/Walk.h"
 

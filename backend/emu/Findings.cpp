@@ -4,7 +4,7 @@
 
 #include <sstream>
 
-#include "frontend/Diagnostics.h"
+#include "base/Diagnostics.h"
 
 namespace tyl::emu {
 namespace {

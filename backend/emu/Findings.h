@@ -10,7 +10,7 @@
 #include <tuple>
 #include <vector>
 
-#include "frontend/Source.h"
+#include "base/Source.h"
 
 namespace tyl {
 class DiagnosticEngine;

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "backend/emu/HostData.h"
-#include "frontend/Source.h"
+#include "base/Source.h"
 #include "ir/thread/ThreadIR.h"
 
 namespace tyl::examples {

@@ -4,7 +4,7 @@
 // and loops around them whose outcome differs between threads.
 #pragma once
 
-#include "frontend/Diagnostics.h"
+#include "base/Diagnostics.h"
 #include "ir/thread/ThreadIR.h"
 
 namespace tyl::lower {

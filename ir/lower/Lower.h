@@ -5,7 +5,7 @@
 
 #include <optional>
 
-#include "frontend/Diagnostics.h"
+#include "base/Diagnostics.h"
 #include "ir/thread/ThreadIR.h"
 #include "ir/tile/TileIR.h"
 

@@ -2,7 +2,7 @@
 
 #include <bit>
 
-#include "frontend/CommonDiags.h"
+#include "base/CommonDiags.h"
 #include "ir/layout/Analysis.h"
 #include "ir/lower/Convergence.h"
 #include "ir/lower/LowerImpl.h"

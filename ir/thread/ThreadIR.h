@@ -15,7 +15,7 @@
 #include <variant>
 #include <vector>
 
-#include "frontend/Source.h"
+#include "base/Source.h"
 
 namespace tyl::tir {
 

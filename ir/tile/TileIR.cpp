@@ -1,5 +1,5 @@
-#include "ir/tile/TileIR.h"
 #include "ir/thread/Builder.h"
+#include "ir/tile/TileIR.h"
 
 namespace tyl::tile {
 

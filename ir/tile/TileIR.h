@@ -13,7 +13,7 @@
 #include <variant>
 #include <vector>
 
-#include "frontend/Source.h"
+#include "base/Source.h"
 #include "ir/layout/Layout.h"
 #include "ir/layout/MmaAtom.h"
 #include "ir/thread/ThreadIR.h"

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "backend/emu/Emulator.h"
-#include "frontend/Source.h"
+#include "base/Source.h"
 #include "ir/thread/Builder.h"
 #include "ir/thread/ThreadIR.h"
 

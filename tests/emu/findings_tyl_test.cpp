@@ -22,10 +22,10 @@
 
 #include "CountOps.h"
 #include "backend/emu/Emulator.h"
+#include "frontend/Imports.h"
 #include "ir/thread/Print.h"
 #include "tests/support/IntSemanticsCases.h"
 #include "tests/support/Process.h"
-#include "frontend/Imports.h"
 #include "tools/tyloc/Pipeline.h"
 
 using namespace tyl;

@@ -14,8 +14,8 @@
 #include <sstream>
 
 #include "backend/emu/Emulator.h"
-#include "ir/thread/Print.h"
 #include "frontend/Imports.h"
+#include "ir/thread/Print.h"
 #include "tools/tyloc/Pipeline.h"
 
 using namespace tyl;

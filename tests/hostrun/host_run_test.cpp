@@ -14,9 +14,9 @@
 #include "gemm.cuh"
 #include "gemm_stages.cuh"
 #include "launch_grid.cuh"
-#include "wide_elements.cuh"
 #include "tests/hostrun/HostRunner.h"
 #include "tests/support/ExampleCases.h"
+#include "wide_elements.cuh"
 #ifdef TYLO_HOST_RUN_VARIANTS
 #include "gemm_variants.h"
 #endif

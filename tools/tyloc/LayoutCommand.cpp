@@ -14,9 +14,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "frontend/CommonDiags.h"
+#include "base/CommonDiags.h"
+#include "base/Diagnostics.h"
 #include "frontend/ConstEval.h"
-#include "frontend/Diagnostics.h"
 #include "frontend/Parse.h"
 #include "ir/layout/Analysis.h"
 #include "ir/layout/Transforms.h"

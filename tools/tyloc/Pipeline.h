@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "backend/cuda/EmitCuda.h"
-#include "frontend/Diagnostics.h"
-#include "tools/tyloc/OutputFiles.h"
+#include "base/Diagnostics.h"
 #include "ir/thread/ThreadIR.h"
+#include "tools/tyloc/OutputFiles.h"
 
 namespace tyl::driver {
 

@@ -9,7 +9,7 @@
 #include <exception>
 #include <iostream>
 
-#include "frontend/Diagnostics.h"
+#include "base/Diagnostics.h"
 #include "tools/tyloc/CompileCommand.h"
 #include "tools/tyloc/LayoutCommand.h"
 #include "tools/tyloc/Pipeline.h"

@@ -1,7 +1,7 @@
 // Diagnostic kinds reported from more than one place in the compiler.
 #pragma once
 
-#include "frontend/Diagnostics.h"
+#include "base/Diagnostics.h"
 
 namespace tyl {
 

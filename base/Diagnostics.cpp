@@ -1,4 +1,4 @@
-#include "frontend/Diagnostics.h"
+#include "base/Diagnostics.h"
 
 #include <fmt/format.h>
 

@@ -2,7 +2,9 @@
 // a .tyl file, or the expression given to `tyloc layout` (named "<layout>").
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -53,5 +55,13 @@ class SourceManager {
  private:
   std::vector<SourceFile> files_;
 };
+
+// The largest source file tyloc reads; the parser reports a larger one.
+inline constexpr size_t kMaxSourceBytes = size_t{8} << 20;
+
+// The text of a source file, at most one byte past kMaxSourceBytes (enough for the parser to
+// report the file as too large, and what keeps an endless input such as /dev/zero from filling
+// memory); nullopt with `error` saying why when it cannot be read.
+std::optional<std::string> readSourceText(const std::string& path, std::string& error);
 
 }  // namespace tyl

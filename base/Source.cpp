@@ -1,6 +1,10 @@
-#include "frontend/Source.h"
+#include "base/Source.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 
 namespace tyl {
 
@@ -39,6 +43,34 @@ std::string_view SourceManager::lineText(FileId id, uint32_t line) const {
   uint32_t end = line < f.lineStarts.size() ? f.lineStarts[line] : static_cast<uint32_t>(f.text.size());
   std::string_view text(f.text.data() + begin, end - begin);
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.remove_suffix(1);
+  return text;
+}
+
+std::optional<std::string> readSourceText(const std::string& path, std::string& error) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    error = "is a directory";
+    return std::nullopt;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    error = std::strerror(errno);
+    return std::nullopt;
+  }
+  // Read in chunks, stopping one byte past the limit (the parser reports the size), so that
+  // a small file costs no more than its size and a huge one no more than the limit.
+  std::string text;
+  char chunk[1 << 16];
+  while (text.size() <= kMaxSourceBytes) {
+    size_t want = std::min(sizeof chunk, kMaxSourceBytes + 1 - text.size());
+    in.read(chunk, static_cast<std::streamsize>(want));
+    if (in.bad()) {
+      error = "read error";
+      return std::nullopt;
+    }
+    text.append(chunk, static_cast<size_t>(in.gcount()));
+    if (!in) break;
+  }
   return text;
 }
 

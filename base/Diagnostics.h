@@ -19,7 +19,7 @@
 #include <string_view>
 #include <vector>
 
-#include "frontend/Source.h"
+#include "base/Source.h"
 
 namespace tyl {
 
