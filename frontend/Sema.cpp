@@ -24,6 +24,26 @@ namespace sema {
 
 using tir::ExprRef;
 
+namespace {
+
+// Whether the host launcher can compute `e` before any thread runs: it reads scalar
+// parameters and constants only (no thread or block ids, no variables of the body).
+bool knownAtLaunch(const ExprRef& e) {
+  if (!e) return true;
+  switch (e->kind) {
+    case tir::ExprKind::IntConst:
+    case tir::ExprKind::FloatConst:
+    case tir::ExprKind::ParamRef: return true;
+    case tir::ExprKind::Binary:
+    case tir::ExprKind::Unary:
+    case tir::ExprKind::Select:
+    case tir::ExprKind::Cast: return knownAtLaunch(e->args[0]) && knownAtLaunch(e->args[1]) && knownAtLaunch(e->args[2]);
+    default: return false;
+  }
+}
+
+}  // namespace
+
 const char* describe(const Value& v) {
   switch (v.kind) {
     case Value::Kind::Void: return "nothing";
@@ -247,6 +267,13 @@ std::optional<tile::Tensor> KernelSema::tensorParam(const ast::Param& p, int par
         diags_.report(kTypeMismatch, d.range, "a tensor dimension must be an integer");
         return std::nullopt;
       }
+      // The launcher checks dimensions, and `tyloc run` allocates tensors, before any thread runs.
+      if (!knownAtLaunch(*s)) {
+        diags_.report(kBadParam, d.range,
+                      "a tensor dimension may use only scalar parameters and constants: it must be known "
+                      "when the kernel is launched");
+        return std::nullopt;
+      }
       t.staticShape.push_back(-1);
       t.shape.push_back(*s);
       dimTexts.push_back(printExpr(*written));
@@ -418,6 +445,12 @@ bool KernelSema::globalLayout(const ast::Expr& e, const std::vector<std::string>
     }
     std::optional<ExprRef> v = toScalarLeaf(leaf);
     if (!v) return false;
+    if (!knownAtLaunch(*v)) {
+      diags_.report(kGlobalLayout, s->range,
+                    "a global stride may use only scalar parameters and constants: it must be known when the "
+                    "kernel is launched");
+      return false;
+    }
     int64_t c = 0;
     if (tir::isIntConst(*v, &c) && c < 0) {
       diags_.report(kGlobalLayout, s->range, fmt::format("a global stride must not be negative, found {}", c));
@@ -494,20 +527,7 @@ bool KernelSema::declareLaunch() {
       return false;
     }
     // The launcher computes the grid on the host, before any thread exists.
-    std::function<bool(const ExprRef&)> onHost = [&](const ExprRef& x) {
-      if (!x) return true;
-      switch (x->kind) {
-        case tir::ExprKind::IntConst:
-        case tir::ExprKind::FloatConst:
-        case tir::ExprKind::ParamRef: return true;
-        case tir::ExprKind::Binary:
-        case tir::ExprKind::Unary:
-        case tir::ExprKind::Select:
-        case tir::ExprKind::Cast: return onHost(x->args[0]) && onHost(x->args[1]) && onHost(x->args[2]);
-        default: return false;
-      }
-    };
-    if (!onHost(*v)) {
+    if (!knownAtLaunch(*v)) {
       diags_.report(kBadLaunch, g[i].range,
                     "a grid dimension may use only scalar parameters and constants: the launcher computes it "
                     "before any thread runs");

@@ -59,12 +59,25 @@ EmitResult emit(const tir::Module& module, const EmitOptions& options) {
 
 std::string launcherName(const tir::Kernel& k) { return safeName(k.name); }
 
-std::vector<LauncherClash> launcherClashes(const tir::Module& module) {
-  std::vector<LauncherClash> out;
+TYL_DIAG(kLauncherName, Error, "launcher-name", "two kernels whose host launchers would have the same C++ name");
+
+bool checkLauncherNames(const tir::Module& module, DiagnosticEngine& diags) {
+  bool ok = true;
   std::map<std::string, const tir::Kernel*> seen;
-  for (const tir::Kernel& k : module.kernels)
-    if (auto [it, fresh] = seen.emplace(launcherName(k), &k); !fresh) out.push_back({&k, it->second});
-  return out;
+  for (const tir::Kernel& k : module.kernels) {
+    auto [it, fresh] = seen.emplace(launcherName(k), &k);
+    if (fresh) continue;
+    const tir::Kernel& earlier = *it->second;
+    const tir::Kernel& escaped = k.name != launcherName(k) ? k : earlier;
+    diags
+        .report(kLauncherName, k.loc,
+                fmt::format("the launchers of '{}' and '{}' would both be named '{}': C++ or the CUDA headers "
+                            "reserve the name '{}', so its launcher gets a trailing '_'",
+                            earlier.name, k.name, launcherName(k), escaped.name))
+        .note(earlier.loc, fmt::format("'{}' is declared here", earlier.name));
+    ok = false;
+  }
+  return ok;
 }
 
 }  // namespace tyl::cuda

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "base/Diagnostics.h"
 #include "ir/thread/ThreadIR.h"
 
 namespace tyl::cuda {
@@ -33,13 +34,9 @@ EmitResult emit(const tir::Module& module, const EmitOptions& options);
 // C++ or the CUDA headers reserve that (`int_`, `half_`, `NAN_`).
 std::string launcherName(const tir::Kernel& k);
 
-// A kernel whose launcher would have the name of an earlier one's (`int_` after `int`), and
-// that earlier kernel.
-struct LauncherClash {
-  const tir::Kernel* kernel;
-  const tir::Kernel* earlier;
-};
-std::vector<LauncherClash> launcherClashes(const tir::Module& module);
+// Reports (launcher-name) each kernel whose launcher would have the name of an earlier one's
+// (`int_` after `int`); false when there is one. The pipeline runs it before emit().
+bool checkLauncherNames(const tir::Module& module, DiagnosticEngine& diags);
 
 const char* archName(Arch a);
 

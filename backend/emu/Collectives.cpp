@@ -3,21 +3,21 @@
 #include <fmt/format.h>
 
 #include <bit>
-#include <stdexcept>
 
 #include "backend/emu/Interpreter.h"
 #include "backend/emu/Ptx.h"
+#include "base/InternalError.h"
 
 namespace tyl::emu {
 namespace {
 
 void checkMatrixOperands(const tir::Kernel& k, int num, size_t regs, const tir::MemRef& addr,
                          const char* name) {
-  if (num != 1 && num != 2 && num != 4) throw std::logic_error(fmt::format("emulator: {}.x{}", name, num));
+  if (num != 1 && num != 2 && num != 4) TYL_UNREACHABLE("{}", fmt::format("emulator: {}.x{}", name, num));
   if (regs != static_cast<size_t>(num))
-    throw std::logic_error(fmt::format("emulator: {}.x{} with {} registers", name, num, regs));
+    TYL_UNREACHABLE("{}", fmt::format("emulator: {}.x{} with {} registers", name, num, regs));
   if (addr.buffer >= k.buffers.size() || k.buffers[addr.buffer].space != tir::Space::Shared)
-    throw std::logic_error(fmt::format("emulator: {} must address shared memory", name));
+    TYL_UNREACHABLE("{}", fmt::format("emulator: {} must address shared memory", name));
 }
 
 // mma.sync's A and B operands: packed pairs of the input type, or 32-bit integer registers
@@ -25,13 +25,13 @@ void checkMatrixOperands(const tir::Kernel& k, int num, size_t regs, const tir::
 void checkPackedOperand(const RegisterFile& regs, const tir::Reg& r, tir::Type ab) {
   tir::Type t = regs.type(r);
   if (t == ab || t == tir::Type::U32 || t == tir::Type::I32) return;
-  throw std::logic_error(
+  TYL_UNREACHABLE("{}", 
       fmt::format("emulator: mma.sync {} operand in a {} register", tir::typeName(ab), tir::typeName(t)));
 }
 
 void checkFloatOperand(const RegisterFile& regs, const tir::Reg& r) {
   if (regs.type(r) != tir::Type::F32)
-    throw std::logic_error(
+    TYL_UNREACHABLE("{}", 
         fmt::format("emulator: mma.sync accumulator in a {} register", tir::typeName(regs.type(r))));
 }
 
@@ -113,9 +113,9 @@ void Interpreter::execStmatrix(Warp& w, const tir::Stmatrix& st, Mask mask) {
 
 void Interpreter::execMma(Warp& w, const tir::Mma& mma, Mask mask) {
   if (mma.ab != tir::Type::F16 && mma.ab != tir::Type::BF16)
-    throw std::logic_error("emulator: mma.sync m16n8k16 takes f16 or bf16 inputs");
+    TYL_UNREACHABLE("{}", "emulator: mma.sync m16n8k16 takes f16 or bf16 inputs");
   if (mma.a.size() != 4 || mma.b.size() != 2 || mma.c.size() != 4 || mma.d.size() != 4)
-    throw std::logic_error("emulator: mma.sync m16n8k16 takes 4 A, 2 B, 4 C and 4 D registers");
+    TYL_UNREACHABLE("{}", "emulator: mma.sync m16n8k16 takes 4 A, 2 B, 4 C and 4 D registers");
   for (const tir::Reg& r : mma.a) checkPackedOperand(w.regs, r, mma.ab);
   for (const tir::Reg& r : mma.b) checkPackedOperand(w.regs, r, mma.ab);
   for (const tir::Reg& r : mma.c) checkFloatOperand(w.regs, r);

@@ -9,7 +9,9 @@
 #include "backend/emu/Block.h"
 #include "backend/emu/Eval.h"
 #include "backend/emu/Launch.h"
+#include "base/InternalError.h"
 #include "ir/thread/ValueRange.h"
+#include "ir/thread/Verify.h"
 
 namespace tyl::emu {
 
@@ -99,7 +101,7 @@ bool checkLaunch(LaunchContext& ctx) {
     if (c.kind == tir::LaunchCheck::Kind::PointerAlignment) {
       // Buffers start 256-byte aligned, so only the argument's offset matters.
       if (c.param < 0 || static_cast<size_t>(c.param) >= ctx.pointers.size() || c.alignBytes <= 0)
-        throw std::logic_error("emulator: malformed pointer alignment check");
+        TYL_UNREACHABLE("{}", "emulator: malformed pointer alignment check");
       if (ctx.pointers[c.param].offset % c.alignBytes != 0) launchFailure(ctx, c.loc, &c, c.message);
     } else if (c.kind == tir::LaunchCheck::Kind::Disjoint) {
       if (overlap(ctx, launchTime, c.param, c.other)) launchFailure(ctx, c.loc, &c, c.message);
@@ -144,6 +146,7 @@ bool checkLaunch(LaunchContext& ctx) {
 
 RunResult run(const tir::Kernel& kernel, const std::vector<Arg>& args, std::vector<Buffer>& buffers,
               const Options& options) {
+  tir::verify(kernel, "given to the emulator");
   LaunchContext ctx(kernel, options, buffers);
   bindArgs(ctx, args, buffers);
   RunResult result;

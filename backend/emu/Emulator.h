@@ -64,8 +64,8 @@ std::optional<TensorExtent> tensorExtent(const tir::Param& p, const std::vector<
 
 // Launches `kernel` with one Arg per kernel parameter (pointers index `buffers`, which the
 // kernel reads and writes in place). Kernel bugs and refused launches come back as findings;
-// arguments that do not match the parameters throw std::invalid_argument, and malformed IR
-// throws std::logic_error.
+// arguments that do not match the parameters throw std::invalid_argument, and IR that breaks
+// the thread IR's invariants (ir/thread/Verify.h, checked first) is an InternalError.
 RunResult run(const tir::Kernel& kernel, const std::vector<Arg>& args, std::vector<Buffer>& buffers,
               const Options& options = {});
 

@@ -1,6 +1,6 @@
 #include "backend/emu/Eval.h"
 
-#include <stdexcept>
+#include "base/InternalError.h"
 
 namespace tyl::emu {
 namespace {
@@ -28,7 +28,7 @@ Lanes Evaluator::special(tir::Special s) const {
     default: break;
   }
   if (!ids_ || !blockIdx_)
-    throw std::logic_error("emulator: a launch-time expression uses a thread's registers");
+    TYL_UNREACHABLE("{}", "emulator: a launch-time expression uses a thread's registers");
   switch (s) {
     case Special::TidX: return ids_->tid[0];
     case Special::TidY: return ids_->tid[1];
@@ -40,27 +40,27 @@ Lanes Evaluator::special(tir::Special s) const {
     case Special::WarpId: return ids_->warpId;
     default: break;
   }
-  throw std::logic_error("emulator: unknown special register");
+  TYL_UNREACHABLE("{}", "emulator: unknown special register");
 }
 
 Lanes Evaluator::eval(const tir::ExprRef& ref, Mask mask, Mask* divByZero, Taint* taint) const {
-  if (!ref) throw std::logic_error("emulator: missing expression");
+  if (!ref) TYL_UNREACHABLE("{}", "emulator: missing expression");
   const tir::Expr& e = *ref;
   switch (e.kind) {
     case tir::ExprKind::IntConst:
     case tir::ExprKind::FloatConst: return splat(constantBits(e));
     case tir::ExprKind::ParamRef: {
       if (e.id >= ctx_.params.size())
-        throw std::logic_error("emulator: parameter id out of range");
+        TYL_UNREACHABLE("{}", "emulator: parameter id out of range");
       if (ctx_.kernel.params[e.id].isPointer)
-        throw std::logic_error("emulator: a pointer parameter used as a value: '" +
+        TYL_UNREACHABLE("{}", "emulator: a pointer parameter used as a value: '" +
                                ctx_.kernel.params[e.id].name + "'");
       return splat(ctx_.params[e.id]);
     }
     case tir::ExprKind::SpecialReg: return special(e.special);
     case tir::ExprKind::VarRef:
     case tir::ExprKind::Elem: {
-      if (!regs_) throw std::logic_error("emulator: a launch-time expression uses a register");
+      if (!regs_) TYL_UNREACHABLE("{}", "emulator: a launch-time expression uses a register");
       tir::Reg reg = e.kind == tir::ExprKind::VarRef ? tir::Reg::var(e.id)
                                                      : tir::Reg::elem(e.id, e.index);
       if (taint) {
@@ -91,7 +91,7 @@ Lanes Evaluator::eval(const tir::ExprRef& ref, Mask mask, Mask* divByZero, Taint
     }
     case tir::ExprKind::Cast: return convert(e.type, e.args[0]->type, eval(e.args[0], mask, divByZero, taint));
   }
-  throw std::logic_error("emulator: unknown expression kind");
+  TYL_UNREACHABLE("{}", "emulator: unknown expression kind");
 }
 
 std::optional<int64_t> Evaluator::scalar(const tir::ExprRef& e) const {

@@ -2,8 +2,9 @@
 
 #include <fmt/format.h>
 
-#include <stdexcept>
 #include <type_traits>
+
+#include "base/InternalError.h"
 
 namespace tyl::emu {
 
@@ -186,9 +187,9 @@ Mask Interpreter::predicate(const Warp& w, const tir::ExprRef& pred, Mask mask) 
 
 void Interpreter::execAssign(Warp& w, const tir::Assign& a, Mask mask) {
   tir::Type dst = w.regs.type(a.dst);
-  if (!a.value) throw std::logic_error("emulator: assignment without a value");
+  if (!a.value) TYL_UNREACHABLE("{}", "emulator: assignment without a value");
   if (a.value->type != dst)
-    throw std::logic_error(fmt::format("emulator: assigning a {} value to a {} register",
+    TYL_UNREACHABLE("{}", fmt::format("emulator: assigning a {} value to a {} register",
                                        tir::typeName(a.value->type), tir::typeName(dst)));
   // Arithmetic on unwritten registers is harmless until its result is stored or steers
   // control: the result is only marked unwritten too.

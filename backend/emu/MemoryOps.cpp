@@ -3,30 +3,30 @@
 #include <fmt/format.h>
 
 #include <cstring>
-#include <stdexcept>
 
 #include "backend/emu/Interpreter.h"
+#include "base/InternalError.h"
 
 namespace tyl::emu {
 namespace {
 
 const tir::Buffer& bufferOf(const tir::Kernel& k, const tir::MemRef& m) {
-  if (m.buffer >= k.buffers.size()) throw std::logic_error("emulator: buffer id out of range");
+  if (m.buffer >= k.buffers.size()) TYL_UNREACHABLE("{}", "emulator: buffer id out of range");
   return k.buffers[m.buffer];
 }
 
 void checkAccessSize(int bytes) {
   if (bytes != 1 && bytes != 2 && bytes != 4 && bytes != 8 && bytes != 16)
-    throw std::logic_error(
+    TYL_UNREACHABLE("{}", 
         fmt::format("emulator: a memory access of {} bytes (must be 1, 2, 4, 8 or 16)", bytes));
 }
 
 // The element size of the registers of a load or store, which must match its type's.
 int registerBytes(const RegisterFile& regs, const std::vector<tir::Reg>& list, tir::Type type) {
-  if (list.empty()) throw std::logic_error("emulator: a load or store without registers");
+  if (list.empty()) TYL_UNREACHABLE("{}", "emulator: a load or store without registers");
   for (const tir::Reg& r : list)
     if (tir::typeBytes(regs.type(r)) != tir::typeBytes(type))
-      throw std::logic_error(fmt::format("emulator: a {} access through a {} register", tir::typeName(type),
+      TYL_UNREACHABLE("{}", fmt::format("emulator: a {} access through a {} register", tir::typeName(type),
                                          tir::typeName(regs.type(r))));
   return tir::typeBytes(type);
 }
@@ -59,7 +59,7 @@ bool Interpreter::place(const Warp& w, const tir::MemRef& m, int64_t elemOffset,
   if (b.space == tir::Space::Global) {
     if (b.param < 0 || static_cast<size_t>(b.param) >= ctx_.pointers.size() ||
         ctx_.pointers[b.param].buffer < 0)
-      throw std::logic_error("emulator: global buffer '" + b.name + "' has no pointer parameter");
+      TYL_UNREACHABLE("{}", "emulator: global buffer '" + b.name + "' has no pointer parameter");
     const PointerBinding& ptr = ctx_.pointers[b.param];
     int64_t size = ctx_.global.size(ptr.buffer);
     if (overflow || __builtin_add_overflow(ptr.offset, rel, &byte))
@@ -203,10 +203,10 @@ void Interpreter::execStore(Warp& w, const tir::Store& st, Mask mask) {
 
 void Interpreter::execCpAsync(Warp& w, const tir::CpAsync& cp, Mask mask) {
   if (cp.bytes != 4 && cp.bytes != 8 && cp.bytes != 16)
-    throw std::logic_error(fmt::format("emulator: cp.async of {} bytes (must be 4, 8 or 16)", cp.bytes));
+    TYL_UNREACHABLE("{}", fmt::format("emulator: cp.async of {} bytes (must be 4, 8 or 16)", cp.bytes));
   if (bufferOf(ctx_.kernel, cp.dst).space != tir::Space::Shared ||
       bufferOf(ctx_.kernel, cp.src).space != tir::Space::Global)
-    throw std::logic_error("emulator: cp.async must copy from global to shared memory");
+    TYL_UNREACHABLE("{}", "emulator: cp.async must copy from global to shared memory");
   if (!mask) return;
   Lanes dst = eval(w, cp.dst.offset, mask), src = eval(w, cp.src.offset, mask);
   Lanes srcBytes;
@@ -253,7 +253,7 @@ void Interpreter::execCommit(Warp& w, Mask mask) {
 }
 
 void Interpreter::execWait(Warp& w, const tir::CpAsyncWait& wait, Mask mask) {
-  if (wait.n < 0) throw std::logic_error("emulator: cp.async.wait_group with a negative count");
+  if (wait.n < 0) TYL_UNREACHABLE("{}", "emulator: cp.async.wait_group with a negative count");
   for (int l = 0; l < kWarpSize; ++l) {
     if (!laneOn(mask, l)) continue;
     AsyncGroups& g = block_.async[w.thread(l)];

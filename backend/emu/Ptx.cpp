@@ -1,6 +1,6 @@
 #include "backend/emu/Ptx.h"
 
-#include <stdexcept>
+#include "base/InternalError.h"
 
 namespace tyl::emu {
 
@@ -46,7 +46,7 @@ uint16_t half(uint32_t word, int e) { return static_cast<uint16_t>(word >> (16 *
 
 MmaC mmaM16n8k16(tir::Type ab, const MmaA& a, const MmaB& b, const MmaC& c) {
   if (ab != tir::Type::F16 && ab != tir::Type::BF16)
-    throw std::logic_error("emulator: mma.sync m16n8k16 takes f16 or bf16 inputs");
+    TYL_UNREACHABLE("{}", "emulator: mma.sync m16n8k16 takes f16 or bf16 inputs");
   // Unpack the fragments into whole matrices.
   double A[16][16], B[16][8], C[16][8];
   for (int lane = 0; lane < kWarpSize; ++lane) {

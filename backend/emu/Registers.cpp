@@ -3,7 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <stdexcept>
+
+#include "base/InternalError.h"
 
 namespace tyl::emu {
 namespace {
@@ -17,7 +18,7 @@ int64_t slotCount(const tir::Array& a) { return isPacked(a.elem) ? (a.count + 1)
 RegisterLayout::RegisterLayout(const tir::Kernel& kernel) {
   slots = static_cast<uint32_t>(kernel.vars.size());
   for (const tir::Array& a : kernel.arrays) {
-    if (a.count < 0) throw std::logic_error("emulator: register array '" + a.name + "' has a negative size");
+    if (a.count < 0) TYL_UNREACHABLE("{}", "emulator: register array '" + a.name + "' has a negative size");
     arrayBase.push_back(slots);
     slots += static_cast<uint32_t>(slotCount(a));
   }
@@ -51,23 +52,23 @@ RegisterFile::RegisterFile(const tir::Kernel& kernel, const RegisterLayout& layo
 
 tir::Type RegisterFile::type(const tir::Reg& reg) const {
   if (reg.isVar) {
-    if (reg.id >= kernel_.vars.size()) throw std::logic_error("emulator: variable id out of range");
+    if (reg.id >= kernel_.vars.size()) TYL_UNREACHABLE("{}", "emulator: variable id out of range");
     return kernel_.vars[reg.id].type;
   }
-  if (reg.id >= kernel_.arrays.size()) throw std::logic_error("emulator: register array id out of range");
+  if (reg.id >= kernel_.arrays.size()) TYL_UNREACHABLE("{}", "emulator: register array id out of range");
   return kernel_.arrays[reg.id].elem;
 }
 
 uint32_t RegisterFile::slot(const tir::Reg& reg, int* shift) const {
   *shift = 0;
   if (reg.isVar) {
-    if (reg.id >= kernel_.vars.size()) throw std::logic_error("emulator: variable id out of range");
+    if (reg.id >= kernel_.vars.size()) TYL_UNREACHABLE("{}", "emulator: variable id out of range");
     return reg.id;
   }
-  if (reg.id >= kernel_.arrays.size()) throw std::logic_error("emulator: register array id out of range");
+  if (reg.id >= kernel_.arrays.size()) TYL_UNREACHABLE("{}", "emulator: register array id out of range");
   const tir::Array& a = kernel_.arrays[reg.id];
   if (reg.index < 0 || reg.index >= a.count)
-    throw std::logic_error(
+    TYL_UNREACHABLE("{}", 
         fmt::format("emulator: element {} of register array '{}' (size {})", reg.index, a.name, a.count));
   if (!isPacked(a.elem)) return layout_.arrayBase[reg.id] + static_cast<uint32_t>(reg.index);
   *shift = static_cast<int>(reg.index % 2) * 16;
@@ -150,12 +151,12 @@ uint32_t RegisterFile::wordSlot(const tir::Reg& reg) const {
   if (tir::typeBytes(t) == 2 && !reg.isVar) {
     const tir::Array& a = kernel_.arrays[reg.id];
     if (reg.index < 0 || reg.index >= slotCount(a))
-      throw std::logic_error(fmt::format("emulator: word {} of register array '{}' ({} words)", reg.index,
+      TYL_UNREACHABLE("{}", fmt::format("emulator: word {} of register array '{}' ({} words)", reg.index,
                                          a.name, slotCount(a)));
     return layout_.arrayBase[reg.id] + static_cast<uint32_t>(reg.index);
   }
   if (tir::typeBytes(t) != 4)
-    throw std::logic_error(std::string("emulator: a 32-bit instruction operand of type ") + tir::typeName(t));
+    TYL_UNREACHABLE("{}", std::string("emulator: a 32-bit instruction operand of type ") + tir::typeName(t));
   int shift;
   return slot(reg, &shift);
 }

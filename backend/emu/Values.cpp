@@ -4,10 +4,10 @@
 #include <bit>
 #include <cmath>
 #include <limits>
-#include <stdexcept>
 #include <string>
 
 #include "backend/emu/Half.h"
+#include "base/InternalError.h"
 
 namespace tyl::emu {
 
@@ -25,7 +25,7 @@ uint64_t canonical(Type type, uint64_t bits) {
     case Type::F16:
     case Type::BF16: return bits & 0xffffu;
   }
-  throw std::logic_error("emulator: unknown type");
+  TYL_UNREACHABLE("{}", "emulator: unknown type");
 }
 
 float toFloat(Type type, uint64_t bits) {
@@ -33,7 +33,7 @@ float toFloat(Type type, uint64_t bits) {
     case Type::F32: return std::bit_cast<float>(static_cast<uint32_t>(bits));
     case Type::F16: return f16ToF32(static_cast<uint16_t>(bits));
     case Type::BF16: return bf16ToF32(static_cast<uint16_t>(bits));
-    default: throw std::logic_error(std::string("emulator: not a float type: ") + tir::typeName(type));
+    default: TYL_UNREACHABLE("{}", std::string("emulator: not a float type: ") + tir::typeName(type));
   }
 }
 
@@ -42,7 +42,7 @@ uint64_t fromFloat(Type type, float value) {
     case Type::F32: return std::bit_cast<uint32_t>(value);
     case Type::F16: return f32ToF16(value);
     case Type::BF16: return f32ToBf16(value);
-    default: throw std::logic_error(std::string("emulator: not a float type: ") + tir::typeName(type));
+    default: TYL_UNREACHABLE("{}", std::string("emulator: not a float type: ") + tir::typeName(type));
   }
 }
 
@@ -167,7 +167,7 @@ Lanes floatBinary(BinOp op, Type type, const Lanes& a, const Lanes& b) {
     case BinOp::Rem: return arith([](float x, float y) { return std::fmod(x, y); });
     case BinOp::Min: return arith(floatMin);
     case BinOp::Max: return arith(floatMax);
-    default: throw std::logic_error(std::string("emulator: operator not defined on ") + tir::typeName(type));
+    default: TYL_UNREACHABLE("{}", std::string("emulator: operator not defined on ") + tir::typeName(type));
   }
 }
 
@@ -217,14 +217,14 @@ Lanes intBinary(BinOp op, Type type, Type bType, const Lanes& a, const Lanes& b,
     case BinOp::Rem: return intDivide(op, type, a, b, active, divByZero);
     case BinOp::Shl:
     case BinOp::Shr:
-      if (!tir::isInt(bType)) throw std::logic_error("emulator: shift amount is not an integer");
+      if (!tir::isInt(bType)) TYL_UNREACHABLE("{}", "emulator: shift amount is not an integer");
       return shift(op, type, a, b);
     case BinOp::And: return wrap([](uint64_t x, uint64_t y) { return x & y; });
     case BinOp::Or: return wrap([](uint64_t x, uint64_t y) { return x | y; });
     case BinOp::Xor: return wrap([](uint64_t x, uint64_t y) { return x ^ y; });
     case BinOp::Min: return map2(a, b, [](uint64_t x, uint64_t y) { return s(x) < s(y) ? x : y; });
     case BinOp::Max: return map2(a, b, [](uint64_t x, uint64_t y) { return s(x) < s(y) ? y : x; });
-    default: throw std::logic_error("emulator: unexpected integer operator");
+    default: TYL_UNREACHABLE("{}", "emulator: unexpected integer operator");
   }
 }
 
@@ -236,7 +236,7 @@ Lanes binaryOp(BinOp op, Type type, Type bType, const Lanes& a, const Lanes& b, 
                Mask* divByZero) {
   if (op == BinOp::LAnd || op == BinOp::LOr) {
     if (type != Type::Pred || bType != Type::Pred)
-      throw std::logic_error("emulator: && or || on non-predicates");
+      TYL_UNREACHABLE("{}", "emulator: && or || on non-predicates");
     if (op == BinOp::LAnd) return map2(a, b, [](uint64_t x, uint64_t y) -> uint64_t { return x & y; });
     return map2(a, b, [](uint64_t x, uint64_t y) -> uint64_t { return x | y; });
   }

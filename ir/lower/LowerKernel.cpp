@@ -3,6 +3,7 @@
 #include <bit>
 
 #include "base/CommonDiags.h"
+#include "base/InternalError.h"
 #include "ir/layout/Analysis.h"
 #include "ir/lower/Convergence.h"
 #include "ir/lower/LowerImpl.h"
@@ -262,9 +263,10 @@ void KernelLowering::stmt(const tile::Stmt& s) {
                               n, kMaxStatementElements));
     return;
   }
-  // Layout arithmetic for the statement's tensors may leave 64 bits, or meet a layout the
-  // algebra rejects; the statement is then reported, not the compiler. The blocks being
-  // filled are those of before it: the ones it opened went with the exception.
+  // Layout arithmetic for the statement's tensors may leave 64 bits: the statement is then
+  // reported. The blocks being filled are those of before it: the ones it opened went with the
+  // exception. Any other refusal of the algebra is a bug: the checks before lowering have
+  // reported every layout the algebra cannot take.
   const size_t depth = out_.size();
   try {
     stmtNode(s);
@@ -272,8 +274,7 @@ void KernelLowering::stmt(const tile::Stmt& s) {
     out_.resize(depth);
     diags_.report(kIntegerOverflow, s.loc, "the offsets this statement computes overflow 64-bit integers");
   } catch (const layout::Error& e) {
-    out_.resize(depth);
-    diags_.report(kUnsupportedLayout, s.loc, fmt::format("tyloc cannot lower this statement: {}", e.what()));
+    TYL_UNREACHABLE("the layout algebra refused a statement whose layouts passed the checks: {}", e.what());
   }
 }
 

@@ -3,7 +3,8 @@
 #include <algorithm>
 #include <climits>
 #include <optional>
-#include <stdexcept>
+
+#include "base/InternalError.h"
 
 namespace tyl::tir {
 
@@ -165,9 +166,9 @@ ExprRef withoutTerm(const ExprRef& sum, const ExprRef& term, int depth) {
 }  // namespace
 
 ExprRef binary(BinOp op, ExprRef a, ExprRef b) {
-  if (!a || !b) throw std::logic_error("thread IR: binary operand missing");
+  if (!a || !b) TYL_UNREACHABLE("{}", "thread IR: binary operand missing");
   if (op != BinOp::Shl && op != BinOp::Shr && a->type != b->type)
-    throw std::logic_error(std::string("thread IR: operand types differ: ") + typeName(a->type) + " and " +
+    TYL_UNREACHABLE("{}", std::string("thread IR: operand types differ: ") + typeName(a->type) + " and " +
                            typeName(b->type));
   Type type = isComparison(op) ? Type::Pred : a->type;
   int64_t x = 0, y = 0;
@@ -338,7 +339,7 @@ ExprRef substitute(const ExprRef& e, const std::function<ExprRef(const Expr& ato
 }
 
 uint32_t addVar(Kernel& k, std::string name, Type type) {
-  k.vars.push_back(Var{std::move(name), type, false, std::nullopt});
+  k.vars.push_back(Var{std::move(name), type, false, std::nullopt, {}});
   return static_cast<uint32_t>(k.vars.size() - 1);
 }
 

@@ -5,8 +5,9 @@
 
 namespace tyl::tir {
 
-// Counts loop remainders (LoopRemainders.h), then names invariants (HoistInvariants.h).
-// Both backends, the CUDA printer and the emulator, see the result.
+// Counts loop remainders (LoopRemainders.h), then names invariants (HoistInvariants.h),
+// verifying the IR after each (Verify.h). Both backends, the CUDA printer and the emulator,
+// see the result.
 void optimize(Module& m);
 
 }  // namespace tyl::tir

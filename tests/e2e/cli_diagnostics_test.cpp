@@ -561,7 +561,7 @@ TEST_CASE("json diagnostics count warnings and remarks and print an empty list w
 
 TEST_CASE("an --instantiate that names nothing is command-line misuse, also with json diagnostics") {
   TempDir dir;
-  for (const std::string& spec : {"gemm:f32", "gemm", "no_such:f16", "gemm:f16,f16"}) {
+  for (std::string spec : {"gemm:f32", "gemm", "no_such:f16", "gemm:f16,f16"}) {
     auto r = tyloc({kGemm, "--instantiate", spec, "--diagnostics-format", "json", "-o", dir.file("g.cu")});
     INFO(r.err);
     CHECK(r.exitCode == 2);

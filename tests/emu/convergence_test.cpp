@@ -115,7 +115,7 @@ void compareWithEmulator(int seeds, const std::vector<int64_t>& sizes, const cha
     bool runTime = seed % 2 == 1;
     int64_t threads = sizes[static_cast<size_t>(seed) % sizes.size()];
     TestKernel t("guarded", threads);
-    Generator g{std::mt19937_64(static_cast<uint64_t>(seed)), t, threads, runTime};
+    Generator g{std::mt19937_64(static_cast<uint64_t>(seed)), t, threads, runTime, -1, 0, {}, {}};
     std::vector<Buffer> buffers;
     std::vector<Arg> args;
     if (runTime) {

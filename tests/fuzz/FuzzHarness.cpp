@@ -13,13 +13,11 @@
 #include "frontend/ConstEval.h"
 #include "frontend/Imports.h"
 #include "frontend/Parse.h"
-#include "frontend/Sema.h"
 #include "ir/layout/Error.h"
-#include "ir/lower/Lower.h"
-#include "ir/thread/Passes.h"
 #include "ir/thread/Print.h"
 #include "ir/tile/Print.h"
 #include "tools/tyloc/LayoutCommand.h"
+#include "tools/tyloc/Pipeline.h"
 
 namespace tyl::fuzz {
 
@@ -146,35 +144,30 @@ Result compileSource(std::string_view text, const CompileKnobs& knobs) {
     if (r.verdict == Verdict::Bug) return r;
   }
 
-  std::optional<ast::Module> ast = parseModule(file, diags);
-  // Fuzz inputs must not reach the file system: every import is refused.
-  ImportLoader refuse = [](const ast::Import&, FileId, std::string& error) -> std::optional<FileId> {
+  // The pipeline as tyloc runs it, with every stage; fuzz inputs must not reach the file
+  // system, so every import is refused.
+  driver::PipelineOptions po;
+  po.imports = [](const ast::Import&, FileId, std::string& error) -> std::optional<FileId> {
     error = "imports are not read here";
     return std::nullopt;
   };
-  if (ast && !resolveImports(*ast, diags, refuse)) ast.reset();
-  if (!ast) return finish(true, "parseModule");
-  if (knobs.dumpStages) (void)printAst(*ast, sources);
-
-  std::optional<tile::Module> tileIR = analyze(*ast, diags);
-  if (!tileIR) return finish(true, "analyze");
-  if (knobs.dumpStages) (void)tile::print(*tileIR);
-
-  std::optional<tir::Module> threadIR = lower::lower(*tileIR, diags);
-  if (!threadIR) return finish(true, "lower");
-  tir::optimize(*threadIR);
-  if (knobs.dumpStages) (void)tir::print(*threadIR);
-
-  cuda::EmitOptions eo;
-  eo.arch = knobs.sm90a ? cuda::Arch::Sm90a : cuda::Arch::Sm80;
-  eo.lineDirectives = !knobs.noLine;
-  eo.sourcePath = "fuzz.tyl";
-  eo.outputName = "fuzz.cu";
-  eo.headerName = "fuzz.cuh";
-  eo.lineOf = [&](SourceRange r) { return r.valid() ? sources.lineCol(r.begin).line : 0u; };
-  cuda::EmitResult out = cuda::emit(*threadIR, eo);
-  (void)out;
-  if (knobs.emulate) emulateKernels(*threadIR);
+  po.emit.arch = knobs.sm90a ? cuda::Arch::Sm90a : cuda::Arch::Sm80;
+  po.emit.lineDirectives = !knobs.noLine;
+  po.emit.sourcePath = "fuzz.tyl";
+  po.emit.outputName = "fuzz.cu";
+  po.emit.headerName = "fuzz.cuh";
+  driver::PipelineResult r = driver::runPipeline(sources, file, diags, po);
+  if (knobs.dumpStages) {
+    if (r.ast) (void)printAst(*r.ast, sources);
+    if (r.tileIR) (void)tile::print(*r.tileIR);
+    if (r.threadIR) (void)tir::print(*r.threadIR);
+  }
+  if (!r.ok) {
+    if (r.misuse) return bug("the pipeline found command-line misuse in a run without options: " + *r.misuse);
+    const char* stage = !r.ast ? "parse" : !r.tileIR ? "analyze" : !r.threadIR ? "lower" : "emit";
+    return finish(true, stage);
+  }
+  if (knobs.emulate) emulateKernels(*r.threadIR);
   return finish(false, "emit");
 }
 

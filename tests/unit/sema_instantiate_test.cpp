@@ -63,7 +63,7 @@ TEST_CASE("an instantiation request selects among a generic kernel's and leaves 
 }
 
 TEST_CASE("an instantiation request that matches nothing is an error without a place") {
-  for (const std::string& spec : {"plain:", "two:f16", "nothing:f32", "one:f16"}) {
+  for (std::string spec : {"plain:", "two:f16", "nothing:f32", "one:f16"}) {
     INFO(spec);
     Analyzed r = analyzeWith({spec});
     CHECK_FALSE(r.ok);

@@ -1,0 +1,193 @@
+#include "ir/tile/Verify.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "base/InternalError.h"
+#include "ir/thread/Verify.h"
+
+namespace tyl::tile {
+namespace {
+
+class Verifier {
+ public:
+  Verifier(const Kernel& k, size_t limit) : k_(k), limit_(limit) {}
+
+  std::vector<std::string> run() {
+    // The skeleton's parameters, buffers, launch and launch checks, as the thread IR has them.
+    for (std::string& p : tir::verifyKernel(k_.skeleton, limit_)) problems_.push_back("skeleton " + p);
+    for (size_t t = 0; t < k_.tensors.size(); ++t) tensor(k_.tensors[t]);
+    block(k_.body, "body");
+    for (std::string& p : tir::verifyExprs(k_.skeleton, exprs_, limit_)) fail("", p);
+    return std::move(problems_);
+  }
+
+ private:
+  void fail(const std::string& where, const std::string& what) {
+    if (problems_.size() < limit_) problems_.push_back(where.empty() ? what : fmt::format("{}: {}", where, what));
+  }
+  // Scalar expressions are checked together at the end (tir::verifyExprs), each shared node once.
+  void scalar(const tir::ExprRef& e, const std::string& where) { exprs_.emplace_back(e, where); }
+
+  void tensor(const Tensor& t) {
+    const std::string where = fmt::format("tensor '{}'", t.name);
+    if (t.shape.size() != t.staticShape.size())
+      fail(where, fmt::format("{} extents but {} static extents", t.shape.size(), t.staticShape.size()));
+    for (const tir::ExprRef& e : t.shape) scalar(e, where);
+    for (const tir::ExprRef& e : t.strides) scalar(e, where);
+    switch (t.space) {
+      case MemSpace::Global:
+        if (t.buffer >= k_.skeleton.buffers.size() || k_.skeleton.buffers[t.buffer].space != tir::Space::Global)
+          fail(where, fmt::format("a global tensor on buffer {}", t.buffer));
+        if (!t.layout && t.strides.size() != t.shape.size())
+          fail(where, fmt::format("{} strides for {} dimensions", t.strides.size(), t.shape.size()));
+        break;
+      case MemSpace::Shared:
+        if (t.buffer >= k_.skeleton.buffers.size() || k_.skeleton.buffers[t.buffer].space != tir::Space::Shared)
+          fail(where, fmt::format("a shared tensor on buffer {}", t.buffer));
+        if (!t.layout || !t.isStatic()) fail(where, "a shared tensor without a static shape and layout");
+        break;
+      case MemSpace::Local:
+        if (t.array >= k_.skeleton.arrays.size()) fail(where, fmt::format("a register fragment in array {}", t.array));
+        if (!t.layout || !t.isStatic()) fail(where, "a register fragment without a static shape and layout");
+        if (t.slots < 0) fail(where, fmt::format("{} slots", t.slots));
+        break;
+    }
+  }
+
+  const Tensor* tensorOf(uint32_t id, const std::string& where) {
+    if (id < k_.tensors.size()) return &k_.tensors[id];
+    fail(where, fmt::format("tensor {} of {}", id, k_.tensors.size()));
+    return nullptr;
+  }
+
+  void view(const View& v, const std::string& where) {
+    const Tensor* t = tensorOf(v.tensor, where);
+    if (!t) return;
+    if (v.origin.size() != t->shape.size())
+      fail(where, fmt::format("a view of '{}' with {} origins for {} dimensions", t->name, v.origin.size(), t->shape.size()));
+    if (v.dims.size() != v.shape.size())
+      fail(where, fmt::format("a view of '{}' keeping {} dimensions with {} extents", t->name, v.dims.size(), v.shape.size()));
+    for (size_t i = 0; i < v.dims.size(); ++i)
+      if (v.dims[i] < 0 || static_cast<size_t>(v.dims[i]) >= t->shape.size() || (i > 0 && v.dims[i] <= v.dims[i - 1]))
+        fail(where, fmt::format("a view of '{}' keeping dimensions [{}]", t->name, fmt::join(v.dims, ", ")));
+    for (int64_t e : v.shape)
+      if (e < -1) fail(where, fmt::format("a view of '{}' with extent {}", t->name, e));  // -1: known at run time
+    for (const tir::ExprRef& e : v.origin) scalar(e, where);
+  }
+
+  void local(uint32_t id, const std::string& where, const char* role) {
+    if (const Tensor* t = tensorOf(id, where); t && t->space != MemSpace::Local)
+      fail(where, fmt::format("{} '{}' is not a register fragment", role, t->name));
+  }
+
+  void frag(const FragRef& f, const std::string& where) {
+    if (!f) {
+      fail(where, "a missing fragment expression");
+      return;
+    }
+    switch (f->kind) {
+      case FragExpr::Kind::Tensor: local(f->tensor, where, "the operand"); break;
+      case FragExpr::Kind::Memory:
+        view(f->memory, where);
+        if (const Tensor* t = tensorOf(f->memory.tensor, where); t && t->space == MemSpace::Local)
+          fail(where, fmt::format("the memory operand '{}' is a register fragment", t->name));
+        break;
+      case FragExpr::Kind::Scalar:
+        if (!f->scalar)
+          fail(where, "a scalar operand without its value");
+        else
+          scalar(f->scalar, where);
+        break;
+      case FragExpr::Kind::Binary:
+        frag(f->a, where);
+        frag(f->b, where);
+        break;
+      case FragExpr::Kind::Unary:
+      case FragExpr::Kind::Cast: frag(f->a, where); break;
+    }
+  }
+
+  void block(const Block& b, const std::string& path) {
+    for (size_t i = 0; i < b.size() && problems_.size() < limit_; ++i) stmt(b[i], fmt::format("{}[{}]", path, i));
+  }
+
+  void stmt(const Stmt& s, const std::string& where) {
+    std::visit(
+        [&](const auto& n) {
+          using T = std::decay_t<decltype(n)>;
+          if constexpr (std::is_same_v<T, ScalarSet>) {
+            scalar(n.value, where);
+            if (n.dst.isVar && (n.dst.id >= k_.skeleton.vars.size() ||
+                                (n.value && n.value->type != k_.skeleton.vars[n.dst.id].type)))
+              fail(where, fmt::format("a scalar set of variable {}", n.dst.id));
+          } else if constexpr (std::is_same_v<T, ElemLoad> || std::is_same_v<T, ElemStore>) {
+            view(n.view, where);
+            if (n.index.size() != n.view.rank())
+              fail(where, fmt::format("{} indices into a view of rank {}", n.index.size(), n.view.rank()));
+            for (const tir::ExprRef& e : n.index) scalar(e, where);
+            if constexpr (std::is_same_v<T, ElemStore>) scalar(n.value, where);
+          } else if constexpr (std::is_same_v<T, Copy>) {
+            view(n.dst, where);
+            if (n.src.has_value() == (n.value != nullptr)) fail(where, "a copy needs either a source view or a value");
+            if (n.src) {
+              view(*n.src, where);
+              if (n.src->shape != n.dst.shape)
+                fail(where, fmt::format("a copy from shape [{}] to shape [{}]", fmt::join(n.src->shape, ", "),
+                                        fmt::join(n.dst.shape, ", ")));
+            }
+            if (n.value) frag(n.value, where);
+            if (n.async) {
+              const Tensor* d = tensorOf(n.dst.tensor, where);
+              const Tensor* src = n.src ? tensorOf(n.src->tensor, where) : nullptr;
+              if (!d || !src || d->space != MemSpace::Shared || src->space != MemSpace::Global)
+                fail(where, "a copy_async that is not from global to shared memory");
+            }
+            if (n.enable) {
+              if (!n.async) fail(where, "an enable condition on a synchronous copy");
+              scalar(n.enable, where);
+            }
+          } else if constexpr (std::is_same_v<T, FragAssign>) {
+            local(n.dst, where, "the destination");
+            frag(n.value, where);
+          } else if constexpr (std::is_same_v<T, Mma>) {
+            for (uint32_t t : {n.d, n.a, n.b, n.c}) local(t, where, "an MMA operand");
+            if (n.mma.ab != DType::F16 && n.mma.ab != DType::BF16)
+              fail(where, fmt::format("an MMA on {}", dtypeName(n.mma.ab)));
+          } else if constexpr (std::is_same_v<T, WaitCopies>) {
+            if (n.pending < 0) fail(where, fmt::format("waits for {} groups", n.pending));
+          } else if constexpr (std::is_same_v<T, For>) {
+            if (n.var >= k_.skeleton.vars.size()) fail(where, fmt::format("a loop over variable {}", n.var));
+            for (const tir::ExprRef& e : {n.begin, n.end, n.step}) scalar(e, where);
+            block(n.body, where + ".body");
+          } else if constexpr (std::is_same_v<T, If>) {
+            scalar(n.cond, where);
+            if (n.cond && n.cond->type != tir::Type::Pred)
+              fail(where, fmt::format("a condition of type {}", tir::typeName(n.cond->type)));
+            block(n.then, where + ".then");
+            block(n.otherwise, where + ".else");
+          }
+        },
+        s.node);
+  }
+
+  const Kernel& k_;
+  size_t limit_;
+  std::vector<std::string> problems_;
+  std::vector<std::pair<tir::ExprRef, std::string>> exprs_;
+};
+
+}  // namespace
+
+std::vector<std::string> verifyKernel(const Kernel& k, size_t limit) { return Verifier(k, limit).run(); }
+
+void verify(const Module& m, std::string_view stage) {
+  for (const Kernel& k : m.kernels) {
+    std::vector<std::string> problems = verifyKernel(k, 4);
+    if (!problems.empty())
+      TYL_UNREACHABLE("the tile IR of kernel '{}' {} breaks its invariants: {}", k.skeleton.name, stage,
+                      fmt::join(problems, "; "));
+  }
+}
+
+}  // namespace tyl::tile
