@@ -1,4 +1,5 @@
-// Internals of lowering, shared by Lower*.cpp.
+// Internals of lowering, shared by the files of ir/lower: the KernelLowering class, whose
+// run() (LowerKernel.cpp) lists the steps of lowering one kernel, and the tables they share.
 #pragma once
 
 #include <array>
@@ -96,10 +97,23 @@ class KernelLowering {
   std::optional<tir::Kernel> run();
 
  private:
-  // CheckLayouts.cpp
+  // The steps of run(), in order, each in the file named above it.
+
+  // CheckLayouts.cpp: every tensor's layout places each element once.
   bool checkLayouts();
 
-  // LowerKernel.cpp
+  // LaunchChecks.cpp: the launcher's conditions (and addLaunchCheck, which drops repeats).
+  std::vector<tir::LaunchCheck> takeAnalysisChecks();
+  void addAlignmentChecks();
+  void addDimensionChecks();
+  void addGridDivisorChecks();
+  // Inserts the overlap checks of written pointers at index `at` of the kernel's checks.
+  void addDisjointChecks(size_t at);
+  void appendAnalysisChecks(std::vector<tir::LaunchCheck> checks);
+  void addLaunchCheck(tir::LaunchCheck check);
+
+  // LowerStatements.cpp: the body, statement by statement.
+  void lowerBody();
   void block(const tile::Block& b);
   void stmt(const tile::Stmt& s);
   void stmtNode(const tile::Stmt& s);
@@ -109,6 +123,10 @@ class KernelLowering {
     ++emitted_;
     out_.back()->push_back(tir::Stmt{loc, std::move(node)});
   }
+  // ReadOnlyBuffers.cpp: global buffers never stored to.
+  void markReadOnlyBuffers();
+
+  // KnownValues.cpp: ranges and divisors of values, element addresses and bounds tests.
   tir::MemRef memRef(const tile::Tensor& t, const std::vector<tir::ExprRef>& coord);
   // inBounds() knowing what the kernel says of its values (atomRange).
   tir::ExprRef bounds(const tile::Tensor& t, const std::vector<tir::ExprRef>& coord);
@@ -134,12 +152,12 @@ class KernelLowering {
   int64_t gridLimit(int64_t axis) const;
   // What the launch checks guarantee about a value: it is a multiple of the result.
   int64_t knownDivisor(const tir::ExprRef& e) const;
+  // FragmentTables.cpp: which threads hold each element of a fragment, and in which slot.
   const FragmentMap* fragment(uint32_t tensor, SourceRange where);
   // The fragment map seen through `v`, a view of every element of the fragment
   // (tile::coversElements): the coordinates of the dimensions it leaves out, all 0, are dropped.
   const FragmentMap* fragmentThrough(const tile::View& v, SourceRange where);
   const OwnerTable* owners(uint32_t tensor);
-  void addLaunchCheck(tir::LaunchCheck check);
 
   // LowerFragment.cpp
   tir::ExprRef fragValue(const tile::FragRef& f, int64_t slot, tir::Type want);
@@ -161,10 +179,10 @@ class KernelLowering {
   // Emits `body` run only where `guard` holds (always when it is null).
   void emitGuarded(SourceRange loc, const tir::ExprRef& guard, tir::Block body);
 
-  // LowerMatrixCopy.cpp
+  // LowerLdmatrix.cpp
   bool tryLdmatrix(SourceRange loc, const tile::View& mem, uint32_t fragId, const FragmentMap& fm, std::string& why);
 
-  // LowerBanks.cpp
+  // CheckBankConflicts.cpp
   void reportBankConflicts(SourceRange loc, const std::string& instr, const tile::Tensor& t,
                            const std::function<std::vector<WarpAccess>(const layout::Layout&)>& accesses);
   void checkSharedBanks(SourceRange loc, const char* instr, const tile::Tensor& t, const tile::View& v,
@@ -181,13 +199,12 @@ class KernelLowering {
                                      const std::function<layout::RowCol(int64_t, int)>& element, const char* atomReg,
                                      SourceRange loc);
 
-  // LowerCopy.cpp
+  // LowerFragmentCopy.cpp: the dispatch of copies, and copies between a fragment and memory.
   void copy(SourceRange loc, const tile::Copy& c);
   void copyFragmentMemory(SourceRange loc, const tile::Copy& c, bool toMemory);
   // Memory into a window of a fragment: each slot inside the window, element by element.
   void copyIntoFragmentWindow(SourceRange loc, const tile::Copy& c);
   void checkWindowInside(SourceRange loc, const tile::View& window, const tile::Tensor& f);
-  void copyMemoryMemory(SourceRange loc, const tile::Copy& c);
   // Moves slots [first, first + w) between the registers `regs` and memory: one vector when
   // it is inside the tensor, else element by element; elements outside are skipped, or read
   // as zero when `zeroOutside`.
@@ -201,6 +218,9 @@ class KernelLowering {
   // at compile time.
   std::optional<std::vector<std::vector<int64_t>>> threadCoords(const FragmentMap& fm) const;
   void addStrideChecks(const tile::Tensor& t, const std::vector<std::pair<int, int64_t>>& conditions);
+
+  // LowerMemoryCopy.cpp: copies between two memories, spread over the block's threads.
+  void copyMemoryMemory(SourceRange loc, const tile::Copy& c);
 
   const tile::Kernel& tk_;
   tir::Kernel k_;

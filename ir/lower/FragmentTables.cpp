@@ -1,0 +1,132 @@
+// Which threads hold each element of a register fragment, and in which slot: decoded from
+// the fragment's layout once per layout, shape and launch (LayoutTables), and checked
+// against the launch, whose threads must include every one the layout names.
+#include <fmt/format.h>
+
+#include <bit>
+
+#include "ir/layout/Analysis.h"
+#include "ir/lower/LowerImpl.h"
+
+namespace tyl::lower {
+
+TYL_DIAG(kUnsupportedLayout, Error, "unsupported-layout", "a fragment layout that cannot be lowered per thread");
+TYL_DIAG(kOwnershipLaunch, Error, "ownership-outside-launch",
+         "a fragment layout that places elements on lanes, warps or threads the launch does not have");
+
+
+const FragmentMap* KernelLowering::fragment(uint32_t tensor, SourceRange where) {
+  auto it = fragments_.find(tensor);
+  if (it != fragments_.end()) return it->second.get();
+  const tile::Tensor& t = tk_.tensors[tensor];
+  LayoutTables::Entry& known = tables_.at(*t.layout, t.staticShape, k_.block);
+  if (known.fragment) return (fragments_[tensor] = known.fragment).get();
+  auto decoded = decodeFragment(*t.layout, t.staticShape, k_.block);
+  if (const auto* err = std::get_if<OwnershipError>(&decoded)) {
+    diags_.report(kUnsupportedLayout, t.layoutLoc.valid() ? t.layoutLoc : where,
+                  fmt::format("tyloc cannot lower this fragment layout: {}", err->message));
+    return nullptr;
+  }
+  if (!owners(tensor)) return nullptr;
+  known.fragment = std::make_shared<const FragmentMap>(std::get<FragmentMap>(std::move(decoded)));
+  return (fragments_[tensor] = known.fragment).get();
+}
+
+const FragmentMap* KernelLowering::fragmentThrough(const tile::View& v, SourceRange where) {
+  const FragmentMap* whole = fragment(v.tensor, where);
+  if (!whole || v.dims.size() == whole->base.size()) return whole;
+  auto [it, added] = fragmentViews_.try_emplace({v.tensor, v.dims});
+  FragmentMap& fm = it->second;
+  if (!added) return &fm;
+  fm = *whole;
+  fm.base.clear();
+  for (int d : v.dims) fm.base.push_back(whole->base[static_cast<size_t>(d)]);
+  for (FragmentSlot& s : fm.slots) {
+    std::vector<int64_t> offset;
+    for (int d : v.dims) offset.push_back(s.offset[static_cast<size_t>(d)]);
+    s.offset = std::move(offset);
+  }
+  return &fm;
+}
+
+// Which threads hold each element, checking on the way that every thread axis value the
+// layout uses exists in the launch.
+const OwnerTable* KernelLowering::owners(uint32_t tensor) {
+  auto it = owners_.find(tensor);
+  if (it != owners_.end()) return it->second.get();
+  const tile::Tensor& t = tk_.tensors[tensor];
+  LayoutTables::Entry& known = tables_.at(*t.layout, t.staticShape, k_.block);
+  if (known.owners) return (owners_[tensor] = known.owners).get();
+  int64_t threads = k_.threadsPerBlock();
+  // The value of every thread axis for every thread.
+  std::vector<std::array<int64_t, layout::kAxisCount>> axisOf(threads);
+  for (int64_t tid = 0; tid < threads; ++tid) {
+    std::array<int64_t, layout::kAxisCount> v{};
+    v[static_cast<int>(layout::Axis::tx)] = tid;
+    v[static_cast<int>(layout::Axis::laneid)] = tid % 32;
+    v[static_cast<int>(layout::Axis::warpid)] = tid / 32;
+    v[static_cast<int>(layout::Axis::wgid)] = tid / 128;
+    v[static_cast<int>(layout::Axis::tid_in_wg)] = tid % 128;
+    v[static_cast<int>(layout::Axis::wid_in_wg)] = (tid / 32) % 4;
+    axisOf[tid] = v;
+  }
+  OwnerTable table;
+  table.holders.resize(static_cast<size_t>(t.layout->size()));
+  std::optional<std::string> problem;
+  const uint32_t threadMask = layout::threadAxesMask();
+  uint32_t launchMask = 0;  // thread axes proper, whose values the launch bounds
+  std::array<int64_t, layout::kAxisCount> extentOf{};
+  for (layout::Axis a : layout::allAxes())
+    if (layout::isThreadAxis(a)) {
+      launchMask |= layout::axisBit(a);
+      extentOf[static_cast<int>(a)] = threadAxisExtent(a, k_.block);
+    }
+  // Calls f(axis index) for each set bit of `mask`, lowest first, while it returns true.
+  auto eachAxis = [](uint32_t mask, auto&& f) {
+    for (; mask; mask &= mask - 1)
+      if (!f(std::countr_zero(mask))) return false;
+    return true;
+  };
+  try {
+    layout::forEachPlacement(*t.layout, [&](int64_t index, const layout::PhysCoord& p) {
+      const uint32_t threadAxes = p.axesMask() & threadMask;
+      eachAxis(threadAxes & launchMask, [&](int a) {
+        int64_t v = p[static_cast<layout::Axis>(a)];
+        if (v >= 0 && v < extentOf[a]) return true;
+        problem = fmt::format("element {} is held by {} {}, but a block of {} threads has {} 0..{}",
+                              layout::shapeToString(layout::unflatten(index, t.staticShape)),
+                              layout::axisName(static_cast<layout::Axis>(a)), v, threads,
+                              layout::axisName(static_cast<layout::Axis>(a)), extentOf[a] - 1);
+        return false;
+      });
+      if (problem) return false;
+      // The holders: one thread when lane and warp (or tx) are given, else every match.
+      auto matches = [&](int64_t tid) {
+        return eachAxis(threadAxes, [&](int a) { return axisOf[tid][a] == p[static_cast<layout::Axis>(a)]; });
+      };
+      int32_t m = static_cast<int32_t>(p[layout::Axis::m]);
+      auto& h = table.holders[static_cast<size_t>(index)];
+      if (threadAxes & layout::axisBit(layout::Axis::tx)) {
+        if (matches(p[layout::Axis::tx])) h.emplace_back(static_cast<int32_t>(p[layout::Axis::tx]), m);
+      } else if ((threadAxes & layout::axisBit(layout::Axis::laneid)) &&
+                 (threadAxes & layout::axisBit(layout::Axis::warpid))) {
+        int64_t tid = p[layout::Axis::warpid] * 32 + p[layout::Axis::laneid];
+        if (tid < threads && matches(tid)) h.emplace_back(static_cast<int32_t>(tid), m);
+      } else {
+        for (int64_t tid = 0; tid < threads; ++tid)
+          if (matches(tid)) h.emplace_back(static_cast<int32_t>(tid), m);
+      }
+      return true;
+    });
+  } catch (const layout::Error& e) {
+    problem = e.what();
+  }
+  if (problem) {
+    diags_.report(kOwnershipLaunch, t.layoutLoc, *problem).note(tk_.skeleton.launchLoc, "the launch is declared here");
+    return nullptr;
+  }
+  known.owners = std::make_shared<const OwnerTable>(std::move(table));
+  return (owners_[tensor] = known.owners).get();
+}
+
+}  // namespace tyl::lower
