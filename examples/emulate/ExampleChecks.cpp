@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "backend/emu/Emulator.h"
-#include "frontend/Imports.h"
+#include "base/Source.h"
 #include "tools/tyloc/Pipeline.h"
 
 namespace tyl::examples {

@@ -22,7 +22,7 @@
 
 #include "CountOps.h"
 #include "backend/emu/Emulator.h"
-#include "frontend/Imports.h"
+#include "base/Source.h"
 #include "ir/thread/Print.h"
 #include "tests/support/IntSemanticsCases.h"
 #include "tests/support/Process.h"

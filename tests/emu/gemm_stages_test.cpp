@@ -14,7 +14,7 @@
 #include <sstream>
 
 #include "backend/emu/Emulator.h"
-#include "frontend/Imports.h"
+#include "base/Source.h"
 #include "ir/thread/Print.h"
 #include "tools/tyloc/Pipeline.h"
 
