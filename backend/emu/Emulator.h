@@ -35,6 +35,7 @@ struct Stats {
   int64_t globalBytesWritten = 0;
   int64_t sharedBytesRead = 0;
   int64_t sharedBytesWritten = 0;
+  int64_t asyncBytesLanded = 0;  // written to shared memory by cp.async (at a wait or at exit)
 };
 
 struct RunResult {

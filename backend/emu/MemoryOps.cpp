@@ -268,6 +268,7 @@ void Interpreter::landGroup(int64_t thread, std::vector<AsyncCopy>& group) {
   for (const AsyncCopy& c : group) {
     ctx_.shared.land(c.dst, c.bytes, Site{c.stmt, static_cast<int32_t>(thread)}, c.id, c.data.data());
     ctx_.stats.sharedBytesWritten += c.bytes;
+    ctx_.stats.asyncBytesLanded += c.bytes;
   }
   group.clear();
 }

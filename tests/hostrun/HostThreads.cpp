@@ -38,11 +38,12 @@ struct LaneOp {
   int count = 0;  // registers
 };
 
+// A cp.async in flight: its source was read when it was issued; it lands (its destination is
+// written) when a wait retires its group or its thread exits (backend/emu/README.md).
 struct Copy {
   uint32_t dst;
-  const void* src;
   int bytes;
-  uint32_t srcBytes;
+  std::array<unsigned char, 16> data;  // the source's bytes, zeros past the source size
 };
 
 struct Thread {
@@ -72,6 +73,7 @@ std::map<const void*, int> sharedLimits;
 cudaError_t lastError = cudaSuccess;
 std::string problemLog;
 int launchCount = 0;
+int64_t asyncBytesLanded = 0;
 
 Launch& launch() {
   if (!active) {
@@ -101,10 +103,19 @@ void suspend(State state) {
   swapcontext(&t.context, &l.scheduler);
 }
 
+void perform(const Copy& c);
+
 void threadEntry() {
   Launch& l = launch();
   (*l.body)();
-  l.current->state = State::Done;  // uc_link returns to the scheduler
+  // The hardware does not cancel the copies a thread has in flight when it exits: they land.
+  Thread& t = *l.current;
+  for (const std::vector<Copy>& group : t.groups)
+    for (const Copy& c : group) perform(c);
+  for (const Copy& c : t.open) perform(c);
+  t.groups.clear();
+  t.open.clear();
+  t.state = State::Done;  // uc_link returns to the scheduler
 }
 
 // Whether [offset, offset + bytes) lies in the block's shared memory, aligned to `align`.
@@ -124,18 +135,8 @@ bool sharedRange(uint32_t offset, size_t bytes, size_t align, const char* what) 
 }
 
 void perform(const Copy& c) {
-  if (!sharedRange(c.dst, static_cast<size_t>(c.bytes), static_cast<size_t>(c.bytes), "cp.async")) return;
-  unsigned char* dst = launch().shared + c.dst;
-  if (c.srcBytes > static_cast<uint32_t>(c.bytes)) {
-    problem("cp.async: source size " + std::to_string(c.srcBytes) + " exceeds the copy's " + std::to_string(c.bytes));
-    return;
-  }
-  if (c.srcBytes > 0 && reinterpret_cast<uintptr_t>(c.src) % static_cast<uintptr_t>(c.bytes) != 0) {
-    problem("cp.async: global source is not aligned to " + std::to_string(c.bytes) + " bytes");
-    return;
-  }
-  if (c.srcBytes > 0) std::memcpy(dst, c.src, c.srcBytes);
-  std::memset(dst + c.srcBytes, 0, static_cast<size_t>(c.bytes) - c.srcBytes);
+  std::memcpy(launch().shared + c.dst, c.data.data(), static_cast<size_t>(c.bytes));
+  asyncBytesLanded += c.bytes;
 }
 
 using tyl::emu::Matrix8x8;
@@ -292,7 +293,20 @@ uint32_t shared_address(const void* p) {
 }
 
 void cp_async(uint32_t dst, const void* src, int bytes, uint32_t src_bytes) {
-  self().open.push_back(Copy{dst, src, bytes, src_bytes});
+  if (!sharedRange(dst, static_cast<size_t>(bytes), static_cast<size_t>(bytes), "cp.async")) return;
+  if (src_bytes > static_cast<uint32_t>(bytes)) {
+    problem("cp.async: source size " + std::to_string(src_bytes) + " exceeds the copy's " + std::to_string(bytes));
+    return;
+  }
+  if (src_bytes > 0 && reinterpret_cast<uintptr_t>(src) % static_cast<uintptr_t>(bytes) != 0) {
+    problem("cp.async: global source is not aligned to " + std::to_string(bytes) + " bytes");
+    return;
+  }
+  // PTX lets the copy read its source at any time before the wait that completes it; both
+  // executors read it now, when it is issued.
+  Copy c{dst, bytes, {}};
+  if (src_bytes > 0) std::memcpy(c.data.data(), src, src_bytes);
+  self().open.push_back(c);
 }
 
 void cp_async_commit() {
@@ -408,5 +422,6 @@ cudaError_t launch_kernel(const void* kernel, const std::function<void()>& body,
 
 std::string take_problems() { return std::exchange(problemLog, std::string()); }
 int launches() { return launchCount; }
+int64_t take_async_bytes_landed() { return std::exchange(asyncBytesLanded, int64_t{0}); }
 
 }  // namespace tylo_host

@@ -74,5 +74,8 @@ cudaError_t launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared_by
 // What went wrong in the launches since the last call (one line each), and the launches run.
 std::string take_problems();
 int launches();
+// The bytes cp.async copies have written to shared memory since the last call (as the
+// emulator's Stats::asyncBytesLanded counts them).
+int64_t take_async_bytes_landed();
 
 }  // namespace tylo_host

@@ -5,16 +5,19 @@
 // from) cannot show. See tests/hostrun/README.md.
 #include <catch2/catch.hpp>
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "add_one.cuh"
+#include "async_semantics.cuh"
 #include "examples/emulate/ExampleChecks.h"
 #include "gemm.cuh"
 #include "gemm_stages.cuh"
 #include "launch_grid.cuh"
 #include "tests/hostrun/HostRunner.h"
+#include "tests/support/AsyncSemanticsCases.h"
 #include "tests/support/ExampleCases.h"
 #include "wide_elements.cuh"
 #ifdef TYLO_HOST_RUN_VARIANTS
@@ -206,4 +209,27 @@ TEST_CASE("8-byte elements keep all their bits in 16-byte vector loads and store
   REQUIRE(i64_fragment(a.data(), b.data()) == cudaSuccess);
   CHECK(tylo_host::take_problems().empty());
   for (size_t i = 0; i < 512; ++i) CHECK(b[i] == a[i] + 1);
+}
+
+TEST_CASE("the generated code follows the written semantics of asynchronous copies") {
+  // The cases of tests/support/AsyncSemanticsCases.h, which the emulator runs too.
+  // A launcher takes `const float*` for a tensor its kernel only reads.
+  const std::map<std::string, std::function<cudaError_t(float*, float*)>> launchers = {
+      {"source_read_at_issue", [](float* a, float* b) { return source_read_at_issue(a, b); }},
+      {"oldest_group_first", [](float* a, float* b) { return oldest_group_first(a, b); }},
+      {"in_flight_at_exit", [](float* a, float* b) { return in_flight_at_exit(a, b); }},
+  };
+  for (const tyl::test::AsyncCase& c : tyl::test::kAsyncCases) {
+    INFO(c.kernel << ": " << c.rule);
+    auto launcher = launchers.find(c.kernel);
+    REQUIRE(launcher != launchers.end());
+    std::vector<float> a(tyl::test::kAsyncElements), b(tyl::test::kAsyncElements, 0.0f);
+    for (int64_t i = 0; i < tyl::test::kAsyncElements; ++i) a[static_cast<size_t>(i)] = tyl::test::asyncInput(i);
+    (void)tylo_host::take_async_bytes_landed();
+    REQUIRE(launcher->second(a.data(), b.data()) == cudaSuccess);
+    CHECK(tylo_host::take_problems().empty());
+    CHECK(tylo_host::take_async_bytes_landed() == c.bytesLanded);
+    for (int64_t i = 0; i < tyl::test::kAsyncElements; ++i)
+      CHECK(b[static_cast<size_t>(i)] == (c.bCopiesA ? tyl::test::asyncInput(i) : 0.0f));
+  }
 }
