@@ -344,6 +344,7 @@ ExprRef KernelSema::atSurePoint(const ExprRef& e, const SurePoint& p, const std:
                            : tir::cast(atom.type, gridSize(n - 6));
       case tir::Special::LaneId: return tir::intConst(p.thread % 32, atom.type);
       case tir::Special::WarpId: return tir::intConst(p.thread / 32, atom.type);
+      case tir::Special::SharedBase: return nullptr;  // made by lowering, never by analysis
     }
     return nullptr;
   };

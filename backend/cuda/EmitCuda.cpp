@@ -46,6 +46,7 @@ EmitResult emit(const tir::Module& module, const EmitOptions& options) {
   if (!options.headerName.empty()) r.source += fmt::format("#include \"{}\"\n\n", options.headerName);
   r.source += "#include <tylo/runtime.cuh>\n\n";
   r.source += "namespace {\n\n";
+  r.source += wgmmaFunctions(module);
   for (const tir::Kernel& k : module.kernels) r.source += emitKernel(k, options) + "\n";
   r.source += "}  // namespace\n\n";
   // Host code is reported at its own lines, not at .tyl lines.

@@ -19,6 +19,11 @@ std::string emitKernel(const tir::Kernel& k, const EmitOptions& options);
 std::string emitLauncher(const tir::Kernel& k, const EmitOptions& options);
 std::string launcherDeclaration(const tir::Kernel& k);
 
+// The device functions holding the inline PTX of the module's wgmma shapes, and the name of the
+// one a statement calls (EmitWgmma.cpp).
+std::string wgmmaFunctions(const tir::Module& module);
+std::string wgmmaFunctionName(const tir::Wgmma& op);
+
 // The __global__ function: in a name space users cannot spell (safeName escapes `tylo_`).
 inline std::string kernelSymbol(const tir::Kernel& k) { return "tylo_kernel_" + k.name; }
 

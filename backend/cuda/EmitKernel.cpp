@@ -326,6 +326,20 @@ class KernelPrinter {
             line(depth, fmt::format("tylo::mma_m16n8k16_{}(/*d*/{}, /*a*/{}, /*b*/{}, /*c*/{});",
                                     n.ab == Type::F16 ? "f16" : "bf16", list(n.d).substr(2), list(n.a).substr(2),
                                     list(n.b).substr(2), list(n.c).substr(2)));
+          } else if constexpr (std::is_same_v<T, tir::Wgmma>) {
+            std::string regs;
+            for (const tir::Reg& r : n.d) regs += ", " + expr_.reg(r);
+            line(depth, fmt::format("{}(static_cast<uint64_t>({}), static_cast<uint64_t>({}), {}{});",
+                                    wgmmaFunctionName(n), expr_.print(n.descA), expr_.print(n.descB),
+                                    n.accumulate ? fmt::format("static_cast<int32_t>({})", expr_.print(n.accumulate))
+                                                 : "1",
+                                    regs));
+          } else if constexpr (std::is_same_v<T, tir::WgmmaFence>) {
+            line(depth, "tylo::wgmma_fence();");
+          } else if constexpr (std::is_same_v<T, tir::WgmmaCommit>) {
+            line(depth, "tylo::wgmma_commit_group();");
+          } else if constexpr (std::is_same_v<T, tir::WgmmaWait>) {
+            line(depth, fmt::format("tylo::wgmma_wait_group<{}>();", n.n));
           } else if constexpr (std::is_same_v<T, tir::Check>) {
             line(depth, "// " + n.message);
             line(depth, fmt::format("tylo::device_check({});", expr_.print(n.cond)));

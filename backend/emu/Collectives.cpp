@@ -6,6 +6,8 @@
 
 #include "backend/emu/Interpreter.h"
 #include "backend/emu/Ptx.h"
+#include "backend/emu/Values.h"
+#include "backend/emu/Wgmma.h"
 #include "base/InternalError.h"
 
 namespace tyl::emu {
@@ -142,6 +144,85 @@ void Interpreter::execMma(Warp& w, const tir::Mma& mma, Mask mask) {
   if (unwritten)
     for (const tir::Reg& r : mma.d) w.regs.undefineWord(r, mask);
   ++ctx_.stats.mmas;
+}
+
+float Interpreter::wgmmaElement(const Warp& w, int lane, int64_t address, tir::Type type, const char* operand) {
+  const int64_t byte = address - kSharedWindowBase;
+  const tir::Kernel& k = ctx_.kernel;
+  // The allocation the byte lies in, for the findings' messages.
+  std::optional<uint32_t> buffer;
+  for (uint32_t b = 0; b < k.buffers.size(); ++b)
+    if (k.buffers[b].space == tir::Space::Shared && byte >= k.buffers[b].sharedOffset &&
+        byte < k.buffers[b].sharedOffset + k.buffers[b].sharedBytes)
+      buffer = b;
+  if (byte < 0 || byte > ctx_.shared.size() - 2 || !buffer) {
+    report(FindingKind::OutOfBounds, w, lane,
+           fmt::format("wgmma reads its {} at shared address {}, outside every shared allocation of the block (by {})",
+                       operand, address, describe(threadRef(w, lane))));
+    return 0.0f;
+  }
+  std::array<std::byte, 2> raw{};
+  const tir::MemRef at{*buffer, nullptr};
+  reportShared(w, ctx_.shared.read(byte, 2, Site{stmt_, static_cast<int32_t>(w.thread(lane))}, raw.data()), at, lane,
+               false);
+  ctx_.stats.sharedBytesRead += 2;
+  const uint64_t bits = std::to_integer<uint64_t>(raw[0]) | (std::to_integer<uint64_t>(raw[1]) << 8);
+  return toFloat(type, bits);
+}
+
+// Each warp of the warpgroup computes its own 16 rows of D: rows 16 (warp % 4) to 16 (warp % 4) +
+// 15 depend only on those rows of A, all of B and the warp's own registers. The operands are read
+// from shared memory when the wgmma is issued; that they do not change before the wait that
+// covers it is the kernel's part (the emulator does not model the instruction's latency).
+void Interpreter::execWgmma(Warp& w, const tir::Wgmma& op, Mask mask) {
+  if (!mask) return;
+  checkCollective(w, mask, "wgmma.mma_async");
+  const int lead = std::countr_zero(mask);
+  const Lanes descA = eval(w, op.descA, mask), descB = eval(w, op.descB, mask);
+  Lanes scale;
+  scale.fill(1);
+  if (op.accumulate) scale = eval(w, op.accumulate, mask);
+  for (int l = 0; l < kWarpSize; ++l)
+    if (laneOn(mask, l) && (descA[l] != descA[lead] || descB[l] != descB[lead] || scale[l] != scale[lead])) {
+      report(FindingKind::InvalidOperand, w, l,
+             fmt::format("wgmma operands differ between the lanes of warp {}: {} has descriptors {:#x}, {:#x} and "
+                         "scale-d {}, {} has {:#x}, {:#x} and {}; every thread of the warpgroup must give the same",
+                         w.index, describe(threadRef(w, lead)), descA[lead], descB[lead], scale[lead],
+                         describe(threadRef(w, l)), descA[l], descB[l], scale[l]));
+      break;
+    }
+  const MatrixDescriptor a = decodeMatrixDescriptor(descA[lead]), b = decodeMatrixDescriptor(descB[lead]);
+  if (a.baseOffset != 0 || b.baseOffset != 0) {
+    report(FindingKind::InvalidOperand, w, lead,
+           fmt::format("a wgmma descriptor with base offset {}: the matrices must start on their swizzle's period",
+                       a.baseOffset != 0 ? a.baseOffset : b.baseOffset));
+    return;
+  }
+  const int64_t firstRow = 16 * (w.index % 4);
+  double A[16][16], B[256][16];
+  for (int64_t r = 0; r < 16; ++r)
+    for (int64_t k = 0; k < 16; ++k)
+      A[r][k] = wgmmaElement(w, lead, matrixElementAddress(a, op.transA, 2, firstRow + r, k), op.ab, "A operand");
+  for (int64_t n = 0; n < op.n; ++n)
+    for (int64_t k = 0; k < 16; ++k)
+      B[n][k] = wgmmaElement(w, lead, matrixElementAddress(b, op.transB, 2, n, k), op.ab, "B operand");
+  const bool accumulate = scale[lead] != 0;
+  for (size_t r = 0; r < op.d.size(); ++r) {
+    const tir::Reg& reg = op.d[r];
+    const Lanes old = w.regs.read(reg);
+    Lanes result = old;
+    for (int l = 0; l < kWarpSize; ++l) {
+      if (!laneOn(mask, l)) continue;
+      const int64_t row = l / 4 + 8 * ((r >> 1) & 1), col = 8 * (r >> 2) + 2 * (l % 4) + (r & 1);
+      double sum = accumulate ? toFloat(tir::Type::F32, old[l]) : 0.0;
+      for (int64_t k = 0; k < 16; ++k) sum += A[row][k] * B[col][k];
+      result[l] = fromFloat(tir::Type::F32, static_cast<float>(sum));
+    }
+    const Mask unwritten = accumulate ? mask & ~w.regs.defined(reg) : 0;
+    w.regs.write(reg, result, mask);
+    w.regs.undefine(reg, unwritten);
+  }
+  ++ctx_.stats.wgmmas;
 }
 
 }  // namespace tyl::emu

@@ -38,6 +38,7 @@ Lanes Evaluator::special(tir::Special s) const {
     case Special::CtaidZ: return splat(static_cast<uint64_t>((*blockIdx_)[2]));
     case Special::LaneId: return ids_->laneId;
     case Special::WarpId: return ids_->warpId;
+    case Special::SharedBase: return splat(static_cast<uint64_t>(kSharedWindowBase));
     default: break;
   }
   TYL_UNREACHABLE("{}", "emulator: unknown special register");

@@ -88,6 +88,12 @@ bool Interpreter::exec(Warp& w, const tir::Stmt& s, Mask mask) {
           execStmatrix(w, n, mask);
         } else if constexpr (std::is_same_v<T, tir::Mma>) {
           execMma(w, n, mask);
+        } else if constexpr (std::is_same_v<T, tir::Wgmma>) {
+          execWgmma(w, n, mask);
+        } else if constexpr (std::is_same_v<T, tir::WgmmaFence> || std::is_same_v<T, tir::WgmmaCommit> ||
+                             std::is_same_v<T, tir::WgmmaWait>) {
+          // The emulator performs a wgmma when it is issued, so there is nothing to order or wait
+          // for; the statements still count as instructions.
         } else if constexpr (std::is_same_v<T, tir::Check>) {
           execCheck(w, n, mask);
         } else if constexpr (std::is_same_v<T, tir::Comment> || std::is_same_v<T, tir::Cooperative>) {

@@ -91,6 +91,9 @@ class Interpreter {
   void execLdmatrix(Warp& w, const tir::Ldmatrix& ld, Mask mask);
   void execStmatrix(Warp& w, const tir::Stmatrix& st, Mask mask);
   void execMma(Warp& w, const tir::Mma& mma, Mask mask);
+  void execWgmma(Warp& w, const tir::Wgmma& op, Mask mask);
+  // A 16-bit element wgmma reads at shared-window address `address`, for `lane`'s warp.
+  float wgmmaElement(const Warp& w, int lane, int64_t address, tir::Type type, const char* operand);
   void execCheck(const Warp& w, const tir::Check& c, Mask mask);
   void checkCollective(const Warp& w, Mask mask, const char* name);
 

@@ -19,6 +19,11 @@ struct PointerBinding {
   int64_t offset = 0;
 };
 
+// The shared-window byte address the emulator gives the block's dynamic shared memory (what
+// Special::SharedBase reads): not 0, as on a GPU, where the window starts with 1 KiB reserved for
+// the system, but on every swizzle period (1024 bytes), as the generated code aligns it.
+inline constexpr int64_t kSharedWindowBase = 1024;
+
 struct LaunchContext {
   LaunchContext(const tir::Kernel& kernel, const Options& options, std::vector<Buffer>& buffers);
 

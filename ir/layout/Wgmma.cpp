@@ -153,7 +153,7 @@ std::variant<WgmmaOperandForm, WgmmaFormMismatch> wgmmaOperandForm(const Layout&
     return mismatch("neither its K nor its MN dimension is contiguous in memory", std::pair{0, 1});
   const int64_t perChunk = 16 / elemBytes, span = static_cast<int64_t>(*swizzle);
   if (form.major == WgmmaMajor::K) {
-    form.sbo = linear(8, 0) - origin;
+    form.sbo = extentMN > 8 ? linear(8, 0) - origin : 0;  // one group of 8 rows: unused
     form.lbo = *swizzle == WgmmaSwizzle::None ? linear(0, perChunk) - origin : 16;
   } else if (*swizzle == WgmmaSwizzle::None) {
     form.sbo = extentMN > perChunk ? linear(perChunk, 0) - origin : 0;

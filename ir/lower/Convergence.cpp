@@ -191,7 +191,7 @@ class Checker {
   DiagnosticEngine& diags_;
   int64_t threads_ = 1;
   std::vector<ThreadPoint> points_;
-  std::array<Spread, 11> special_{};
+  std::array<Spread, tir::kSpecialCount> special_{};
   std::vector<ExprRef> def_;       // per variable: its value, when one Assign is its only write
   std::vector<std::string> origin_;  // per variable: where a write other than an Assign takes its value from
   std::vector<uint8_t> defState_;  // per variable: 0 not looked at, 1 looking, 2 thread-only, 3 not
@@ -253,6 +253,7 @@ Checker::Checker(const tir::Kernel& k, DiagnosticEngine& diags)
               from(n.dst, fmt::format("a value read from '{}'", k.buffers.at(n.src.buffer).name));
             if constexpr (std::is_same_v<T, tir::Ldmatrix>) from(n.dst, "a value loaded by ldmatrix");
             if constexpr (std::is_same_v<T, tir::Mma>) from(n.d, "a result of mma.sync");
+            if constexpr (std::is_same_v<T, tir::Wgmma>) from(n.d, "a result of wgmma");
             if constexpr (std::is_same_v<T, tir::If>) {
               defs(n.then);
               defs(n.otherwise);
@@ -452,7 +453,7 @@ void Checker::propagate(const tir::Block& b, Spread context) {
           // Each lane receives its own part of the matrices.
           if constexpr (std::is_same_v<T, tir::Ldmatrix>)
             for (const tir::Reg& r : n.dst) raise(r, Spread::Lane);
-          if constexpr (std::is_same_v<T, tir::Mma>)
+          if constexpr (std::is_same_v<T, tir::Mma> || std::is_same_v<T, tir::Wgmma>)
             for (const tir::Reg& r : n.d) raise(r, Spread::Lane);
           if constexpr (std::is_same_v<T, tir::If>) {
             Spread inner = join(context, spread(n.cond));
@@ -661,6 +662,8 @@ bool Checker::dependsOnVar(const tir::Block& b, uint32_t var, bool& collective) 
           }
           if constexpr (std::is_same_v<T, tir::Barrier> || std::is_same_v<T, tir::Ldmatrix> ||
                         std::is_same_v<T, tir::Stmatrix> || std::is_same_v<T, tir::Mma> ||
+                        std::is_same_v<T, tir::Wgmma> || std::is_same_v<T, tir::WgmmaFence> ||
+                        std::is_same_v<T, tir::WgmmaCommit> || std::is_same_v<T, tir::WgmmaWait> ||
                         std::is_same_v<T, tir::Cooperative>)
             collective = true;
         },
@@ -744,6 +747,10 @@ void Checker::check(const tir::Block& b, const Reach& r) {
           if constexpr (std::is_same_v<T, tir::Ldmatrix>) collective(s.loc, "ldmatrix", r);
           if constexpr (std::is_same_v<T, tir::Stmatrix>) collective(s.loc, "stmatrix", r);
           if constexpr (std::is_same_v<T, tir::Mma>) collective(s.loc, "mma.sync", r);
+          if constexpr (std::is_same_v<T, tir::Wgmma>) collective(s.loc, "wgmma.mma_async", r);
+          if constexpr (std::is_same_v<T, tir::WgmmaFence>) collective(s.loc, "wgmma.fence", r);
+          if constexpr (std::is_same_v<T, tir::WgmmaCommit>) collective(s.loc, "wgmma.commit_group", r);
+          if constexpr (std::is_same_v<T, tir::WgmmaWait>) collective(s.loc, "wgmma.wait_group", r);
           if constexpr (std::is_same_v<T, tir::Cooperative>) cooperative(s.loc, n, r);
         },
         s.node);

@@ -20,6 +20,7 @@ const char* specialName(Special s) {
     case Special::NctaidZ: return "nctaid.z";
     case Special::LaneId: return "laneid";
     case Special::WarpId: return "warpid";
+    case Special::SharedBase: return "smem_base";
   }
   return "?";
 }
@@ -125,6 +126,16 @@ class Printer {
           } else if constexpr (std::is_same_v<T, Mma>) {
             line(depth, fmt::format("mma.m16n8k16.{} {}, {}, {}, {}", typeName(n.ab), regs(n.d), regs(n.a), regs(n.b),
                                     regs(n.c)));
+          } else if constexpr (std::is_same_v<T, Wgmma>) {
+            line(depth, fmt::format("wgmma.m64n{}k16.{} {}, desc {}{}, desc {}{}, scale-d {}", n.n, typeName(n.ab),
+                                    regs(n.d), expr(n.descA), n.transA ? " (MN-major)" : "", expr(n.descB),
+                                    n.transB ? " (MN-major)" : "", n.accumulate ? expr(n.accumulate) : "true"));
+          } else if constexpr (std::is_same_v<T, WgmmaFence>) {
+            line(depth, "wgmma.fence");
+          } else if constexpr (std::is_same_v<T, WgmmaCommit>) {
+            line(depth, "wgmma.commit_group");
+          } else if constexpr (std::is_same_v<T, WgmmaWait>) {
+            line(depth, fmt::format("wgmma.wait_group {}", n.n));
           } else if constexpr (std::is_same_v<T, Check>) {
             std::string values;
             for (const ExprRef& v : n.values) values += ", " + expr(v);

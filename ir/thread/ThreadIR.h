@@ -87,7 +87,9 @@ enum class Special : uint8_t {
   NctaidX, NctaidY, NctaidZ,  // gridDim
   LaneId,                  // %laneid
   WarpId,                  // linear thread id / 32
+  SharedBase,              // the shared-window byte address of the block's dynamic shared memory
 };
+inline constexpr int kSpecialCount = static_cast<int>(Special::SharedBase) + 1;
 
 enum class BinOp : uint8_t {
   Add, Sub, Mul, Div, Rem,  // integer Div/Rem truncate toward zero, as in C++
@@ -232,6 +234,33 @@ struct Mma {
   std::vector<Reg> c;
 };
 
+// wgmma.mma_async.sync.aligned.m64nNk16.f32.{ab}.{ab} (sm_90a): for the warpgroup of this
+// thread's warp, D (64 x n, f32) = A (64 x 16) * B (16 x n) + (accumulate ? D : 0), both operands
+// read from shared memory through 64-bit matrix descriptors: `descA` and `descB` are I64 values
+// holding the descriptor bits, computed by the kernel (ir/layout/Wgmma.h has the fields).
+// `transA` / `transB` set imm-trans: the operand is MN-major. `d` are this thread's n / 2 F32
+// registers of D (ir/layout/Wgmma.h gives which element each holds). The instruction is
+// asynchronous: D may be read only after a WgmmaWait covers the group it was committed in.
+struct Wgmma {
+  Type ab = Type::F16;
+  int n = 8;
+  ExprRef descA;
+  ExprRef descB;
+  bool transA = false;
+  bool transB = false;
+  ExprRef accumulate;  // Pred; null: always
+  std::vector<Reg> d;
+};
+// wgmma.fence.sync.aligned: orders this warpgroup's earlier register accesses before the next
+// wgmma's (needed before the first wgmma and after any other write to its registers).
+struct WgmmaFence {};
+// wgmma.commit_group.sync.aligned: the wgmmas issued since the last commit become one group.
+struct WgmmaCommit {};
+// wgmma.wait_group.sync.aligned n: at most n of this warpgroup's committed groups remain pending.
+struct WgmmaWait {
+  int n = 0;
+};
+
 // A note carried into the generated code (and ignored by the emulator).
 struct Comment {
   std::string text;
@@ -265,7 +294,7 @@ struct Cooperative {
 struct Stmt {
   SourceRange loc;
   std::variant<Assign, Load, Store, If, For, Barrier, CpAsync, CpAsyncCommit, CpAsyncWait, Ldmatrix, Stmatrix, Mma,
-               Comment, Check, Cooperative>
+               Wgmma, WgmmaFence, WgmmaCommit, WgmmaWait, Comment, Check, Cooperative>
       node;
 };
 

@@ -15,9 +15,10 @@ namespace {
 bool isComparison(BinOp op) { return op >= BinOp::Lt && op <= BinOp::Ne; }
 
 const char* stmtName(const Stmt& s) {
-  static constexpr const char* kNames[] = {"assign",   "load",        "store",    "if",       "for",
-                                           "barrier",  "cp.async",    "commit",   "wait",     "ldmatrix",
-                                           "stmatrix", "mma.sync",    "comment",  "check",    "cooperative"};
+  static constexpr const char* kNames[] = {"assign",   "load",     "store",       "if",           "for",
+                                           "barrier",  "cp.async", "commit",      "wait",         "ldmatrix",
+                                           "stmatrix", "mma.sync", "wgmma",       "wgmma.fence",  "wgmma.commit",
+                                           "wgmma.wait", "comment", "check",      "cooperative"};
   static_assert(std::size(kNames) == std::variant_size_v<decltype(Stmt::node)>);
   return kNames[s.node.index()];
 }
@@ -231,7 +232,8 @@ class Verifier {
                           typeName(k_.params[e->id].type)));
         break;
       case ExprKind::SpecialReg:
-        if (e->special > Special::WarpId) bad(fmt::format("special register {}", static_cast<int>(e->special)));
+        if (static_cast<int>(e->special) >= kSpecialCount)
+          bad(fmt::format("special register {}", static_cast<int>(e->special)));
         if (e->type != Type::I32) bad(fmt::format("a special register of type {}", typeName(e->type)));
         break;
       case ExprKind::Elem:
@@ -446,6 +448,22 @@ class Verifier {
               for (const Reg& r : *acc)
                 if (std::optional<Type> t = reg(r, where); t && *t != Type::F32)
                   fail(where, fmt::format("an accumulator in a {} register", typeName(*t)));
+          } else if constexpr (std::is_same_v<T, Wgmma>) {
+            if (n.ab != Type::F16 && n.ab != Type::BF16) fail(where, fmt::format("{} inputs", typeName(n.ab)));
+            if (n.n < 8 || n.n > 256 || n.n % 8 != 0) fail(where, fmt::format("N = {} (8 to 256, in steps of 8)", n.n));
+            if (n.d.size() != static_cast<size_t>(n.n / 2))
+              fail(where, fmt::format("{} D registers for N = {} ({})", n.d.size(), n.n, n.n / 2));
+            for (const Reg& r : n.d)
+              if (std::optional<Type> t = reg(r, where); t && *t != Type::F32)
+                fail(where, fmt::format("an accumulator in a {} register", typeName(*t)));
+            for (const ExprRef* desc : {&n.descA, &n.descB}) {
+              expr(*desc, where);
+              if (*desc && (*desc)->type != Type::I64)
+                fail(where, fmt::format("a descriptor of type {} (i64)", typeName((*desc)->type)));
+            }
+            if (n.accumulate) pred(n.accumulate, where, "a scale-d predicate");
+          } else if constexpr (std::is_same_v<T, WgmmaWait>) {
+            if (n.n < 0 || n.n > 7) fail(where, fmt::format("waits for {} groups (0 to 7)", n.n));
           } else if constexpr (std::is_same_v<T, Check>) {
             pred(n.cond, where, "a condition");
             for (const ExprRef& v : n.values) expr(v, where);

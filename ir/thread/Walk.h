@@ -48,6 +48,11 @@ void forEachExpr(B& b, Fn&& fn) {
             slot(n.srcBytes);
           }
           if constexpr (std::is_same_v<T, Ldmatrix> || std::is_same_v<T, Stmatrix>) slot(n.addr.offset);
+          if constexpr (std::is_same_v<T, Wgmma>) {
+            slot(n.descA);
+            slot(n.descB);
+            slot(n.accumulate);
+          }
           if constexpr (std::is_same_v<T, Check>) {
             slot(n.cond);
             for (auto& v : n.values) slot(v);
@@ -63,7 +68,7 @@ void forEachExpr(B& b, Fn&& fn) {
 }
 
 // Calls fn(variable id) for each write of a variable by a statement in `b`, or nested in it:
-// assignments, loads, ldmatrix and mma destinations, loop variables.
+// assignments, loads, ldmatrix, mma and wgmma destinations, loop variables.
 template <typename Fn>
 void forEachVarWrite(const Block& b, Fn&& fn) {
   auto reg = [&](const Reg& r) {
@@ -76,7 +81,7 @@ void forEachVarWrite(const Block& b, Fn&& fn) {
           if constexpr (std::is_same_v<T, Assign>) reg(n.dst);
           if constexpr (std::is_same_v<T, Load> || std::is_same_v<T, Ldmatrix>)
             for (const Reg& r : n.dst) reg(r);
-          if constexpr (std::is_same_v<T, Mma>)
+          if constexpr (std::is_same_v<T, Mma> || std::is_same_v<T, Wgmma>)
             for (const Reg& r : n.d) reg(r);
           if constexpr (std::is_same_v<T, If>) {
             forEachVarWrite(n.then, fn);

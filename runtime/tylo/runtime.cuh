@@ -104,6 +104,24 @@ __device__ __forceinline__ void stmatrix_x4_trans(uint32_t addr, uint32_t r0, ui
 #undef TYLO_STMATRIX_ASM
 #endif
 
+// wgmma's fence and group operations (sm_90a; the wgmma itself is a function of the generated
+// code, one per shape). Under nvcc for an older architecture they are never called: tyloc refuses
+// wgmma there (arch-feature).
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define TYLO_WGMMA_ASM(...) asm volatile(__VA_ARGS__)
+#else
+#define TYLO_WGMMA_ASM(...) ((void)0)
+#endif
+__device__ __forceinline__ void wgmma_fence() { TYLO_WGMMA_ASM("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit_group() {
+  TYLO_WGMMA_ASM("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+template <int N>
+__device__ __forceinline__ void wgmma_wait_group() {
+  TYLO_WGMMA_ASM("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+#undef TYLO_WGMMA_ASM
+
 // mma.sync m16n8k16, f32 accumulate: d = a * b + c.
 __device__ __forceinline__ void mma_m16n8k16_f16(float& d0, float& d1, float& d2, float& d3, uint32_t a0, uint32_t a1,
                                                  uint32_t a2, uint32_t a3, uint32_t b0, uint32_t b1, float c0,
