@@ -1,8 +1,9 @@
 // Semantic analysis of calls: builtins, allocations, views, and tile operations.
 #include <fmt/format.h>
 
+#include <cinttypes>
+#include <cstdio>
 #include <limits>
-
 #include <set>
 
 #include "base/CommonDiags.h"
@@ -637,6 +638,11 @@ std::optional<Value> KernelSema::call(const ast::Expr& e, const ast::Call& c) {
     return constExpr(e);
   if (fn == "mma_m16n8k16") return mmaAtom(e, c);
   if (fn == "tiled_mma") return tiledMma(e, c);
+  if (fn == "warpgroup_mma") return warpgroupMma(e, c);
+  if (int64_t n = 0; fn.starts_with("wgmma_m64n") && fn.ends_with("k16") &&
+                     std::sscanf(fn.c_str(), "wgmma_m64n%" SCNd64 "k16", &n) == 1 &&
+                     fn == fmt::format("wgmma_m64n{}k16", n))
+    return wgmmaAtom(e, c, n);
   if (fn == "load_a" || fn == "load_b") return loadOperand(e, c, fn == "load_a");
   if (Binding* b = lookup(fn)) {
     diags_.report(kUnknownName, c.callee->range, fmt::format("'{}' is {}, not a function", fn, describe(b->value)));

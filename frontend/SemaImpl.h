@@ -35,7 +35,8 @@ struct Value {
   TensorType ttype;        // TensorType
   std::string ns;          // Namespace: `block_id`, `thread_id`, `block_dim`, `grid_dim`
   tile::TiledMma mma;      // Atom (element type only) and Mma; MmaResult: the arrangement used
-  uint32_t mmaArgs[3] = {0, 0, 0};  // MmaResult: the c, a and b fragments
+  uint32_t mmaArgs[3] = {0, 0, 0};  // MmaResult: the c, a and b fragments (a warpgroup MMA: c only)
+  tile::View mmaViews[2];           // MmaResult of a warpgroup MMA: the shared a and b tiles
 
   static Value constant(ConstValue v) {
     Value r;
@@ -267,8 +268,13 @@ class KernelSema {
   std::optional<Value> slotView(const ast::Expr& e, const ast::Call& c, const tile::View& base);
   std::optional<Value> copy(const ast::Expr& e, const ast::Call& c, bool async);
   std::optional<layout::Layout> layoutArg(const ast::Expr& e);
-  std::optional<Value> mmaAtom(const ast::Expr& e, const ast::Call& c);
+  std::optional<Value> mmaAtom(const ast::Expr& e, const ast::Call& c,
+                               std::string_view instruction = "mma.sync m16n8k16");
   std::optional<Value> tiledMma(const ast::Expr& e, const ast::Call& c);
+  // wgmma_m64nNk16(A, B, C) (`n` parsed from the name) and warpgroup_mma(atom, warpgroups = (m, n)).
+  std::optional<Value> wgmmaAtom(const ast::Expr& e, const ast::Call& c, int64_t n);
+  std::optional<Value> warpgroupMma(const ast::Expr& e, const ast::Call& c);
+  std::optional<Value> wgmmaCall(const ast::Expr& e, const ast::Call& c, const tile::TiledMma& mma);
   std::optional<Value> loadOperand(const ast::Expr& e, const ast::Call& c, bool isA);
   std::optional<Value> mmaCall(const ast::Expr& e, const ast::Call& c, const tile::TiledMma& mma);
   std::optional<Value> zeroC(const ast::Expr& e, const tile::TiledMma& mma);

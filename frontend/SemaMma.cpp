@@ -7,6 +7,7 @@
 #include "base/CommonDiags.h"
 #include "frontend/SemaImpl.h"
 #include "ir/layout/Transforms.h"
+#include "ir/layout/Wgmma.h"
 
 namespace tyl {
 
@@ -72,9 +73,11 @@ std::optional<uint32_t> KernelSema::allocFragment(const std::string& base, tile:
   return addTensor(std::move(t));
 }
 
-std::optional<Value> KernelSema::mmaAtom(const ast::Expr& e, const ast::Call& c) {
+std::optional<Value> KernelSema::mmaAtom(const ast::Expr& e, const ast::Call& c, std::string_view instruction) {
+  const std::string_view name = c.callee->as<ast::Name>() ? std::string_view(c.callee->as<ast::Name>()->name) : "";
   if (c.args.size() != 3) {
-    diags_.report(kBadArgument, e.range, "mma_m16n8k16 takes the types of A, B and C: mma_m16n8k16(f16, f16, f32)");
+    diags_.report(kBadArgument, e.range,
+                  fmt::format("{} takes the types of A, B and C: {}(f16, f16, f32)", name, name));
     return std::nullopt;
   }
   tile::DType types[3];
@@ -91,9 +94,9 @@ std::optional<Value> KernelSema::mmaAtom(const ast::Expr& e, const ast::Call& c)
             types[2] == tile::DType::F32;
   if (!ok) {
     diags_.report(kMmaAtom, e.range,
-                  fmt::format("mma.sync m16n8k16 takes f16 or bf16 A and B of the same type with f32 C; found {}, "
-                              "{}, {}",
-                              tile::dtypeName(types[0]), tile::dtypeName(types[1]), tile::dtypeName(types[2])));
+                  fmt::format("{} takes f16 or bf16 A and B of the same type with f32 C; found {}, {}, {}",
+                              instruction, tile::dtypeName(types[0]), tile::dtypeName(types[1]),
+                              tile::dtypeName(types[2])));
     return std::nullopt;
   }
   Value v;
@@ -126,6 +129,11 @@ std::optional<Value> KernelSema::tiledMma(const ast::Expr& e, const ast::Call& c
                                                          "found {}", describe(*atom)));
     return std::nullopt;
   }
+  if (atom->mma.warpgroup()) {
+    diags_.report(kMmaAtom, atomArg->range,
+                  "a wgmma atom runs on warpgroups: arrange it with warpgroup_mma(atom, warpgroups = (m, n))");
+    return std::nullopt;
+  }
   int64_t w[2], r[2] = {1, 1};
   if (!pairArg(*warps, "warps", w)) return std::nullopt;
   if (repeat && !pairArg(*repeat, "repeat", r)) return std::nullopt;
@@ -146,8 +154,9 @@ std::optional<Value> KernelSema::tiledMma(const ast::Expr& e, const ast::Call& c
 }
 
 std::optional<Value> KernelSema::zeroC(const ast::Expr& e, const tile::TiledMma& mma) {
-  layout::Layout l(layout::mmaLayoutC(mma.shape));
-  std::optional<uint32_t> id = allocFragment("acc", tile::DType::F32, {mma.shape.tileM(), mma.shape.tileN()}, l, e.range,
+  layout::Layout l(mma.warpgroup() ? layout::wgmmaLayoutD(mma.wgmmaN, mma.groupsM, mma.groupsN)
+                                   : layout::mmaLayoutC(mma.shape));
+  std::optional<uint32_t> id = allocFragment("acc", tile::DType::F32, {mma.tileM(), mma.tileN()}, l, e.range,
                                              "zero_c's accumulator");
   if (!id) return std::nullopt;
   tile::FragExpr zero;
@@ -168,6 +177,13 @@ std::optional<Value> KernelSema::loadOperand(const ast::Expr& e, const ast::Call
   if (!m) return std::nullopt;
   if (m->kind != Value::Kind::Mma) {
     diags_.report(kTypeMismatch, c.args[0].value->range, fmt::format("expected a tiled MMA, found {}", describe(*m)));
+    return std::nullopt;
+  }
+  if (m->mma.warpgroup()) {
+    diags_.report(kTypeMismatch, e.range,
+                  fmt::format("a warpgroup MMA reads A and B from shared memory itself: pass the shared tiles to the "
+                              "MMA, mma(acc, As, Bs), instead of {}",
+                              fn));
     return std::nullopt;
   }
   std::optional<Value> src = expr(*c.args[1].value);
@@ -225,6 +241,7 @@ std::optional<Value> KernelSema::loadOperand(const ast::Expr& e, const ast::Call
 }
 
 std::optional<Value> KernelSema::mmaCall(const ast::Expr& e, const ast::Call& c, const tile::TiledMma& mma) {
+  if (mma.warpgroup()) return wgmmaCall(e, c, mma);
   if (c.args.size() != 3) {
     diags_.report(kBadArgument, e.range, "an MMA call takes the accumulator and the operands: mma(acc, a, b)");
     return std::nullopt;
@@ -278,7 +295,138 @@ std::optional<Value> KernelSema::mmaCall(const ast::Expr& e, const ast::Call& c,
   return r;
 }
 
+std::optional<Value> KernelSema::wgmmaAtom(const ast::Expr& e, const ast::Call& c, int64_t n) {
+  if (!layout::validWgmmaN(n)) {
+    diags_.report(kMmaAtom, c.callee->range,
+                  fmt::format("wgmma m64nNk16 takes N from 8 to 256 in steps of 8, not {}", n));
+    return std::nullopt;
+  }
+  std::optional<Value> v = mmaAtom(e, c, "wgmma m64nNk16");  // mma.sync's types: f16 or bf16 A and B, f32 C
+  if (!v) return std::nullopt;
+  v->mma.wgmmaN = n;
+  return v;
+}
+
+std::optional<Value> KernelSema::warpgroupMma(const ast::Expr& e, const ast::Call& c) {
+  const ast::Expr* atomArg = nullptr;
+  const ast::Expr* groups = nullptr;
+  for (const ast::Arg& a : c.args) {
+    const ast::Expr** slot = a.name.empty() ? &atomArg : a.name == "warpgroups" ? &groups : nullptr;
+    if (!slot || *slot) {
+      diags_.report(kBadArgument, a.name.empty() ? a.value->range : a.nameRange,
+                    "warpgroup_mma takes a wgmma atom and warpgroups = (m, n)");
+      return std::nullopt;
+    }
+    *slot = a.value.get();
+  }
+  if (!atomArg) {
+    diags_.report(kBadArgument, e.range, "warpgroup_mma needs a wgmma atom, e.g. wgmma_m64n128k16(f16, f16, f32)");
+    return std::nullopt;
+  }
+  std::optional<Value> atom = expr(*atomArg);
+  if (!atom) return std::nullopt;
+  if (atom->kind != Value::Kind::Atom || !atom->mma.warpgroup()) {
+    diags_.report(kMmaAtom, atomArg->range,
+                  fmt::format("expected a wgmma atom such as wgmma_m64n128k16(f16, f16, f32), found {}",
+                              atom->kind == Value::Kind::Atom ? "mma_m16n8k16, a warp's atom (tiled_mma arranges it)"
+                                                              : describe(*atom)));
+    return std::nullopt;
+  }
+  int64_t g[2] = {1, 1};
+  if (groups && !pairArg(*groups, "warpgroups", g)) return std::nullopt;
+  Value v = *atom;
+  v.kind = Value::Kind::Mma;
+  v.mma.groupsM = g[0];
+  v.mma.groupsN = g[1];
+  if (v.mma.threads() != k_.skeleton.threadsPerBlock()) {
+    diags_.report(kTiledMmaThreads, e.range,
+                  fmt::format("warpgroups = ({}, {}) needs {} threads (128 per warpgroup), but the block has {}", g[0],
+                              g[1], v.mma.threads(), k_.skeleton.threadsPerBlock()))
+        .note(decl_.launchRange, "the launch is declared here");
+    return std::nullopt;
+  }
+  return v;
+}
+
+// mma(acc, As, Bs) of a warpgroup MMA: acc a register fragment, As and Bs shared tiles.
+std::optional<Value> KernelSema::wgmmaCall(const ast::Expr& e, const ast::Call& c, const tile::TiledMma& mma) {
+  if (c.args.size() != 3) {
+    diags_.report(kBadArgument, e.range,
+                  "a warpgroup MMA call takes the accumulator and the shared tiles: mma(acc, As, Bs)");
+    return std::nullopt;
+  }
+  Value r;
+  r.kind = Value::Kind::MmaResult;
+  r.mma = mma;
+  std::optional<Value> acc = expr(*c.args[0].value);
+  if (!acc) return std::nullopt;
+  if (!isWholeLocal(k_, *acc) || k_.tensors[acc->view.tensor].dtype != tile::DType::F32) {
+    diags_.report(kTypeMismatch, c.args[0].value->range,
+                  fmt::format("the accumulator must be an f32 register fragment, found {}", describe(*acc)));
+    return std::nullopt;
+  }
+  const tile::Tensor& ct = k_.tensors[acc->view.tensor];
+  if (ct.staticShape != std::vector<int64_t>{mma.tileM(), mma.tileN()}) {
+    diags_.report(kTiledMmaCover, c.args[0].value->range,
+                  fmt::format("the accumulator has shape {}, but the warpgroup MMA needs ({}, {})",
+                              layout::shapeToString(ct.staticShape), mma.tileM(), mma.tileN()));
+    return std::nullopt;
+  }
+  r.mmaArgs[0] = acc->view.tensor;
+  const char* names[2] = {"A operand", "B operand"};
+  for (int i = 0; i < 2; ++i) {
+    const ast::Expr& arg = *c.args[static_cast<size_t>(i + 1)].value;
+    std::optional<Value> v = expr(arg);
+    if (!v) return std::nullopt;
+    if (v->kind != Value::Kind::View || k_.tensors[v->view.tensor].space != tile::MemSpace::Shared) {
+      diags_.report(kTypeMismatch, arg.range,
+                    fmt::format("wgmma reads the {} from shared memory: it must be a shared tile, found {}", names[i],
+                                v->kind == Value::Kind::View
+                                    ? fmt::format("a {} tensor", tile::spaceName(k_.tensors[v->view.tensor].space))
+                                    : std::string(describe(*v))));
+      return std::nullopt;
+    }
+    const tile::Tensor& t = k_.tensors[v->view.tensor];
+    if (t.dtype != mma.ab) {
+      diags_.report(kTypeMismatch, arg.range,
+                    fmt::format("the MMA multiplies {} but '{}' holds {}", tile::dtypeName(mma.ab), t.name,
+                                tile::dtypeName(t.dtype)));
+      return std::nullopt;
+    }
+    const tile::View& view = v->view;
+    const int64_t want = i == 0 ? mma.tileM() : mma.tileN();
+    if (view.rank() != 2 || view.shape[i == 0 ? 0 : 1] != want) {
+      diags_.report(kTiledMmaCover, arg.range,
+                    fmt::format("the {} must be a two-dimensional tile with {} {} ({} per warpgroup), found shape {}",
+                                names[i], want, i == 0 ? "rows" : "columns", i == 0 ? 64 : mma.wgmmaN,
+                                layout::shapeToString(view.shape)));
+      return std::nullopt;
+    }
+    r.mmaViews[i] = view;
+  }
+  const int64_t kA = r.mmaViews[0].shape[1], kB = r.mmaViews[1].shape[0];
+  if (kA != kB) {
+    diags_.report(kTiledMmaCover, e.range, fmt::format("A has K = {} but B has K = {}", kA, kB));
+    return std::nullopt;
+  }
+  if (kA % 16 != 0) {
+    diags_.report(kMmaK, c.args[1].value->range, fmt::format("K = {} is not a multiple of the atom's K (16)", kA));
+    return std::nullopt;
+  }
+  return r;
+}
+
 void KernelSema::emitMma(SourceRange loc, uint32_t dst, const Value& result) {
+  if (result.mma.warpgroup()) {
+    tile::WarpgroupMma op;
+    op.mma = result.mma;
+    op.d = dst;
+    op.c = result.mmaArgs[0];
+    op.a = result.mmaViews[0];
+    op.b = result.mmaViews[1];
+    emit(loc, std::move(op));
+    return;
+  }
   tile::Mma op;
   op.mma = result.mma;
   op.d = dst;

@@ -34,6 +34,10 @@ EmitResult emit(const tir::Module& module, const EmitOptions& options);
 // C++ or the CUDA headers reserve that (`int_`, `half_`, `NAN_`).
 std::string launcherName(const tir::Kernel& k);
 
+// Reports (arch-feature) each kernel that uses an instruction `arch` does not have (wgmma needs
+// sm_90a); false when there is one. The pipeline runs it before emit().
+bool checkArchFeatures(const tir::Module& module, Arch arch, DiagnosticEngine& diags);
+
 // Reports (launcher-name) each kernel whose launcher would have the name of an earlier one's
 // (`int_` after `int`); false when there is one. The pipeline runs it before emit().
 bool checkLauncherNames(const tir::Module& module, DiagnosticEngine& diags);

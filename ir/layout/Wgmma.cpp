@@ -12,13 +12,16 @@ namespace tyl::layout {
 
 bool validWgmmaN(int64_t n) { return n >= 8 && n <= 256 && n % 8 == 0; }
 
-TileLayout wgmmaLayoutD(int64_t n) {
+TileLayout wgmmaLayoutD(int64_t n, int64_t groupsM, int64_t groupsN) {
   if (!validWgmmaN(n)) throw Error(fmt::format("a wgmma atom's N is 8 to 256 in steps of 8, not {}", n));
+  if (groupsM < 1 || groupsN < 1) throw Error("a grid of warpgroups has at least one in each direction");
   TileLayout t;
   t.shard = {
+      {groupsM, groupsN, Axis::wgid},  // warpgroup row
       {4, 1, Axis::wid_in_wg},  // w: 16 rows per warp
       {2, 2, Axis::m},          // rows l / 4 and l / 4 + 8: register bit 1
       {8, 4, Axis::laneid},     // l / 4
+      {groupsN, 1, Axis::wgid},  // warpgroup column
       {n / 8, 4, Axis::m},      // 8-column chunk: registers r >> 2
       {4, 1, Axis::laneid},     // l % 4
       {2, 1, Axis::m},          // columns 2 (l % 4) and 2 (l % 4) + 1: register bit 0
@@ -107,16 +110,19 @@ std::optional<WgmmaSwizzle> swizzleOf(const Layout& layout, int elemBytes) {
 
 }  // namespace
 
-std::variant<WgmmaOperandForm, WgmmaFormMismatch> wgmmaOperandForm(const Layout& layout, const Shape& shape, int mnDim,
-                                                                  int64_t atomMN, int elemBytes) {
+std::variant<WgmmaOperandForm, WgmmaFormMismatch> wgmmaOperandForm(const WgmmaTile& tile) {
   auto mismatch = [](std::string message, std::optional<std::pair<int64_t, int64_t>> element = std::nullopt) {
     return WgmmaFormMismatch{std::move(message), element};
   };
-  if (shape.size() != 2 || (mnDim != 0 && mnDim != 1)) return mismatch("a wgmma operand tile has two dimensions");
+  const Layout& layout = *tile.layout;
+  const int elemBytes = tile.elemBytes;
+  const size_t rank = tile.shape.size();
+  if (tile.origin.size() != rank || tile.mnDim == tile.kDim || tile.mnDim < 0 || tile.kDim < 0 ||
+      static_cast<size_t>(tile.mnDim) >= rank || static_cast<size_t>(tile.kDim) >= rank)
+    throw Error("a wgmma tile names dimensions its tensor does not have");
   if (elemBytes != 2) return mismatch("wgmma operands from shared memory are 16-bit here");
-  const int kDim = 1 - mnDim;
-  const int64_t extentMN = shape[static_cast<size_t>(mnDim)], extentK = shape[static_cast<size_t>(kDim)];
-  if (extentMN % atomMN != 0 || extentK % kWgmmaK != 0)
+  const int64_t extentMN = tile.extentMN, extentK = tile.extentK, atomMN = tile.atomMN;
+  if (extentMN <= 0 || extentK <= 0 || extentMN % atomMN != 0 || extentK % kWgmmaK != 0)
     return mismatch(fmt::format("the tile's MN extent {} and K extent {} must be multiples of {} and {}", extentMN,
                                 extentK, atomMN, kWgmmaK));
   for (const Iter& it : layout.tile.shard)
@@ -128,19 +134,23 @@ std::variant<WgmmaOperandForm, WgmmaFormMismatch> wgmmaOperandForm(const Layout&
                                 "with B = 1, 2 or 3 (32-, 64- or 128-byte spans)",
                                 elemBytes, 4 - std::countr_zero(static_cast<unsigned>(elemBytes))));
 
-  // Byte offsets from the tile's start of element (mn, k): before the swizzle, and where the
-  // layout puts it.
+  // Byte offsets from the allocation's start of tile element (mn, k): before the swizzle, and
+  // where the layout puts it.
   const Layout affine{layout.tile};
-  auto coord = [&](int64_t mn, int64_t k) {
-    std::vector<int64_t> c(2);
-    c[static_cast<size_t>(mnDim)] = mn;
-    c[static_cast<size_t>(kDim)] = k;
-    return c;
+  std::vector<int64_t> coord(rank);
+  auto at = [&](int64_t mn, int64_t k) -> const std::vector<int64_t>& {
+    coord = tile.origin;
+    coord[static_cast<size_t>(tile.mnDim)] += mn;
+    coord[static_cast<size_t>(tile.kDim)] += k;
+    return coord;
   };
   auto linear = [&](int64_t mn, int64_t k) {
-    return checkedMul(applyAxis(affine, coord(mn, k), shape, Axis::m), elemBytes);
+    return checkedMul(applyAxis(affine, at(mn, k), tile.shape, Axis::m), elemBytes);
   };
-  auto placed = [&](int64_t mn, int64_t k) { return checkedMul(applyAxis(layout, coord(mn, k), shape, Axis::m), elemBytes); };
+  auto placed = [&](int64_t mn, int64_t k) {
+    return checkedMul(applyAxis(layout, at(mn, k), tile.shape, Axis::m), elemBytes);
+  };
+  auto element = [&](int64_t mn, int64_t k) { return shapeToString(std::vector<int64_t>{mn, k}); };
 
   WgmmaOperandForm form;
   form.swizzle = *swizzle;
@@ -162,7 +172,8 @@ std::variant<WgmmaOperandForm, WgmmaFormMismatch> wgmmaOperandForm(const Layout&
     form.sbo = linear(0, 8) - origin;
     form.lbo = extentMN > span / elemBytes ? linear(span / elemBytes, 0) - origin : 0;
   }
-  const std::string what = fmt::format("a {} wgmma operand with {} (LBO {} B, SBO {} B)", majorName(form.major),
+  const std::string what = fmt::format("{} {} wgmma operand with {} (LBO {} B, SBO {} B)",
+                                       form.major == WgmmaMajor::K ? "a" : "an", majorName(form.major),
                                        swizzleName(form.swizzle), form.lbo, form.sbo);
   if (form.lbo < 0 || form.sbo < 0 || form.lbo % 16 != 0 || form.sbo % 16 != 0 || form.lbo >= (1 << 18) ||
       form.sbo >= (1 << 18))
@@ -173,26 +184,44 @@ std::variant<WgmmaOperandForm, WgmmaFormMismatch> wgmmaOperandForm(const Layout&
   form.stepsK = extentK / kWgmmaK;
   for (int64_t a = 0; a < form.atomsMN; ++a)
     for (int64_t s = 0; s < form.stepsK; ++s) {
-      const int64_t start = linear(a * atomMN, s * kWgmmaK);
-      if (start % 16 != 0)
-        return mismatch(fmt::format("{}: the atom at ({}, {}) starts at byte {}, not on a 16-byte chunk", what,
-                                    a * atomMN, s * kWgmmaK, start),
-                        std::pair{a * atomMN, s * kWgmmaK});
+      const int64_t mn0 = a * atomMN, k0 = s * kWgmmaK;
+      const int64_t start = linear(mn0, k0);
+      if (start % 16 != 0 || wgmmaSwizzleAddress(form.swizzle, start) != start)
+        return mismatch(fmt::format("{}: the atom at {} starts at byte {}, not at the start of a 16-byte chunk in the "
+                                    "first row of its swizzle pattern",
+                                    what, element(mn0, k0), start),
+                        std::pair{mn0, k0});
       form.starts.push_back(start);
       for (int64_t mn = 0; mn < atomMN; ++mn)
         for (int64_t k = 0; k < kWgmmaK; ++k) {
           const int64_t read = wgmmaSwizzleAddress(
               form.swizzle,
               start + wgmmaCanonicalOffset(form.major, form.swizzle, form.lbo, form.sbo, elemBytes, mn, k));
-          const int64_t at = placed(a * atomMN + mn, s * kWgmmaK + k);
-          if (read != at)
-            return mismatch(fmt::format("{}: element {} is at byte {} of the tile, but the descriptor reads it "
-                                        "at byte {}",
-                                        what, shapeToString(coord(a * atomMN + mn, s * kWgmmaK + k)), at, read),
-                            std::pair{a * atomMN + mn, s * kWgmmaK + k});
+          const int64_t actual = placed(mn0 + mn, k0 + k);
+          if (read != actual)
+            return mismatch(fmt::format("{}: element {} is at byte {}, but the descriptor reads it at byte {}", what,
+                                        element(mn0 + mn, k0 + k), actual, read),
+                            std::pair{mn0 + mn, k0 + k});
         }
     }
   return form;
+}
+
+std::variant<WgmmaOperandForm, WgmmaFormMismatch> wgmmaOperandForm(const Layout& layout, const Shape& shape, int mnDim,
+                                                                  int64_t atomMN, int elemBytes) {
+  if (shape.size() != 2 || (mnDim != 0 && mnDim != 1))
+    return WgmmaFormMismatch{"a wgmma operand tile has two dimensions", std::nullopt};
+  WgmmaTile tile;
+  tile.layout = &layout;
+  tile.shape = shape;
+  tile.origin = {0, 0};
+  tile.mnDim = mnDim;
+  tile.kDim = 1 - mnDim;
+  tile.extentMN = shape[static_cast<size_t>(mnDim)];
+  tile.extentK = shape[static_cast<size_t>(1 - mnDim)];
+  tile.atomMN = atomMN;
+  tile.elemBytes = elemBytes;
+  return wgmmaOperandForm(tile);
 }
 
 }  // namespace tyl::layout

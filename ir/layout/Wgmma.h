@@ -39,8 +39,10 @@ inline constexpr int64_t kWgmmaK = 16;
 
 // Whether N is an extent a 16-bit wgmma takes: 8 to 256 in steps of 8.
 bool validWgmmaN(int64_t n);
-// The accumulator of one warpgroup over (64, n), f32 slots on `m`.
-TileLayout wgmmaLayoutD(int64_t n);
+// The accumulator over (64 groupsM, n groupsN) of a groupsM x groupsN grid of warpgroups
+// (warpgroup g holds rows 64 (g / groupsN) .. and columns n (g % groupsN) ..), f32 slots on `m`:
+// n / 2 per thread.
+TileLayout wgmmaLayoutD(int64_t n, int64_t groupsM = 1, int64_t groupsN = 1);
 // The PTX formula: the (row, col) that thread `thread` (0..127) holds in register `reg`.
 RowCol wgmmaAtomD(int thread, int reg);
 
@@ -84,8 +86,9 @@ struct WgmmaOperandForm {
   WgmmaSwizzle swizzle;
   int64_t lbo, sbo;
   int64_t atomsMN, stepsK;  // atoms along MN (of `atomMN` each) and k16 steps
-  // Byte offset from the tile's start of the matrix of MN atom `a` and k16 step `s`, at
-  // [a * stepsK + s]: the element (a * atomMN, 16 s) before the swizzle.
+  // Byte offset from the start of the allocation of the matrix of MN atom `a` and k16 step `s`,
+  // at [a * stepsK + s]: where element (a * atomMN, 16 s) lies, which the swizzle leaves in place
+  // (the form requires it), so its address is the descriptor's start.
   std::vector<int64_t> starts;
 
   int64_t start(int64_t atom, int64_t step) const { return starts[static_cast<size_t>(atom * stepsK + step)]; }
@@ -98,11 +101,26 @@ struct WgmmaFormMismatch {
   std::optional<std::pair<int64_t, int64_t>> element;
 };
 
-// The form of the tile `layout` over `shape` (2-D, 16-bit elements), whose logical dimension
-// `mnDim` is MN (0 for A stored (M, K); 1 for B stored (K, N)) and the other K; `atomMN` is the
-// atom's MN extent (64 for A, N for B). The layout's offsets on `m` count elements from the
-// tile's start, which the caller places on the swizzle period (so that offsets and absolute
-// addresses swizzle alike). Shape extents must be multiples of atomMN and 16.
+// A tile of a shared tensor as a wgmma operand: the tensor's layout over `shape` (offsets on `m`
+// count elements from the start of its allocation, which lies on the swizzle period, so that
+// offsets and absolute addresses swizzle alike), and the tile of extentMN x extentK elements
+// whose element (mn, k) is the tensor element at `origin` plus mn along dimension `mnDim` and k
+// along `kDim`. The extents must be multiples of `atomMN` (64 for A, N for B) and 16.
+struct WgmmaTile {
+  const Layout* layout = nullptr;
+  Shape shape;
+  std::vector<int64_t> origin;
+  int mnDim = 0, kDim = 1;
+  int64_t extentMN = 0, extentK = 0;
+  int64_t atomMN = 64;
+  int elemBytes = 2;
+};
+
+// The form of a tile (16-bit elements), or the element that breaks the nearest form; the
+// mismatch's element is in tile coordinates (mn, k).
+std::variant<WgmmaOperandForm, WgmmaFormMismatch> wgmmaOperandForm(const WgmmaTile& tile);
+// The same for a whole 2-D tensor whose dimension `mnDim` is MN (0 for A stored (M, K); 1 for B
+// stored (K, N)) and the other K.
 std::variant<WgmmaOperandForm, WgmmaFormMismatch> wgmmaOperandForm(const Layout& layout, const Shape& shape, int mnDim,
                                                                   int64_t atomMN, int elemBytes);
 

@@ -13,6 +13,7 @@
 #include <tuple>
 
 #include "ir/layout/MmaAtom.h"
+#include "ir/layout/Wgmma.h"
 #include "ir/lower/Addressing.h"
 #include "ir/lower/Affine.h"
 #include "ir/lower/Lower.h"
@@ -197,7 +198,13 @@ class KernelLowering {
   void mma(SourceRange loc, const tile::Mma& op);
   std::optional<int64_t> uniformSlot(uint32_t tensor, const char* role,
                                      const std::function<layout::RowCol(int64_t, int)>& element, const char* atomReg,
-                                     SourceRange loc);
+                                     SourceRange loc, const char* instruction = "mma.sync");
+
+  // LowerWgmma.cpp
+  void warpgroupMma(SourceRange loc, const tile::WarpgroupMma& op);
+  // The wgmma form of a shared operand tile, the same whatever its run-time origin; nullopt
+  // (reported) when it has none.
+  std::optional<layout::WgmmaOperandForm> wgmmaForm(SourceRange loc, const tile::View& v, bool isA, int64_t atomMN);
 
   // LowerFragmentCopy.cpp: the dispatch of copies, and copies between a fragment and memory.
   void copy(SourceRange loc, const tile::Copy& c);

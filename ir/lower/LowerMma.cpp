@@ -19,7 +19,7 @@ using layout::RowCol;
 // must be the same slot in all threads (register indices are compile-time constants).
 std::optional<int64_t> KernelLowering::uniformSlot(uint32_t tensor, const char* role,
                                                    const std::function<RowCol(int64_t, int)>& element,
-                                                   const char* atomReg, SourceRange loc) {
+                                                   const char* atomReg, SourceRange loc, const char* instruction) {
   const tile::Tensor& t = tk_.tensors[tensor];
   const OwnerTable* table = owners(tensor);
   if (!table) return std::nullopt;
@@ -36,8 +36,8 @@ std::optional<int64_t> KernelLowering::uniformSlot(uint32_t tensor, const char* 
       }
       auto fail = [&](const std::string& what) {
         diags_.report(kMmaOwnership, loc,
-                      fmt::format("mma.sync needs element ({}, {}) of the {} in warp {} lane {} as {}, but {}", rc.row,
-                                  rc.col, role, w, lane, atomReg, what))
+                      fmt::format("{} needs element ({}, {}) of the {} in warp {} lane {} as {}, but {}", instruction,
+                                  rc.row, rc.col, role, w, lane, atomReg, what))
             .note(t.layoutLoc, fmt::format("the {}'s layout is {}", role, layout::toString(*t.layout)));
         return std::nullopt;
       };

@@ -71,6 +71,10 @@ int64_t KernelLowering::largestOperand(const tile::Stmt& s) const {
           expr(expr, n.value);
         } else if constexpr (std::is_same_v<N, tile::Mma>) {
           for (uint32_t t : {n.d, n.a, n.b, n.c}) fragment(t);
+        } else if constexpr (std::is_same_v<N, tile::WarpgroupMma>) {
+          for (uint32_t t : {n.d, n.c}) fragment(t);
+          view(n.a);
+          view(n.b);
         } else if constexpr (std::is_same_v<N, tile::ElemLoad> || std::is_same_v<N, tile::ElemStore>) {
           if (tk_.tensors[n.view.tensor].space == tile::MemSpace::Local) fragment(n.view.tensor);
         }
@@ -137,6 +141,8 @@ void KernelLowering::stmtNode(const tile::Stmt& s) {
           fragAssign(s.loc, n.dst, n.value);
         } else if constexpr (std::is_same_v<T, tile::Mma>) {
           mma(s.loc, n);
+        } else if constexpr (std::is_same_v<T, tile::WarpgroupMma>) {
+          warpgroupMma(s.loc, n);
         } else if constexpr (std::is_same_v<T, tile::CommitCopies>) {
           emit(s.loc, tir::CpAsyncCommit{});
         } else if constexpr (std::is_same_v<T, tile::WaitCopies>) {

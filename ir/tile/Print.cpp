@@ -64,6 +64,10 @@ class Printer {
               line(depth, fmt::format("{} = mma_m16n8k16.{}[warps ({}, {}) repeat ({}, {})]({}, {}, {})",
                                       k_.tensors[n.d].name, dtypeName(n.mma.ab), m.warpsM, m.warpsN, m.repeatM,
                                       m.repeatN, k_.tensors[n.a].name, k_.tensors[n.b].name, k_.tensors[n.c].name));
+            } else if constexpr (std::is_same_v<T, WarpgroupMma>) {
+              line(depth, fmt::format("{} = wgmma_m64n{}k16.{}[warpgroups ({}, {})]({}, {}, {})", k_.tensors[n.d].name,
+                                      n.mma.wgmmaN, dtypeName(n.mma.ab), n.mma.groupsM, n.mma.groupsN, view(n.a),
+                                      view(n.b), k_.tensors[n.c].name));
             } else if constexpr (std::is_same_v<T, CommitCopies>) {
               line(depth, "commit_copies()");
             } else if constexpr (std::is_same_v<T, WaitCopies>) {

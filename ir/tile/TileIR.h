@@ -144,10 +144,19 @@ struct FragAssign {
   FragRef value;
 };
 
-// A tiled mma.sync m16n8k16 arrangement: the atom repeated over warps and positions.
+// A tiled MMA: the mma.sync m16n8k16 atom repeated over warps and positions, or (wgmmaN > 0) the
+// wgmma m64nNk16 atom once per warpgroup of a groupsM x groupsN grid (warpgroup g at row
+// g / groupsN, column g % groupsN).
 struct TiledMma {
   DType ab = DType::F16;  // element type of A and B (f16 or bf16); C is f32
   layout::TiledMmaShape shape;
+  int64_t wgmmaN = 0;
+  int64_t groupsM = 1, groupsN = 1;
+
+  bool warpgroup() const { return wgmmaN > 0; }
+  int64_t tileM() const { return warpgroup() ? 64 * groupsM : shape.tileM(); }
+  int64_t tileN() const { return warpgroup() ? wgmmaN * groupsN : shape.tileN(); }
+  int64_t threads() const { return warpgroup() ? 128 * groupsM * groupsN : shape.threads(); }
 };
 
 // d = a * b + c over the whole tile, on register fragments: c and d (tileM, tileN) f32,
@@ -155,6 +164,15 @@ struct TiledMma {
 struct Mma {
   TiledMma mma;
   uint32_t d = 0, a = 0, b = 0, c = 0;
+};
+
+// d = a * b + c over the whole tile with wgmma (sm_90a): c and d (tileM, tileN) f32 register
+// fragments; a (tileM, K) and b (K, tileN) views of shared tensors, read through descriptors,
+// K a multiple of 16.
+struct WarpgroupMma {
+  TiledMma mma;
+  uint32_t d = 0, c = 0;
+  View a, b;
 };
 
 struct CommitCopies {};
@@ -177,7 +195,9 @@ struct If {
 
 struct Stmt {
   SourceRange loc;
-  std::variant<ScalarSet, ElemLoad, ElemStore, Copy, FragAssign, Mma, CommitCopies, WaitCopies, Barrier, For, If> node;
+  std::variant<ScalarSet, ElemLoad, ElemStore, Copy, FragAssign, Mma, WarpgroupMma, CommitCopies, WaitCopies, Barrier,
+               For, If>
+      node;
 };
 
 struct Kernel {

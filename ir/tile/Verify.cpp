@@ -154,6 +154,16 @@ class Verifier {
             for (uint32_t t : {n.d, n.a, n.b, n.c}) local(t, where, "an MMA operand");
             if (n.mma.ab != DType::F16 && n.mma.ab != DType::BF16)
               fail(where, fmt::format("an MMA on {}", dtypeName(n.mma.ab)));
+          } else if constexpr (std::is_same_v<T, WarpgroupMma>) {
+            local(n.d, where, "the accumulator");
+            local(n.c, where, "the accumulator");
+            view(n.a, where);
+            view(n.b, where);
+            for (const View* v : {&n.a, &n.b})
+              if (const Tensor* t = tensorOf(v->tensor, where); t && (t->space != MemSpace::Shared || v->rank() != 2))
+                fail(where, fmt::format("a wgmma operand '{}' that is not a 2-D view of shared memory", t->name));
+            if (!n.mma.warpgroup() || (n.mma.ab != DType::F16 && n.mma.ab != DType::BF16))
+              fail(where, "a wgmma without a warpgroup atom of f16 or bf16");
           } else if constexpr (std::is_same_v<T, WaitCopies>) {
             if (n.pending < 0) fail(where, fmt::format("waits for {} groups", n.pending));
           } else if constexpr (std::is_same_v<T, For>) {

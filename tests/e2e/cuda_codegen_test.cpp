@@ -629,6 +629,47 @@ void checkGemmPtx(const std::string& stem, const std::string& arch, size_t kerne
 
 }  // namespace
 
+// wgmma (sm_90a): every kernel of wgmma_tiles.tyl holds wgmma.mma_async with the fence and the
+// group operations, and ptxas builds it with no spills and without serializing the wgmmas (its
+// warnings C7510 to C7520 say a kernel is correct but slow).
+TEST_CASE("wgmma kernels build for sm_90a: wgmma.mma_async in the PTX, no spills, no serialization") {
+  const fs::path dir = scratch("wgmma_sm_90a");
+  const fs::path cu = dir / "wgmma_tiles.cu", ptx = dir / "wgmma_tiles.ptx";
+  auto t = run({TYLOC_PATH, std::string(TYLO_SOURCE_DIR) + "/tests/emu/kernels/wgmma_tiles.tyl", "--arch", "sm_90a", "-o",
+                cu.string(), "--header", (dir / "wgmma_tiles.cuh").string()});
+  INFO(t.err);
+  REQUIRE(t.exitCode == 0);
+  auto p = nvcc({"-gencode=arch=compute_90a,code=compute_90a", "-ptx", cu.string(), "-o", ptx.string()});
+  INFO(p.err);
+  REQUIRE(p.exitCode == 0);
+  const std::string text = readFile(ptx.string());
+  std::regex entry(R"(\.entry\s+([A-Za-z0-9_$]+))");
+  size_t entries = 0;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), entry); it != std::sregex_iterator(); ++it) {
+    ++entries;
+    const std::string body = ptxEntry(text, (*it)[1].str());
+    INFO((*it)[1].str());
+    CHECK(std::regex_search(body, std::regex(R"(wgmma\.mma_async\.sync\.aligned\.m64n\d+k16\.f32\.(bf16|f16)\.)")));
+    CHECK(body.find("wgmma.fence.sync.aligned") != std::string::npos);
+    CHECK(body.find("wgmma.commit_group.sync.aligned") != std::string::npos);
+    CHECK(body.find("wgmma.wait_group.sync.aligned") != std::string::npos);
+  }
+  CHECK(entries == 6);
+  auto a = nvcc({"-gencode=arch=compute_90a,code=sm_90a", "-cubin", "-Xptxas", "-v", ptx.string(), "-o",
+                 (dir / "wgmma_tiles.cubin").string()});
+  INFO(a.err);
+  REQUIRE(a.exitCode == 0);
+  CHECK(a.err.find("warning") == std::string::npos);
+  std::regex frame(R"((\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)");
+  size_t reports = 0;
+  for (auto it = std::sregex_iterator(a.err.begin(), a.err.end(), frame); it != std::sregex_iterator(); ++it) {
+    ++reports;
+    INFO(it->str());
+    CHECK(((*it)[1] == "0" && (*it)[2] == "0" && (*it)[3] == "0"));
+  }
+  CHECK(reports == 6);
+}
+
 // The IR rounds a product, then the sum; nvcc would fuse `a * b + c` into one FMA (rounded
 // once), and the GPU would then differ from the emulator. A literal past the largest f32 is an
 // infinity, spelled so that nvcc takes it.

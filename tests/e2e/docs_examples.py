@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Every ```tyl block of the given Markdown files is a complete .tyl file that `tyloc check`
 accepts without warnings, unless it carries a comment `error [ID]`: then tyloc must reject it
-(exit 1) with a diagnostic of that ID; or `warning [ID]`: then it must warn with that ID.
+(exit 1) with a diagnostic of that ID; or `warning [ID]`: then it must warn with that ID. A line
+`// tyloc check --arch sm_90a` in a block checks it for that architecture.
 Usage: docs_examples.py TYLOC FILE.md..."""
 import re
 import subprocess
@@ -21,7 +22,9 @@ with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / f"block{checked}.tyl"
             path.write_text(source, encoding="utf-8")
             checked += 1
-            result = subprocess.run([tyloc, "check", str(path)], capture_output=True, text=True)
+            arch = re.search(r"^// tyloc check --arch (sm_\w+)$", source, re.M)
+            flags = ["--arch", arch.group(1)] if arch else []
+            result = subprocess.run([tyloc, "check", str(path), *flags], capture_output=True, text=True)
             expected = set(re.findall(r"error \[([a-z-]+)\]", source))
             got = set(re.findall(r"error: .* \[([a-z-]+)\]$", result.stderr, re.M))
             warned = set(re.findall(r"warning: .* \[([a-z-]+)\]$", result.stderr, re.M))

@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "backend/emu/Ptx.h"
+#include "backend/emu/Values.h"
+#include "backend/emu/Wgmma.h"
 
 namespace tylo_host {
 namespace {
@@ -23,7 +25,7 @@ constexpr size_t kDefaultSharedLimit = 48 * 1024;
 constexpr size_t kMaxShared = 227 * 1024;
 
 enum class State { Ready, AtCollective, AtBarrier, Done };
-enum class Collective { Ldmatrix, Stmatrix, Mma };
+enum class Collective { Ldmatrix, Stmatrix, Mma, Wgmma };
 
 // What one lane brings to a warp collective.
 struct LaneOp {
@@ -36,6 +38,11 @@ struct LaneOp {
   std::array<uint32_t, 2> b{};
   std::array<float, 4> c{};
   int count = 0;  // registers
+  // wgmma: the descriptors, the scale-d operand, the transposes, N and this lane's D registers.
+  uint64_t descA = 0, descB = 0;
+  int32_t scale = 0;
+  bool transA = false, transB = false;
+  std::vector<float*> dOut;
 };
 
 // A cp.async in flight: its source was read when it was issued; it lands (its destination is
@@ -187,11 +194,64 @@ void doMma(Thread* const* lanes) {
     for (int e = 0; e < 4; ++e) *lanes[lane]->op.floatsOut[e] = d[lane][e];
 }
 
+// wgmma for one warp: its 16 rows of D (rows 16 (warp % 4) ..), from A and B in shared memory as
+// the descriptors address them, decoded as the emulator decodes them (backend/emu/Wgmma.h).
+void doWgmma(Thread* const* lanes) {
+  const LaneOp& first = lanes[0]->op;
+  for (int lane = 0; lane < kWarp; ++lane) {
+    const LaneOp& op = lanes[lane]->op;
+    if (op.descA != first.descA || op.descB != first.descB || op.scale != first.scale) {
+      problem("wgmma: the lanes of a warp give different descriptors or scale-d");
+      return;
+    }
+  }
+  const tyl::emu::MatrixDescriptor a = tyl::emu::decodeMatrixDescriptor(first.descA);
+  const tyl::emu::MatrixDescriptor b = tyl::emu::decodeMatrixDescriptor(first.descB);
+  if (a.baseOffset != 0 || b.baseOffset != 0) {
+    problem("wgmma: a descriptor with a base offset");
+    return;
+  }
+  const tyl::tir::Type type = first.flag ? tyl::tir::Type::BF16 : tyl::tir::Type::F16;
+  Launch& l = launch();
+  bool ok = true;
+  auto element = [&](int64_t address) -> double {
+    if (!sharedRange(static_cast<uint32_t>(address), 2, 2, "wgmma operand")) {
+      ok = false;
+      return 0.0;
+    }
+    uint16_t bits = 0;
+    std::memcpy(&bits, l.shared + address, 2);
+    return tyl::emu::toFloat(type, bits);
+  };
+  const uint3 id = lanes[0]->id;
+  const int64_t thread = id.x + int64_t{l.block.x} * (id.y + int64_t{l.block.y} * id.z);
+  const int64_t firstRow = 16 * ((thread / kWarp) % 4);
+  const int n = first.count;
+  std::vector<double> A(16 * 16), B(static_cast<size_t>(n) * 16);
+  for (int64_t r = 0; r < 16; ++r)
+    for (int64_t k = 0; k < 16; ++k)
+      A[static_cast<size_t>(r * 16 + k)] = element(tyl::emu::matrixElementAddress(a, first.transA, 2, firstRow + r, k));
+  for (int64_t c = 0; c < n; ++c)
+    for (int64_t k = 0; k < 16; ++k)
+      B[static_cast<size_t>(c * 16 + k)] = element(tyl::emu::matrixElementAddress(b, first.transB, 2, c, k));
+  if (!ok) return;
+  for (int lane = 0; lane < kWarp; ++lane) {
+    const LaneOp& op = lanes[lane]->op;
+    for (int r = 0; r < n / 2; ++r) {
+      const int64_t row = lane / 4 + 8 * ((r >> 1) & 1), col = 8 * (r >> 2) + 2 * (lane % 4) + (r & 1);
+      double sum = first.scale ? *op.dOut[static_cast<size_t>(r)] : 0.0;
+      for (int64_t k = 0; k < 16; ++k) sum += A[static_cast<size_t>(row * 16 + k)] * B[static_cast<size_t>(col * 16 + k)];
+      *op.dOut[static_cast<size_t>(r)] = static_cast<float>(sum);
+    }
+  }
+}
+
 const char* collectiveName(Collective c) {
   switch (c) {
     case Collective::Ldmatrix: return "ldmatrix";
     case Collective::Stmatrix: return "stmatrix";
     case Collective::Mma: return "mma.sync";
+    case Collective::Wgmma: return "wgmma.mma_async";
   }
   return "?";
 }
@@ -217,6 +277,8 @@ bool releaseWarp(Launch& l, size_t w) {
     doLdmatrix(lanes.data());
   } else if (first.kind == Collective::Stmatrix) {
     doStmatrix(lanes.data());
+  } else if (first.kind == Collective::Wgmma) {
+    doWgmma(lanes.data());
   } else {
     doMma(lanes.data());
   }
@@ -358,6 +420,18 @@ void mma(bool bf16, std::initializer_list<float*> d, std::initializer_list<uint3
   std::copy(a.begin(), a.end(), op.words.begin());
   std::copy(b.begin(), b.end(), op.b.begin());
   std::copy(c.begin(), c.end(), op.c.begin());
+  suspend(State::AtCollective);
+}
+
+void wgmma(int n, bool bf16, bool transA, bool transB, uint64_t descA, uint64_t descB, int32_t scale,
+           std::initializer_list<float*> d) {
+  LaneOp& op = arrive(Collective::Wgmma, bf16, 0, n);
+  op.descA = descA;
+  op.descB = descB;
+  op.scale = scale;
+  op.transA = transA;
+  op.transB = transB;
+  op.dOut.assign(d.begin(), d.end());
   suspend(State::AtCollective);
 }
 

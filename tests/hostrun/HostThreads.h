@@ -54,6 +54,10 @@ void ldmatrix(uint32_t addr, bool trans, std::initializer_list<uint32_t*> dst);
 void stmatrix(uint32_t addr, bool trans, std::initializer_list<uint32_t> src);
 void mma(bool bf16, std::initializer_list<float*> d, std::initializer_list<uint32_t> a,
          std::initializer_list<uint32_t> b, std::initializer_list<float> c);
+// wgmma m64nNk16 for the running lane's warp: its n / 2 registers of D (d), performed when the
+// warp's 32 lanes have arrived; the descriptors are decoded as the emulator decodes them.
+void wgmma(int n, bool bf16, bool transA, bool transB, uint64_t descA, uint64_t descB, int32_t scale,
+           std::initializer_list<float*> d);
 
 cudaError_t set_kernel_attribute(const void* kernel, int attribute, int value);
 cudaError_t take_last_error();

@@ -18,7 +18,9 @@
 #include "launch_grid.cuh"
 #include "tests/hostrun/HostRunner.h"
 #include "tests/support/AsyncSemanticsCases.h"
+#include "tests/support/WgmmaTiles.h"
 #include "tests/support/ExampleCases.h"
+#include "wgmma_tiles.cuh"
 #include "wide_elements.cuh"
 #ifdef TYLO_HOST_RUN_VARIANTS
 #include "gemm_variants.h"
@@ -231,5 +233,32 @@ TEST_CASE("the generated code follows the written semantics of asynchronous copi
     CHECK(tylo_host::take_async_bytes_landed() == c.bytesLanded);
     for (int64_t i = 0; i < tyl::test::kAsyncElements; ++i)
       CHECK(b[static_cast<size_t>(i)] == (c.bCopiesA ? tyl::test::asyncInput(i) : 0.0f));
+  }
+}
+
+TEST_CASE("the generated wgmma code computes the GEMM tiles of wgmma_tiles.tyl") {
+  // The cases of tests/support/WgmmaTiles.h, which the emulator runs too.
+  const std::map<std::string, tyl::examples::Runner> runners = {
+      {"k128_mn128_f16", tylo_host::runner(k128_mn128_f16)}, {"k128_mn128_bf16", tylo_host::runner(k128_mn128_bf16)},
+      {"k64_k64", tylo_host::runner(k64_k64)},               {"k32_none", tylo_host::runner(k32_none)},
+      {"groups_m", tylo_host::runner(groups_m)},             {"groups_n_stage", tylo_host::runner(groups_n_stage)},
+  };
+  tyl::examples::Example ex;
+  REQUIRE(tyl::examples::compile(std::string(TYLO_SOURCE_DIR) + "/tests/emu/kernels/wgmma_tiles.tyl", ex));
+  for (const tyl::test::WgmmaTile& c : tyl::test::kWgmmaTiles) {
+    INFO(c.kernel);
+    const tyl::tir::Kernel* kernel = nullptr;
+    for (const tyl::tir::Kernel& k : ex.module->kernels)
+      if (k.name == c.kernel) kernel = &k;
+    REQUIRE(kernel);
+    auto runner = runners.find(c.kernel);
+    REQUIRE(runner != runners.end());
+    std::vector<tyl::emu::Buffer> buffers = tyl::test::wgmmaTileInputs(c);
+    std::vector<tyl::emu::Arg> args = {tyl::emu::Arg::pointer(0), tyl::emu::Arg::pointer(1), tyl::emu::Arg::pointer(2)};
+    if (c.stage >= 0) args.push_back(tyl::emu::Arg::integer(c.stage));
+    std::string problems;
+    CHECK(runner->second(*kernel, args, buffers, problems));
+    CHECK(problems == "");
+    CHECK(tyl::test::wgmmaTileError(c, buffers) == "");
   }
 }

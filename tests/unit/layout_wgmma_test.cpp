@@ -137,7 +137,7 @@ TEST_CASE("wgmma operand forms: a tile in none of them is refused with the eleme
   // Row-major 128-element rows (256 bytes) under a 128-byte swizzle: the K-major form has rows
   // 128 bytes apart within each group of 8, these are 256 (row 1 at 256, swizzled to 288).
   WgmmaFormMismatch wide = refused(wgmmaOperandForm(swizzledRows(3, 64, 128), Shape{64, 128}, 0, 64, 2));
-  CHECK_THAT(wide.message, Catch::Contains("element (1, 0) is at byte 288 of the tile, but the descriptor reads it at byte 144"));
+  CHECK_THAT(wide.message, Catch::Contains("element (1, 0) is at byte 288, but the descriptor reads it at byte 144"));
   REQUIRE(wide.element);
   CHECK(*wide.element == std::pair<int64_t, int64_t>{1, 0});
   // 64-byte swizzle on 128-byte rows.

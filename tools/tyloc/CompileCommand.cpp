@@ -63,13 +63,17 @@ void checkOutputPaths(const CLI::App& app, const CompileOptions& o) {
     throw CLI::ValidationError("--header", fmt::format("the path '{}' cannot be written in an #include", headerName));
 }
 
+cuda::Arch archOf(const std::string& name) {
+  return name == "sm_90" ? cuda::Arch::Sm90 : name == "sm_90a" ? cuda::Arch::Sm90a : cuda::Arch::Sm80;
+}
+
 }  // namespace
 
 void addCompileCommands(CLI::App& app, std::function<int()>& run) {
   struct State {
     CompileOptions options;
     CommonFlags common, checkCommon;
-    std::string arch = "sm_80", emit = "cuda";
+    std::string arch = "sm_80", emit = "cuda", checkArch = "sm_80";
     bool noLine = false;
     std::string checkInput;
   };
@@ -90,6 +94,10 @@ void addCompileCommands(CLI::App& app, std::function<int()>& run) {
 
   CLI::App* check = app.add_subcommand("check", "Parse, analyse and check a .tyl file without generating code");
   check->add_option("input", st->checkInput, "The .tyl file to check")->required();
+  check->add_option("--arch", st->checkArch,
+                    "The architecture to check for, as tyloc --arch (instructions it lacks are errors): sm_80, "
+                    "sm_90 or sm_90a")
+      ->check(CLI::IsMember({"sm_80", "sm_90", "sm_90a"}));
   addCommonFlags(check, st->checkCommon);
 
   app.callback([st, &app, check, &run] {
@@ -97,6 +105,7 @@ void addCompileCommands(CLI::App& app, std::function<int()>& run) {
       CompileOptions o;
       o.input = st->checkInput;
       o.checkOnly = true;
+      o.arch = archOf(st->checkArch);
       applyCommon(st->checkCommon, o);
       run = [o] { return compile(o); };
       return;
@@ -104,7 +113,7 @@ void addCompileCommands(CLI::App& app, std::function<int()>& run) {
     if (app.get_subcommands().size() > 0) return;  // another subcommand runs
     if (st->options.input.empty()) return;  // nothing to compile (e.g. --list-diagnostics)
     CompileOptions o = st->options;
-    o.arch = st->arch == "sm_90" ? cuda::Arch::Sm90 : st->arch == "sm_90a" ? cuda::Arch::Sm90a : cuda::Arch::Sm80;
+    o.arch = archOf(st->arch);
     o.lineDirectives = !st->noLine;
     const std::pair<const char*, Stage> stages[] = {{"tokens", Stage::Tokens},
                                                     {"ast", Stage::Ast},

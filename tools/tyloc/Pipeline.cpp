@@ -102,6 +102,7 @@ PipelineResult runPipeline(SourceManager& sources, FileId file, DiagnosticEngine
   }
 
   if (!cuda::checkLauncherNames(*r.threadIR, diags)) return r;
+  if (!cuda::checkArchFeatures(*r.threadIR, options.emit.arch, diags)) return r;
   cuda::EmitOptions eo = options.emit;
   if (!eo.lineOf) eo.lineOf = [&sources](SourceRange at) { return at.valid() ? sources.lineCol(at.begin).line : 0u; };
   if (eo.sourcePath.empty()) eo.sourcePath = fileName;

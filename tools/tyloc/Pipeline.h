@@ -43,7 +43,8 @@ struct PipelineOptions {
   // Files the caller will write, with the flag that named each ("--output"): one that is also
   // an imported file is command-line misuse, found once the imports are known.
   std::vector<std::pair<std::string, std::string>> outputs;
-  // The CUDA backend's options; `lineOf` is filled from the sources when left empty.
+  // The CUDA backend's options (emit.arch: the target; instructions it lacks are errors);
+  // `lineOf` is filled from the sources when left empty.
   cuda::EmitOptions emit;
   // For tests: changes the thread IR right after lowering, before it is verified (how a test
   // plants a defect that the verifier must report as an internal error).

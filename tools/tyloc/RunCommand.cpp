@@ -287,8 +287,9 @@ int runKernel(const RunOptions& o) {
       std::cout << fmt::format("{}: {}[{}] digest {}\n", p.name, tir::typeName(p.type), shapeText(tensors[t].shape),
                                emu::digestHex(emu::digest(buffers[t].bytes)));
     }
-    std::cout << fmt::format("{}: {} blocks, {} warp instructions, {} mma.sync, {} barriers{}\n", kernel->name,
-                             r.stats.blocks, r.stats.warpInstructions, r.stats.mmas, r.stats.barriers,
+    std::cout << fmt::format("{}: {} blocks, {} warp instructions, {} mma.sync{}, {} barriers{}\n", kernel->name,
+                             r.stats.blocks, r.stats.warpInstructions, r.stats.mmas,
+                             r.stats.wgmmas > 0 ? fmt::format(", {} wgmma", r.stats.wgmmas) : "", r.stats.barriers,
                              r.ok() ? "" : fmt::format(", {} problems found", r.findings.size()));
     if (!o.dumpDir.empty()) {
       for (size_t t = 0; t < tensors.size(); ++t) {

@@ -12,6 +12,9 @@
 
 #include "tylo/portable.cuh"
 
+// The generated code's wgmma functions call the harness instead of their inline PTX.
+#define TYLO_HOST_THREADS 1
+
 namespace tylo {
 
 inline uint32_t smem_addr(const void* p) { return ::tylo_host::shared_address(p); }
@@ -50,5 +53,16 @@ inline void mma_m16n8k16_bf16(float& d0, float& d1, float& d2, float& d3, uint32
                               uint32_t a3, uint32_t b0, uint32_t b1, float c0, float c1, float c2, float c3) {
   ::tylo_host::mma(true, {&d0, &d1, &d2, &d3}, {a0, a1, a2, a3}, {b0, b1}, {c0, c1, c2, c3});
 }
+
+enum class WgmmaType { f16, bf16 };
+inline void wgmma_on_host(int n, WgmmaType type, int transA, int transB, uint64_t descA, uint64_t descB,
+                          int32_t scale, std::initializer_list<float*> d) {
+  ::tylo_host::wgmma(n, type == WgmmaType::bf16, transA != 0, transB != 0, descA, descB, scale, d);
+}
+// The harness performs each wgmma when its warp has arrived: nothing to order or wait for.
+inline void wgmma_fence() {}
+inline void wgmma_commit_group() {}
+template <int N>
+void wgmma_wait_group() {}
 
 }  // namespace tylo

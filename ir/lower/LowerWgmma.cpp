@@ -1,0 +1,163 @@
+// Warpgroup MMAs (wgmma, sm_90a). Every warpgroup of the grid computes its own 64 x N tile of the
+// accumulator: a wgmma.fence, then one wgmma per k16 step with the descriptors of that step's A
+// and B matrices, a commit and a wait for the group. A descriptor is computed in the kernel, from
+// the shared base address and the offset of the matrix's first element (a run-time stage index
+// included), so the emulator decodes the very bits the GPU reads. The layouts decide: each shared
+// operand must be in one of wgmma's canonical forms (wgmma-operand names the element that breaks
+// it), and the accumulator must hold every element where the D fragment puts it (mma-ownership).
+#include <fmt/format.h>
+
+#include <variant>
+
+#include "ir/lower/LowerImpl.h"
+
+namespace tyl::lower {
+
+TYL_DIAG(kWgmmaOperand, Error, "wgmma-operand",
+         "a wgmma operand whose shared layout is none of wgmma's canonical forms (K- or MN-major, a swizzle of 0, 32, "
+         "64 or 128 bytes)");
+
+using tir::ExprRef;
+using tir::Type;
+
+namespace {
+
+// The most origins of a tile's run-time dimensions that are checked one by one (a pipeline's
+// stages, say).
+constexpr int64_t kMaxCheckedOrigins = 64;
+
+ExprRef i64(int64_t v) { return tir::intConst(v, Type::I64); }
+
+}  // namespace
+
+std::optional<layout::WgmmaOperandForm> KernelLowering::wgmmaForm(SourceRange loc, const tile::View& v, bool isA,
+                                                                 int64_t atomMN) {
+  const tile::Tensor& t = tk_.tensors[v.tensor];
+  const char* role = isA ? "A" : "B";
+  layout::WgmmaTile tile;
+  tile.layout = &*t.layout;
+  tile.shape = t.staticShape;
+  tile.mnDim = v.dims[isA ? 0 : 1];
+  tile.kDim = v.dims[isA ? 1 : 0];
+  tile.extentMN = v.shape[isA ? 0 : 1];
+  tile.extentK = v.shape[isA ? 1 : 0];
+  tile.atomMN = atomMN;
+  tile.elemBytes = tile::dtypeBytes(t.dtype);
+  // The origin: constants where it is one; every value a dimension the tile leaves out can take
+  // where it is known only at run time (the stage of a pipeline).
+  std::vector<int64_t> origin(t.staticShape.size(), 0);
+  std::vector<size_t> varying;
+  int64_t combinations = 1;
+  for (size_t d = 0; d < origin.size(); ++d) {
+    if (tir::isIntConst(v.origin[d], &origin[d])) continue;
+    const bool kept = std::find(v.dims.begin(), v.dims.end(), static_cast<int>(d)) != v.dims.end();
+    if (kept) {
+      diags_.report(kWgmmaOperand, loc,
+                    fmt::format("the {} operand's window starts at a run-time offset along its dimension {}: a wgmma "
+                                "tile must start at a compile-time offset in the dimensions it keeps (an unrolled "
+                                "loop gives one)",
+                                role, d));
+      return std::nullopt;
+    }
+    varying.push_back(d);
+    combinations *= t.staticShape[d];
+  }
+  if (combinations > kMaxCheckedOrigins) {
+    diags_.report(kWgmmaOperand, loc,
+                  fmt::format("the {} operand's tile can start at {} run-time places; tyloc checks at most {}", role,
+                              combinations, kMaxCheckedOrigins));
+    return std::nullopt;
+  }
+  std::optional<layout::WgmmaOperandForm> first;
+  for (int64_t c = 0; c < combinations; ++c) {
+    int64_t rest = c;
+    for (size_t d : varying) {
+      origin[d] = rest % t.staticShape[d];
+      rest /= t.staticShape[d];
+    }
+    tile.origin = origin;
+    auto r = layout::wgmmaOperandForm(tile);
+    if (const auto* m = std::get_if<layout::WgmmaFormMismatch>(&r)) {
+      diags_.report(kWgmmaOperand, loc,
+                    fmt::format("wgmma cannot read the {} operand '{}' through a descriptor{}: {}", role, t.name,
+                                varying.empty() ? "" : fmt::format(" at origin {}", layout::shapeToString(origin)),
+                                m->message))
+          .note(t.layoutLoc, fmt::format("'{}' is allocated here, with the layout {}", t.name, layout::toString(*t.layout)));
+      return std::nullopt;
+    }
+    const auto& f = std::get<layout::WgmmaOperandForm>(r);
+    if (first && (f.major != first->major || f.swizzle != first->swizzle || f.lbo != first->lbo || f.sbo != first->sbo)) {
+      diags_.report(kWgmmaOperand, loc,
+                    fmt::format("the {} operand '{}' takes different descriptor fields at origin {} than at the first "
+                                "origin",
+                                role, t.name, layout::shapeToString(origin)))
+          .note(t.layoutLoc, fmt::format("'{}' is allocated here, with the layout {}", t.name, layout::toString(*t.layout)));
+      return std::nullopt;
+    }
+    if (!first) first = f;
+  }
+  return first;
+}
+
+void KernelLowering::warpgroupMma(SourceRange loc, const tile::WarpgroupMma& op) {
+  const tile::TiledMma& m = op.mma;
+  const int64_t n = m.wgmmaN;
+  const std::optional<layout::WgmmaOperandForm> fa = wgmmaForm(loc, op.a, true, layout::kWgmmaM);
+  const std::optional<layout::WgmmaOperandForm> fb = wgmmaForm(loc, op.b, false, n);
+  if (!fa || !fb) return;
+
+  // The accumulator's slots: register r of every thread must be one slot of the fragment.
+  std::vector<tir::Reg> dRegs;
+  const uint32_t dArray = tk_.tensors[op.d].array;
+  for (int r = 0; r < n / 2; ++r) {
+    const std::string name = fmt::format("d{}", r);
+    std::optional<int64_t> slot = uniformSlot(
+        op.d, "accumulator",
+        [&](int64_t w, int lane) {
+          const int64_t g = w / 4;
+          const layout::RowCol rc = layout::wgmmaAtomD(static_cast<int>(w % 4 * 32 + lane), r);
+          return layout::RowCol{(g / m.groupsN) * layout::kWgmmaM + rc.row, (g % m.groupsN) * n + rc.col};
+        },
+        name.c_str(), loc, "wgmma");
+    if (!slot) return;
+    dRegs.push_back(tir::Reg::elem(dArray, *slot));
+  }
+  if (op.c != op.d) {
+    // d = c, then d += a * b.
+    auto leaf = std::make_shared<tile::FragExpr>();
+    leaf->kind = tile::FragExpr::Kind::Tensor;
+    leaf->dtype = tile::DType::F32;
+    leaf->tensor = op.c;
+    fragAssign(loc, op.d, leaf);
+  }
+
+  // This thread's warpgroup row and column in the grid.
+  const ExprRef group = tir::binary(tir::BinOp::Div, tir::special(tir::Special::WarpId), tir::intConst(4, Type::I32));
+  const ExprRef groupRow = tir::binary(tir::BinOp::Div, group, tir::intConst(m.groupsN, Type::I32));
+  const ExprRef groupCol = tir::binary(tir::BinOp::Rem, group, tir::intConst(m.groupsN, Type::I32));
+  // The descriptor of the matrix whose first element is view element (row, col) of `v`.
+  auto descriptor = [&](const tile::View& v, const layout::WgmmaOperandForm& f, ExprRef row, ExprRef col) {
+    const tile::Tensor& t = tk_.tensors[v.tensor];
+    const tir::MemRef at = memRef(t, tensorCoord(v, {std::move(row), std::move(col)}));
+    const uint64_t fields = layout::WgmmaDescriptor{0, f.lbo, f.sbo, f.swizzle}.encode();
+    ExprRef address = tir::add(tir::cast(Type::I64, tir::special(tir::Special::SharedBase)),
+                               i64(k_.buffers[t.buffer].sharedOffset));
+    address = tir::add(address, tir::binary(tir::BinOp::Mul, tir::cast(Type::I64, at.offset),
+                                            i64(tile::dtypeBytes(t.dtype))));
+    const ExprRef encoded = tir::binary(tir::BinOp::Shr, tir::binary(tir::BinOp::And, address, i64(0x3FFFF)), i64(4));
+    return tir::binary(tir::BinOp::Or, encoded, i64(static_cast<int64_t>(fields)));
+  };
+  const ExprRef aRow = tir::binary(tir::BinOp::Mul, groupRow, tir::intConst(layout::kWgmmaM, Type::I32));
+  const ExprRef bCol = tir::binary(tir::BinOp::Mul, groupCol, tir::intConst(n, Type::I32));
+  emit(loc, tir::WgmmaFence{});
+  for (int64_t s = 0; s < fa->stepsK; ++s) {
+    const ExprRef k = tir::intConst(s * layout::kWgmmaK, Type::I32);
+    emit(loc, tir::Wgmma{tile::toTir(m.ab), static_cast<int>(n), descriptor(op.a, *fa, aRow, k),
+                         descriptor(op.b, *fb, k, bCol), fa->major == layout::WgmmaMajor::MN,
+                         fb->major == layout::WgmmaMajor::MN, nullptr, dRegs});
+  }
+  emit(loc, tir::WgmmaCommit{});
+  emit(loc, tir::WgmmaWait{0});
+}
+
+}  // namespace tyl::lower
