@@ -185,6 +185,11 @@ std::optional<Value> KernelSema::allocShared(const ast::Expr& e, const ast::Call
                   fmt::format("the layout places an element at offset {}, before the start of the allocation", lo));
     return std::nullopt;
   }
+  return placeShared(std::move(t), e);
+}
+
+// Gives a shared tensor its bytes after the block's earlier allocations.
+std::optional<Value> KernelSema::placeShared(tile::Tensor t, const ast::Expr& e) {
   int64_t elems = layout::cosize(*t.layout, layout::Axis::m);
   if (elems > std::numeric_limits<int64_t>::max() / 2 / tile::dtypeBytes(t.dtype)) {  // bytes would overflow
     diags_.report(kSharedLimit, e.range,
@@ -207,9 +212,9 @@ std::optional<Value> KernelSema::allocShared(const ast::Expr& e, const ast::Call
     return std::nullopt;
   }
   k_.skeleton.sharedBytes = offset + bytes;
-  t.name = fmt::format("smem{}", k_.tensors.size());
+  t.name = fmt::format("{}{}", t.mbarriers ? "bars" : "smem", k_.tensors.size());
   t.autoNamed = true;
-  t.madeBy = "alloc_shared's tensor";
+  t.madeBy = t.mbarriers ? "alloc_barriers' array" : "alloc_shared's tensor";
   t.alignBytes = align;
   tir::Buffer buf;
   buf.name = t.name;
@@ -410,6 +415,13 @@ std::optional<Value> KernelSema::copy(const ast::Expr& e, const ast::Call& c, bo
     diags_.report(kTypeMismatch, c.args[0].value->range, fmt::format("the destination of {} must be a tensor", fn));
     return std::nullopt;
   }
+  for (const Value* side : {&*dst, &*src})
+    if (side->kind == Value::Kind::View && k_.tensors[side->view.tensor].mbarriers) {
+      diags_.report(kTypeMismatch, side == &*dst ? c.args[0].value->range : c.args[1].value->range,
+                    fmt::format("'{}' holds mbarriers, not data: it is used with arrive and wait_barrier",
+                                k_.tensors[side->view.tensor].name));
+      return std::nullopt;
+    }
   const tile::Tensor& dt = k_.tensors[dst->view.tensor];
   // Part of a fragment is filled from memory only: fragment arithmetic covers whole fragments.
   const bool memorySource =
@@ -510,7 +522,8 @@ std::optional<Value> KernelSema::call(const ast::Expr& e, const ast::Call& c) {
   // Operations that emit statements belong to a kernel body, not to its parameters or
   // launch clause.
   static const std::set<std::string, std::less<>> kBodyOnly = {
-      "alloc_local", "alloc_shared", "copy", "store", "copy_async", "barrier", "commit_copies", "wait_copies"};
+      "alloc_local", "alloc_shared", "copy", "store", "copy_async", "barrier", "commit_copies", "wait_copies",
+      "alloc_barriers", "init_barriers", "arrive", "wait_barrier"};
   if (out_.empty() && kBodyOnly.count(fn)) {
     diags_.report(kNotConstant, e.range, fmt::format("{}() can only be called in a kernel body", fn));
     return std::nullopt;
@@ -529,6 +542,8 @@ std::optional<Value> KernelSema::call(const ast::Expr& e, const ast::Call& c) {
   }
   if (fn == "alloc_local") return allocLocal(e, c);
   if (fn == "alloc_shared") return allocShared(e, c);
+  if (fn == "alloc_barriers") return allocBarriers(e, c);
+  if (fn == "init_barriers" || fn == "arrive" || fn == "wait_barrier") return barrierOp(e, c, fn);
   if (fn == "copy" || fn == "store") return copy(e, c, false);
   if (fn == "copy_async") return copy(e, c, true);
   if (fn == "barrier") {

@@ -697,6 +697,15 @@ std::optional<Value> KernelSema::index(const ast::Expr& e, const ast::Index& ix)
     sub.shape.erase(sub.shape.begin(), sub.shape.begin() + static_cast<long>(idx->size()));
     return Value::ofView(std::move(sub));
   }
+  if (t.mbarriers) {
+    // `bars[i]`: one barrier, for arrive and wait_barrier (a barrier holds no value to load).
+    tile::View one = view;
+    one.loc = e.range;
+    for (size_t i = 0; i < idx->size(); ++i) one.origin[view.dims[i]] = tir::add(one.origin[view.dims[i]], (*idx)[i]);
+    one.dims.clear();
+    one.shape.clear();
+    return Value::ofView(std::move(one));
+  }
   if (t.space == tile::MemSpace::Local) {
     std::optional<tir::Reg> reg = registerElement(e.range, view, *idx, ix.indices);
     if (!reg) return std::nullopt;

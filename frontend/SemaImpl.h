@@ -264,6 +264,11 @@ class KernelSema {
   std::optional<tile::Tensor> allocTensor(const ast::Expr& e, const ast::Call& c, tile::MemSpace space);
   std::optional<Value> allocLocal(const ast::Expr& e, const ast::Call& c);
   std::optional<Value> allocShared(const ast::Expr& e, const ast::Call& c);
+  std::optional<Value> placeShared(tile::Tensor t, const ast::Expr& e);
+  // mbarriers: alloc_barriers(n), init_barriers(bars, arrivals = c), arrive(bars[i]) (or with
+  // expect_tx = bytes), wait_barrier(bars[i], parity). SemaBarriers.cpp.
+  std::optional<Value> allocBarriers(const ast::Expr& e, const ast::Call& c);
+  std::optional<Value> barrierOp(const ast::Expr& e, const ast::Call& c, const std::string& fn);
   std::optional<Value> window(const ast::Expr& e, const ast::Call& c, const tile::View& base);
   std::optional<Value> slotView(const ast::Expr& e, const ast::Call& c, const tile::View& base);
   std::optional<Value> copy(const ast::Expr& e, const ast::Call& c, bool async);

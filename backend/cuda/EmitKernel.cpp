@@ -334,6 +334,20 @@ class KernelPrinter {
                                     n.accumulate ? fmt::format("static_cast<int32_t>({})", expr_.print(n.accumulate))
                                                  : "1",
                                     regs));
+          } else if constexpr (std::is_same_v<T, tir::MbarrierInit>) {
+            line(depth, fmt::format("tylo::mbarrier_init({}, static_cast<uint32_t>({}));", sharedAddress(n.bar),
+                                    expr_.print(n.count)));
+          } else if constexpr (std::is_same_v<T, tir::MbarrierArrive>) {
+            if (n.expectTx)
+              line(depth, fmt::format("tylo::mbarrier_arrive_expect_tx({}, static_cast<uint32_t>({}));",
+                                      sharedAddress(n.bar), expr_.print(n.expectTx)));
+            else
+              line(depth, fmt::format("tylo::mbarrier_arrive({});", sharedAddress(n.bar)));
+          } else if constexpr (std::is_same_v<T, tir::MbarrierWait>) {
+            line(depth, fmt::format("tylo::mbarrier_wait({}, static_cast<uint32_t>({}));", sharedAddress(n.bar),
+                                    expr_.print(n.parity)));
+          } else if constexpr (std::is_same_v<T, tir::FenceMbarrierInit>) {
+            line(depth, "tylo::fence_mbarrier_init();");
           } else if constexpr (std::is_same_v<T, tir::WgmmaFence>) {
             line(depth, "tylo::wgmma_fence();");
           } else if constexpr (std::is_same_v<T, tir::WgmmaCommit>) {

@@ -1,7 +1,6 @@
 // wgmma in the generated code: one device function per shape, type and operand majors the
 // module uses, holding the inline PTX (wgmma.mma_async takes the N / 2 accumulator registers as
-// separate operands, which only a function written out for each N can list), and the arch check:
-// wgmma needs sm_90a.
+// separate operands, which only a function written out for each N can list).
 #include <fmt/format.h>
 
 #include <set>
@@ -11,8 +10,6 @@
 #include "ir/thread/Walk.h"
 
 namespace tyl::cuda {
-
-TYL_DIAG(kArchFeature, Error, "arch-feature", "an instruction the target architecture (--arch) does not have");
 
 std::string wgmmaFunctionName(const tir::Wgmma& op) {
   return fmt::format("tylo_wgmma_m64n{}k16_{}_{}{}", op.n, op.ab == tir::Type::F16 ? "f16" : "bf16",
@@ -78,23 +75,6 @@ std::string wgmmaFunctions(const tir::Module& module) {
       if (seen.insert({op.n, op.ab, op.transA, op.transB}).second) out += wgmmaFunction(op);
     });
   return out;
-}
-
-bool checkArchFeatures(const tir::Module& module, Arch arch, DiagnosticEngine& diags) {
-  if (arch == Arch::Sm90a) return true;
-  bool ok = true;
-  for (const tir::Kernel& k : module.kernels) {
-    bool reported = false;
-    forEachWgmma(k.body, [&](const tir::Stmt& s, const tir::Wgmma&) {
-      if (reported) return;
-      reported = true;
-      ok = false;
-      diags.report(kArchFeature, s.loc,
-                   fmt::format("wgmma.mma_async needs --arch sm_90a; '{}' is compiled for {}", k.name,
-                               archName(arch)));
-    });
-  }
-  return ok;
 }
 
 }  // namespace tyl::cuda

@@ -18,20 +18,39 @@ BlockState makeBlock(const LaunchContext& ctx, const std::array<int64_t, 3>& blo
   return b;
 }
 
-// Every warp still running waits at a barrier, but some warps have exited: on the GPU the
-// waiting warps would hang (or, on some parts, be released early).
+// No warp can go on: each waits at a barrier that some other warp never reaches (it exited, or
+// waits elsewhere), or for an mbarrier phase nothing left can complete. On the GPU the block
+// would hang. The finding names every waiting warp and what it waits for.
 void reportDeadlock(LaunchContext& ctx, const BlockState& b) {
-  std::string waiting, exited;
+  std::string atBarrier, waiting, exited;
+  bool onMbarrier = false;
   const Warp* first = nullptr;
   for (const Warp& w : b.warps) {
-    std::string& list = w.state == WarpState::AtBarrier ? waiting : exited;
-    list += (list.empty() ? "" : ", ") + std::to_string(w.index);
-    if (w.state == WarpState::AtBarrier && !first) first = &w;
+    if (w.state == WarpState::Exited) {
+      exited += (exited.empty() ? "" : ", ") + std::to_string(w.index);
+      continue;
+    }
+    if (!first) first = &w;
+    std::string what;
+    if (w.state == WarpState::AtBarrier) {
+      what = "at a barrier";
+      atBarrier += (atBarrier.empty() ? "" : ", ") + std::to_string(w.index);
+    } else {
+      onMbarrier = true;
+      const auto it = b.mbarriers.find(w.waitingFor);
+      const Mbarrier& m = it->second.barrier;
+      what = fmt::format("on the mbarrier at shared byte {} for its phase of parity {}, while it is in phase {} with "
+                         "{} arrivals and {} transaction bytes pending",
+                         w.waitingFor, w.waitingParity, m.phase(), m.pending(), m.txCount());
+    }
+    waiting += fmt::format("{}warp {} waits {}", waiting.empty() ? "" : "; ", w.index, what);
   }
-  Finding f = Finding::make(
-      FindingKind::Deadlock,
-      fmt::format("deadlock in block ({}, {}, {}): warps {} wait at a barrier that warps {} never reach",
-                  b.idx[0], b.idx[1], b.idx[2], waiting, exited));
+  // Only bar.sync waits: the warps that never reach it have exited.
+  const std::string what =
+      onMbarrier ? fmt::format("{}{}", waiting, exited.empty() ? "" : fmt::format("; warps {} have exited", exited))
+                 : fmt::format("warps {} wait at a barrier that warps {} never reach", atBarrier, exited);
+  Finding f = Finding::make(FindingKind::Deadlock,
+                            fmt::format("deadlock in block ({}, {}, {}): {}", b.idx[0], b.idx[1], b.idx[2], what));
   f.loc = first->waitingAt->loc;
   f.thread = ThreadRef{b.idx, first->thread(0)};
   ctx.findings.add(std::move(f), first->waitingAt);
@@ -42,17 +61,29 @@ void reportDeadlock(LaunchContext& ctx, const BlockState& b) {
 
 void runBlock(LaunchContext& ctx, const std::array<int64_t, 3>& blockIdx) {
   BlockState b = makeBlock(ctx, blockIdx);
-  ctx.shared.beginBlock();
+  ctx.shared.beginBlock(ctx.kernel.threadsPerBlock());
   Interpreter interpreter(ctx, b);
+  uint64_t seenChanges = 0;
   while (!ctx.findings.stopped()) {
     for (Warp& w : b.warps) {
       if (w.state == WarpState::Running) interpreter.run(w);
       if (ctx.findings.stopped()) return;
     }
-    size_t waiting = 0, exited = 0;
-    for (const Warp& w : b.warps) (w.state == WarpState::AtBarrier ? waiting : exited)++;
-    if (waiting == 0) break;
-    if (exited > 0) return reportDeadlock(ctx, b);
+    size_t atBarrier = 0, atMbarrier = 0, exited = 0;
+    for (const Warp& w : b.warps) {
+      atBarrier += w.state == WarpState::AtBarrier;
+      atMbarrier += w.state == WarpState::AtMbarrier;
+      exited += w.state == WarpState::Exited;
+    }
+    if (atBarrier == 0 && atMbarrier == 0) break;
+    // A barrier changed since the waits were tried: try them again.
+    if (atMbarrier > 0 && b.mbarrierChanges != seenChanges) {
+      seenChanges = b.mbarrierChanges;
+      for (Warp& w : b.warps)
+        if (w.state == WarpState::AtMbarrier) w.state = WarpState::Running;
+      continue;
+    }
+    if (atMbarrier > 0 || exited > 0) return reportDeadlock(ctx, b);
     ctx.shared.barrier();
     ++ctx.stats.barriers;
     for (Warp& w : b.warps) w.state = WarpState::Running;

@@ -90,6 +90,14 @@ bool Interpreter::exec(Warp& w, const tir::Stmt& s, Mask mask) {
           execMma(w, n, mask);
         } else if constexpr (std::is_same_v<T, tir::Wgmma>) {
           execWgmma(w, n, mask);
+        } else if constexpr (std::is_same_v<T, tir::MbarrierInit>) {
+          execMbarrierInit(w, n, mask);
+        } else if constexpr (std::is_same_v<T, tir::MbarrierArrive>) {
+          execMbarrierArrive(w, n, mask);
+        } else if constexpr (std::is_same_v<T, tir::MbarrierWait>) {
+          return execMbarrierWait(w, n, mask);
+        } else if constexpr (std::is_same_v<T, tir::FenceMbarrierInit>) {
+          // The emulator has one proxy: the inits are visible at once.
         } else if constexpr (std::is_same_v<T, tir::WgmmaFence> || std::is_same_v<T, tir::WgmmaCommit> ||
                              std::is_same_v<T, tir::WgmmaWait>) {
           // The emulator performs a wgmma when it is issued, so there is nothing to order or wait

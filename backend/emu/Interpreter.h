@@ -9,10 +9,12 @@
 #include <array>
 #include <cstddef>
 #include <deque>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "backend/emu/Launch.h"
+#include "backend/emu/Mbarrier.h"
 #include "backend/emu/Warp.h"
 
 namespace tyl::emu {
@@ -34,10 +36,19 @@ struct AsyncGroups {
   std::deque<std::vector<AsyncCopy>> committed;
 };
 
+// An mbarrier of the block, with what its arrivals released: in the phase under way, and in the
+// phase that completed last (what a wait for it acquires).
+struct MbarrierState {
+  Mbarrier barrier;
+  VectorClock current, completed;
+};
+
 struct BlockState {
   std::array<int64_t, 3> idx{0, 0, 0};
   std::vector<Warp> warps;
   std::vector<AsyncGroups> async;  // per thread
+  std::map<int64_t, MbarrierState> mbarriers;  // by shared byte
+  uint64_t mbarrierChanges = 0;  // counts inits, arrivals and transactions: waits may now succeed
 };
 
 class Interpreter {
@@ -91,6 +102,13 @@ class Interpreter {
   void execLdmatrix(Warp& w, const tir::Ldmatrix& ld, Mask mask);
   void execStmatrix(Warp& w, const tir::Stmatrix& st, Mask mask);
   void execMma(Warp& w, const tir::Mma& mma, Mask mask);
+
+  // mbarriers (MbarrierOps.cpp). A wait that cannot complete yet pauses the warp at it.
+  void execMbarrierInit(Warp& w, const tir::MbarrierInit& op, Mask mask);
+  void execMbarrierArrive(Warp& w, const tir::MbarrierArrive& op, Mask mask);
+  bool execMbarrierWait(Warp& w, const tir::MbarrierWait& op, Mask mask);
+  // The shared byte of `lane`'s barrier; nullopt (reported) when it is not a barrier's place.
+  std::optional<int64_t> mbarrierByte(const Warp& w, const tir::MemRef& bar, uint64_t offset, int lane);
   void execWgmma(Warp& w, const tir::Wgmma& op, Mask mask);
   // A 16-bit element wgmma reads at shared-window address `address`, for `lane`'s warp.
   float wgmmaElement(const Warp& w, int lane, int64_t address, tir::Type type, const char* operand);

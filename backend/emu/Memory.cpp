@@ -10,12 +10,40 @@ SharedMemory::SharedMemory(int64_t bytes)
       written_(static_cast<size_t>(bytes)),
       shadow_(static_cast<size_t>(bytes)) {}
 
-void SharedMemory::beginBlock() {
+void SharedMemory::beginBlock(int64_t threads) {
   std::fill(data_.begin(), data_.end(), std::byte{0});
   std::fill(written_.begin(), written_.end(), uint8_t{0});
   // No copy is pending: every warp lands its copies when it exits. Epochs never repeat, so
   // the rest of the shadow state from earlier blocks reads as "no access".
+  threads_ = threads;
+  barrier();
+}
+
+void SharedMemory::barrier() {
   ++epoch_;
+  clocks_.clear();
+}
+
+void SharedMemory::release(int32_t thread, VectorClock& into) {
+  if (clocks_.empty()) {
+    clocks_.assign(static_cast<size_t>(threads_), VectorClock(static_cast<size_t>(threads_), 0));
+    for (int64_t t = 0; t < threads_; ++t) clocks_[static_cast<size_t>(t)][static_cast<size_t>(t)] = 1;
+  }
+  VectorClock& mine = clocks_[static_cast<size_t>(thread)];
+  if (into.size() < mine.size()) into.resize(mine.size(), 0);
+  for (size_t u = 0; u < mine.size(); ++u) into[u] = std::max(into[u], mine[u]);
+  ++mine[static_cast<size_t>(thread)];  // what the thread does next is not released
+}
+
+void SharedMemory::acquire(int32_t thread, const VectorClock& from) {
+  if (clocks_.empty() || from.empty()) return;  // nothing released since the last bar.sync
+  VectorClock& mine = clocks_[static_cast<size_t>(thread)];
+  for (size_t u = 0; u < from.size() && u < mine.size(); ++u) mine[u] = std::max(mine[u], from[u]);
+}
+
+bool SharedMemory::ordered(const Site& site, uint32_t clock, int32_t thread) const {
+  if (site.thread < 0 || site.thread == thread) return true;
+  return !clocks_.empty() && clocks_[static_cast<size_t>(thread)][static_cast<size_t>(site.thread)] >= clock;
 }
 
 SharedMemory::ByteState& SharedMemory::fresh(int64_t addr) {
@@ -27,10 +55,10 @@ SharedMemory::ByteState& SharedMemory::fresh(int64_t addr) {
   return s;
 }
 
-std::optional<Conflict> SharedMemory::writeConflict(const ByteState& s, int32_t thread, int64_t addr) {
-  if (s.writer.thread >= 0 && s.writer.thread != thread) return Conflict{s.writer, true, addr};
-  if (s.reader.thread >= 0 && s.reader.thread != thread) return Conflict{s.reader, false, addr};
-  if (s.reader2.thread >= 0 && s.reader2.thread != thread) return Conflict{s.reader2, false, addr};
+std::optional<Conflict> SharedMemory::writeConflict(const ByteState& s, int32_t thread, int64_t addr) const {
+  if (!ordered(s.writer, s.writerClock, thread)) return Conflict{s.writer, true, addr};
+  if (!ordered(s.reader, s.readerClock, thread)) return Conflict{s.reader, false, addr};
+  if (!ordered(s.reader2, s.reader2Clock, thread)) return Conflict{s.reader2, false, addr};
   return std::nullopt;
 }
 
@@ -43,12 +71,17 @@ SharedCheck SharedMemory::read(int64_t addr, int n, Site who, std::byte* out) {
     } else if (!written_[a] && !check.uninit) {
       check.uninit = a;
     }
-    if (s.writer.thread >= 0 && s.writer.thread != who.thread && !check.race)
-      check.race = Conflict{s.writer, true, a};
-    if (s.reader.thread < 0)
+    if (!check.race && !ordered(s.writer, s.writerClock, who.thread)) check.race = Conflict{s.writer, true, a};
+    // Two readers that do not happen before one another are kept: a later writer ordered after
+    // one of them may still race with the other.
+    if (s.reader.thread < 0 || s.reader.thread == who.thread || ordered(s.reader, s.readerClock, who.thread)) {
       s.reader = who;
-    else if (s.reader.thread != who.thread && s.reader2.thread < 0)
+      s.readerClock = clock(who.thread);
+    } else if (s.reader2.thread < 0 || s.reader2.thread == who.thread ||
+               ordered(s.reader2, s.reader2Clock, who.thread)) {
       s.reader2 = who;
+      s.reader2Clock = clock(who.thread);
+    }
   }
   std::memcpy(out, data_.data() + addr, n);
   return check;
@@ -63,6 +96,7 @@ SharedCheck SharedMemory::write(int64_t addr, int n, Site who, const std::byte* 
     if (s.async.thread >= 0 && !check.race) check.race = Conflict{s.async, true, a};
     if (!check.race) check.race = writeConflict(s, who.thread, a);
     s.writer = who;
+    s.writerClock = clock(who.thread);
     written_[a] = 1;
   }
   std::memcpy(data_.data() + addr, in, n);
@@ -88,6 +122,7 @@ void SharedMemory::land(int64_t addr, int n, Site who, uint64_t copyId, const st
     ByteState& s = fresh(a);
     if (s.asyncId == copyId) s.async = Site{};
     s.writer = who;
+    s.writerClock = clock(who.thread);
     written_[a] = 1;
   }
   std::memcpy(data_.data() + addr, data, n);

@@ -35,15 +35,26 @@ struct SharedCheck {
   std::optional<int64_t> uninit;    // a byte never written
 };
 
+// What one thread has seen of the others since the last bar.sync: entry u is the clock of thread
+// u whose accesses happen before this thread's next ones. A thread's own entry is its clock.
+using VectorClock = std::vector<uint32_t>;
+
 class SharedMemory {
  public:
   explicit SharedMemory(int64_t bytes);
 
   int64_t size() const { return static_cast<int64_t>(data_.size()); }
-  // A new block: undefined contents, nothing written, nothing shared with earlier blocks.
-  void beginBlock();
+  // A new block of `threads` threads: undefined contents, nothing written, nothing shared with
+  // earlier blocks.
+  void beginBlock(int64_t threads);
   // bar.sync: accesses before it no longer race with accesses after it.
-  void barrier() { ++epoch_; }
+  void barrier();
+  // Between bar.syncs, an mbarrier orders threads: an arrive releases what the arriving thread
+  // did so far into the barrier's phase (`into` joins its clock), and a wait that sees the phase
+  // complete acquires it. Two accesses of different threads race unless one happens before the
+  // other so.
+  void release(int32_t thread, VectorClock& into);
+  void acquire(int32_t thread, const VectorClock& from);
 
   SharedCheck read(int64_t addr, int n, Site who, std::byte* out);
   SharedCheck write(int64_t addr, int n, Site who, const std::byte* in);
@@ -60,17 +71,25 @@ class SharedMemory {
   struct ByteState {
     uint64_t epoch = 0;
     Site writer, reader, reader2;
+    uint32_t writerClock = 0, readerClock = 0, reader2Clock = 0;  // the accessing threads' clocks
     Site async;  // the pending cp.async's issuer; async.thread < 0 when none
     uint64_t asyncId = 0;
   };
 
   ByteState& fresh(int64_t addr);
-  static std::optional<Conflict> writeConflict(const ByteState& s, int32_t thread, int64_t addr);
+  // Whether `site`'s access at its thread's clock `clock` happens before `thread`'s next access.
+  bool ordered(const Site& site, uint32_t clock, int32_t thread) const;
+  uint32_t clock(int32_t thread) const { return clocks_.empty() ? 1 : clocks_[static_cast<size_t>(thread)][static_cast<size_t>(thread)]; }
+  std::optional<Conflict> writeConflict(const ByteState& s, int32_t thread, int64_t addr) const;
 
   std::vector<std::byte> data_;
   std::vector<uint8_t> written_;
   std::vector<ByteState> shadow_;
   uint64_t epoch_ = 1;
+  int64_t threads_ = 0;
+  // Per thread; empty until an mbarrier first orders threads in the interval (then every access
+  // of another thread is a race, as without them).
+  std::vector<VectorClock> clocks_;
 };
 
 // The host buffers while a kernel runs, with per-byte written bits.

@@ -26,7 +26,9 @@ struct Frame {
   Mask otherwiseMask = 0;
 };
 
-enum class WarpState : uint8_t { Running, AtBarrier, Exited };
+// AtMbarrier: some lane waits for an mbarrier phase that has not completed; the warp retries the
+// wait once a barrier changes.
+enum class WarpState : uint8_t { Running, AtBarrier, AtMbarrier, Exited };
 
 struct Warp {
   // Warp `index` of a block of `kernel`, about to run the kernel body.
@@ -38,7 +40,9 @@ struct Warp {
   WarpIds ids;
   std::vector<Frame> frames;
   WarpState state = WarpState::Running;
-  const tir::Stmt* waitingAt = nullptr;  // the barrier it waits at
+  const tir::Stmt* waitingAt = nullptr;  // the barrier or mbarrier wait it waits at
+  int64_t waitingFor = -1;                // AtMbarrier: the shared byte of the barrier a lane waits on
+  int waitingParity = 0;
 
   int64_t thread(int lane) const { return int64_t{index} * kWarpSize + lane; }
 };

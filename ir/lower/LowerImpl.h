@@ -200,6 +200,9 @@ class KernelLowering {
                                      const std::function<layout::RowCol(int64_t, int)>& element, const char* atomReg,
                                      SourceRange loc, const char* instruction = "mma.sync");
 
+  // LowerMbarriers.cpp
+  void mbarrierOp(SourceRange loc, const tile::MbarrierOp& op);
+
   // LowerWgmma.cpp
   void warpgroupMma(SourceRange loc, const tile::WarpgroupMma& op);
   // The wgmma form of a shared operand tile, the same whatever its run-time origin; nullopt

@@ -143,6 +143,8 @@ void KernelLowering::stmtNode(const tile::Stmt& s) {
           mma(s.loc, n);
         } else if constexpr (std::is_same_v<T, tile::WarpgroupMma>) {
           warpgroupMma(s.loc, n);
+        } else if constexpr (std::is_same_v<T, tile::MbarrierOp>) {
+          mbarrierOp(s.loc, n);
         } else if constexpr (std::is_same_v<T, tile::CommitCopies>) {
           emit(s.loc, tir::CpAsyncCommit{});
         } else if constexpr (std::is_same_v<T, tile::WaitCopies>) {

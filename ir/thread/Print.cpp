@@ -136,6 +136,15 @@ class Printer {
             line(depth, "wgmma.commit_group");
           } else if constexpr (std::is_same_v<T, WgmmaWait>) {
             line(depth, fmt::format("wgmma.wait_group {}", n.n));
+          } else if constexpr (std::is_same_v<T, MbarrierInit>) {
+            line(depth, fmt::format("mbarrier.init {}, {}", mem(n.bar), expr(n.count)));
+          } else if constexpr (std::is_same_v<T, MbarrierArrive>) {
+            line(depth, n.expectTx ? fmt::format("mbarrier.arrive.expect_tx {}, {}", mem(n.bar), expr(n.expectTx))
+                                   : fmt::format("mbarrier.arrive {}", mem(n.bar)));
+          } else if constexpr (std::is_same_v<T, MbarrierWait>) {
+            line(depth, fmt::format("mbarrier.wait.parity {}, {}", mem(n.bar), expr(n.parity)));
+          } else if constexpr (std::is_same_v<T, FenceMbarrierInit>) {
+            line(depth, "fence.mbarrier_init");
           } else if constexpr (std::is_same_v<T, Check>) {
             std::string values;
             for (const ExprRef& v : n.values) values += ", " + expr(v);

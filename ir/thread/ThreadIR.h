@@ -261,6 +261,32 @@ struct WgmmaWait {
   int n = 0;
 };
 
+// mbarriers (sm_90): 8-byte objects in shared memory, barrier i of a buffer of I64 elements at
+// MemRef{buffer, i}. A barrier counts, per phase, the arrivals still pending and the
+// transaction bytes still expected; the phase completes when both reach zero
+// (backend/emu/Mbarrier.h has the model).
+//
+// mbarrier.init.shared::cta.b64 [bar], count: `count` arrivals per phase, in phase 0.
+struct MbarrierInit {
+  MemRef bar;
+  ExprRef count;
+};
+// mbarrier.arrive.shared::cta.b64, or with `expectTx`, mbarrier.arrive.expect_tx: first adds
+// that many bytes to the phase's expected transactions, then arrives once.
+struct MbarrierArrive {
+  MemRef bar;
+  ExprRef expectTx;
+};
+// mbarrier.try_wait.parity.shared::cta.b64 in a loop: waits until the phase of parity `parity`
+// (0 or 1) has completed; the thread then sees what the arrivals of that phase released.
+struct MbarrierWait {
+  MemRef bar;
+  ExprRef parity;
+};
+// fence.mbarrier_init.release.cluster: the inits before it are visible to the asynchronous proxy
+// (TMA completes its transactions there) and to the cluster.
+struct FenceMbarrierInit {};
+
 // A note carried into the generated code (and ignored by the emulator).
 struct Comment {
   std::string text;
@@ -294,7 +320,8 @@ struct Cooperative {
 struct Stmt {
   SourceRange loc;
   std::variant<Assign, Load, Store, If, For, Barrier, CpAsync, CpAsyncCommit, CpAsyncWait, Ldmatrix, Stmatrix, Mma,
-               Wgmma, WgmmaFence, WgmmaCommit, WgmmaWait, Comment, Check, Cooperative>
+               Wgmma, WgmmaFence, WgmmaCommit, WgmmaWait, MbarrierInit, MbarrierArrive, MbarrierWait,
+               FenceMbarrierInit, Comment, Check, Cooperative>
       node;
 };
 

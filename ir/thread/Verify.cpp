@@ -18,7 +18,8 @@ const char* stmtName(const Stmt& s) {
   static constexpr const char* kNames[] = {"assign",   "load",     "store",       "if",           "for",
                                            "barrier",  "cp.async", "commit",      "wait",         "ldmatrix",
                                            "stmatrix", "mma.sync", "wgmma",       "wgmma.fence",  "wgmma.commit",
-                                           "wgmma.wait", "comment", "check",      "cooperative"};
+                                           "wgmma.wait", "mbarrier.init", "mbarrier.arrive", "mbarrier.wait",
+                                           "fence.mbarrier_init", "comment", "check", "cooperative"};
   static_assert(std::size(kNames) == std::variant_size_v<decltype(Stmt::node)>);
   return kNames[s.node.index()];
 }
@@ -462,6 +463,15 @@ class Verifier {
                 fail(where, fmt::format("a descriptor of type {} (i64)", typeName((*desc)->type)));
             }
             if (n.accumulate) pred(n.accumulate, where, "a scale-d predicate");
+          } else if constexpr (std::is_same_v<T, MbarrierInit> || std::is_same_v<T, MbarrierArrive> ||
+                               std::is_same_v<T, MbarrierWait>) {
+            std::optional<Space> space = mem(n.bar, where);
+            if (space && (*space != Space::Shared || k_.buffers[n.bar.buffer].elem != Type::I64))
+              fail(where, "an mbarrier outside a shared buffer of 8-byte (i64) elements");
+            if constexpr (std::is_same_v<T, MbarrierInit>) integer(n.count, where, "an arrival count");
+            if constexpr (std::is_same_v<T, MbarrierArrive>)
+              if (n.expectTx) integer(n.expectTx, where, "a transaction byte count");
+            if constexpr (std::is_same_v<T, MbarrierWait>) integer(n.parity, where, "a parity");
           } else if constexpr (std::is_same_v<T, WgmmaWait>) {
             if (n.n < 0 || n.n > 7) fail(where, fmt::format("waits for {} groups (0 to 7)", n.n));
           } else if constexpr (std::is_same_v<T, Check>) {

@@ -48,6 +48,18 @@ void forEachExpr(B& b, Fn&& fn) {
             slot(n.srcBytes);
           }
           if constexpr (std::is_same_v<T, Ldmatrix> || std::is_same_v<T, Stmatrix>) slot(n.addr.offset);
+          if constexpr (std::is_same_v<T, MbarrierInit>) {
+            slot(n.bar.offset);
+            slot(n.count);
+          }
+          if constexpr (std::is_same_v<T, MbarrierArrive>) {
+            slot(n.bar.offset);
+            slot(n.expectTx);
+          }
+          if constexpr (std::is_same_v<T, MbarrierWait>) {
+            slot(n.bar.offset);
+            slot(n.parity);
+          }
           if constexpr (std::is_same_v<T, Wgmma>) {
             slot(n.descA);
             slot(n.descB);

@@ -68,6 +68,11 @@ class Printer {
               line(depth, fmt::format("{} = wgmma_m64n{}k16.{}[warpgroups ({}, {})]({}, {}, {})", k_.tensors[n.d].name,
                                       n.mma.wgmmaN, dtypeName(n.mma.ab), n.mma.groupsM, n.mma.groupsN, view(n.a),
                                       view(n.b), k_.tensors[n.c].name));
+            } else if constexpr (std::is_same_v<T, MbarrierOp>) {
+              const char* name = n.kind == MbarrierOp::Kind::Init     ? "init_barriers"
+                                 : n.kind == MbarrierOp::Kind::Arrive ? "arrive"
+                                                                      : "wait_barrier";
+              line(depth, fmt::format("{}({}{})", name, view(n.bar), n.value ? ", " + e(n.value) : ""));
             } else if constexpr (std::is_same_v<T, CommitCopies>) {
               line(depth, "commit_copies()");
             } else if constexpr (std::is_same_v<T, WaitCopies>) {

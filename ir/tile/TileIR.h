@@ -50,6 +50,7 @@ struct Tensor {
   int64_t slots = 0;         // local: register slots per thread
   SourceRange loc;
   SourceRange layoutLoc;
+  bool mbarriers = false;  // shared: an array of mbarriers (8 bytes each), not data
   bool autoNamed = false;  // named by the compiler; a `let` binding may rename it
   std::string madeBy;      // while autoNamed: what made it, for messages ("load_b's fragment")
 
@@ -175,6 +176,18 @@ struct WarpgroupMma {
   View a, b;
 };
 
+// mbarriers (sm_90). Init: every barrier of the array `bar` (a whole tensor) gets `value`
+// arrivals per phase, by the block's first thread, then the block synchronizes. Arrive: each
+// thread that runs it arrives once on the barrier `bar` (rank 0), after expecting `value`
+// transaction bytes when there is one. Wait: each thread waits until the barrier's phase of
+// parity `value` completes.
+struct MbarrierOp {
+  enum class Kind : uint8_t { Init, Arrive, Wait };
+  Kind kind = Kind::Arrive;
+  View bar;
+  tir::ExprRef value;
+};
+
 struct CommitCopies {};
 struct WaitCopies {
   int pending = 0;
@@ -195,8 +208,8 @@ struct If {
 
 struct Stmt {
   SourceRange loc;
-  std::variant<ScalarSet, ElemLoad, ElemStore, Copy, FragAssign, Mma, WarpgroupMma, CommitCopies, WaitCopies, Barrier,
-               For, If>
+  std::variant<ScalarSet, ElemLoad, ElemStore, Copy, FragAssign, Mma, WarpgroupMma, MbarrierOp, CommitCopies, WaitCopies,
+               Barrier, For, If>
       node;
 };
 

@@ -164,6 +164,12 @@ class Verifier {
                 fail(where, fmt::format("a wgmma operand '{}' that is not a 2-D view of shared memory", t->name));
             if (!n.mma.warpgroup() || (n.mma.ab != DType::F16 && n.mma.ab != DType::BF16))
               fail(where, "a wgmma without a warpgroup atom of f16 or bf16");
+          } else if constexpr (std::is_same_v<T, MbarrierOp>) {
+            view(n.bar, where);
+            if (const Tensor* t = tensorOf(n.bar.tensor, where); t && !t->mbarriers)
+              fail(where, fmt::format("an mbarrier operation on '{}', which holds no barriers", t->name));
+            if (n.kind != MbarrierOp::Kind::Arrive && !n.value) fail(where, "an mbarrier init or wait without its value");
+            if (n.value) scalar(n.value, where);
           } else if constexpr (std::is_same_v<T, WaitCopies>) {
             if (n.pending < 0) fail(where, fmt::format("waits for {} groups", n.pending));
           } else if constexpr (std::is_same_v<T, For>) {

@@ -104,6 +104,36 @@ __device__ __forceinline__ void stmatrix_x4_trans(uint32_t addr, uint32_t r0, ui
 #undef TYLO_STMATRIX_ASM
 #endif
 
+// mbarriers in shared memory (sm_90): init, arrive (with expected transaction bytes), and a
+// wait for a phase by its parity. Under nvcc for an older architecture they are never called:
+// tyloc refuses mbarriers there (arch-feature).
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define TYLO_MBARRIER_ASM(...) asm volatile(__VA_ARGS__)
+#else
+#define TYLO_MBARRIER_ASM(...) ((void)0)
+#endif
+__device__ __forceinline__ void mbarrier_init(uint32_t bar, uint32_t count) {
+  TYLO_MBARRIER_ASM("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbarrier_arrive(uint32_t bar) {
+  TYLO_MBARRIER_ASM("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+__device__ __forceinline__ void mbarrier_arrive_expect_tx(uint32_t bar, uint32_t bytes) {
+  TYLO_MBARRIER_ASM("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+// try_wait suspends for a while and may return before the phase completes: hence the loop.
+__device__ __forceinline__ void mbarrier_wait(uint32_t bar, uint32_t parity) {
+  TYLO_MBARRIER_ASM(
+      "{\n.reg .pred done;\nwait:\nmbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n@!done bra wait;\n}\n" ::"r"(
+          bar),
+      "r"(parity)
+      : "memory");
+}
+__device__ __forceinline__ void fence_mbarrier_init() {
+  TYLO_MBARRIER_ASM("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+#undef TYLO_MBARRIER_ASM
+
 // wgmma's fence and group operations (sm_90a; the wgmma itself is a function of the generated
 // code, one per shape). Under nvcc for an older architecture they are never called: tyloc refuses
 // wgmma there (arch-feature).

@@ -91,6 +91,33 @@ TEST_CASE("a missing barrier is reported as a shared-memory race with both locat
   CHECK(good.ok());
 }
 
+TEST_CASE("an mbarrier hands shared data from a producer warp to a consumer warp, and its misuse is reported") {
+  auto c = compile("mbarrier_handoff.tyl");
+  const tir::Kernel& k = c->module->kernels.at(0);
+  auto handoff = [&](int64_t parity, int64_t tx, std::vector<emu::Buffer>& buffers) {
+    buffers = {emu::makeBuffer(Type::F32, 32), emu::makeBuffer(Type::F32, 32, false)};
+    emu::fillRandom(buffers[0], Type::F32, 3);
+    return emu::run(k, {emu::Arg::pointer(0), emu::Arg::pointer(1), emu::Arg::integer(parity), emu::Arg::integer(tx)},
+                    buffers);
+  };
+  std::vector<emu::Buffer> buffers;
+  emu::RunResult good = handoff(0, 0, buffers);
+  REQUIRE(good.ok());
+  for (int64_t i = 0; i < 32; ++i)
+    CHECK(emu::getElement(buffers[1], Type::F32, i) == static_cast<float>(2 * emu::getElement(buffers[0], Type::F32, i)));
+  // The wrong parity: the wait returns at once and the consumer reads before the producer writes.
+  emu::RunResult early = handoff(1, 0, buffers);
+  REQUIRE_FALSE(early.findings.empty());
+  CHECK(early.findings[0].kind == emu::FindingKind::UninitializedRead);
+  CHECK(lineOf(*c, early.findings[0].loc) == 14);
+  // Transaction bytes that nothing completes: the consumer waits forever.
+  emu::RunResult stuck = handoff(0, 1024, buffers);
+  REQUIRE(stuck.findings.size() == 1);
+  CHECK(stuck.findings[0].kind == emu::FindingKind::Deadlock);
+  CHECK(lineOf(*c, stuck.findings[0].loc) == 13);
+  CHECK_THAT(stuck.findings[0].message, Catch::Contains("in phase 0 with 0 arrivals and 32768 transaction bytes pending"));
+}
+
 TEST_CASE("a shared window past the allocation is an out-of-bounds access") {
   auto c = compile("oob_window.tyl");
   emu::RunResult bad = runWith(*c, {emu::Arg::integer(16)}, Type::F32, 256);

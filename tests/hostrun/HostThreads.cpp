@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "backend/emu/Mbarrier.h"
 #include "backend/emu/Ptx.h"
 #include "backend/emu/Values.h"
 #include "backend/emu/Wgmma.h"
@@ -24,7 +25,8 @@ constexpr size_t kStackBytes = 512 * 1024;
 constexpr size_t kDefaultSharedLimit = 48 * 1024;
 constexpr size_t kMaxShared = 227 * 1024;
 
-enum class State { Ready, AtCollective, AtBarrier, Done };
+// AtMbarrier: waiting for an mbarrier phase; retried once a barrier changes.
+enum class State { Ready, AtCollective, AtBarrier, AtMbarrier, Done };
 enum class Collective { Ldmatrix, Stmatrix, Mma, Wgmma };
 
 // What one lane brings to a warp collective.
@@ -72,6 +74,9 @@ struct Launch {
   ucontext_t scheduler{};
   unsigned char* shared = nullptr;
   size_t sharedBytes = 0;
+  // The block's mbarriers, by shared address, and how often one has changed.
+  std::map<uint32_t, tyl::emu::Mbarrier> mbarriers;
+  uint64_t mbarrierChanges = 0;
   std::vector<std::string> problems;
 };
 
@@ -288,6 +293,8 @@ bool releaseWarp(Launch& l, size_t w) {
 
 // Runs one block to its end; false if it deadlocked.
 bool runBlock(Launch& l) {
+  l.mbarriers.clear();
+  uint64_t seenChanges = l.mbarrierChanges;
   for (Thread& t : l.threads) {
     t.state = State::Ready;
     t.open.clear();
@@ -325,9 +332,15 @@ bool runBlock(Launch& l) {
       for (Thread& t : l.threads) t.state = State::Ready;
       continue;
     }
+    if (l.mbarrierChanges != seenChanges) {  // a barrier changed: the waits may now succeed
+      seenChanges = l.mbarrierChanges;
+      for (Thread& t : l.threads)
+        if (t.state == State::AtMbarrier) t.state = State::Ready;
+      continue;
+    }
     if (!ran) {
-      problem("deadlock: threads wait at a __syncthreads() or a warp collective that the others (waiting elsewhere, "
-              "or exited) never reach");
+      problem("deadlock: threads wait at a __syncthreads(), a warp collective or an mbarrier phase that the others "
+              "(waiting elsewhere, or exited) never reach or complete");
       return false;
     }
   }
@@ -433,6 +446,48 @@ void wgmma(int n, bool bf16, bool transA, bool transB, uint64_t descA, uint64_t 
   op.transB = transB;
   op.dOut.assign(d.begin(), d.end());
   suspend(State::AtCollective);
+}
+
+namespace {
+
+// The barrier at shared address `addr`, or null (reported) when there is none.
+tyl::emu::Mbarrier* mbarrierAt(uint32_t addr, const char* what) {
+  if (!sharedRange(addr, 8, 8, what)) return nullptr;
+  return &launch().mbarriers[addr];
+}
+
+void mbarrierProblem(const std::string& p) {
+  if (!p.empty()) problem(p);
+}
+
+}  // namespace
+
+void mbarrier_init(uint32_t addr, uint32_t count) {
+  if (tyl::emu::Mbarrier* b = mbarrierAt(addr, "mbarrier.init")) {
+    *b = tyl::emu::Mbarrier{};
+    mbarrierProblem(b->init(count));
+    ++launch().mbarrierChanges;
+  }
+}
+
+void mbarrier_arrive(uint32_t addr, int64_t expectTx) {
+  if (tyl::emu::Mbarrier* b = mbarrierAt(addr, "mbarrier.arrive")) {
+    mbarrierProblem(expectTx >= 0 ? b->arriveExpectTx(expectTx) : b->arrive());
+    ++launch().mbarrierChanges;
+  }
+}
+
+void mbarrier_wait(uint32_t addr, uint32_t parity) {
+  while (true) {
+    tyl::emu::Mbarrier* b = mbarrierAt(addr, "mbarrier wait");
+    if (!b) return;
+    if (!b->initialized()) {
+      problem("a wait on an mbarrier that was never initialized");
+      return;
+    }
+    if (b->phaseComplete(static_cast<int>(parity & 1))) return;
+    suspend(State::AtMbarrier);
+  }
 }
 
 cudaError_t set_kernel_attribute(const void* kernel, int attribute, int value) {

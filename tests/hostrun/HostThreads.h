@@ -54,6 +54,13 @@ void ldmatrix(uint32_t addr, bool trans, std::initializer_list<uint32_t*> dst);
 void stmatrix(uint32_t addr, bool trans, std::initializer_list<uint32_t> src);
 void mma(bool bf16, std::initializer_list<float*> d, std::initializer_list<uint32_t> a,
          std::initializer_list<uint32_t> b, std::initializer_list<float> c);
+// mbarriers, with the emulator's model (backend/emu/Mbarrier.h): init, arrive (expectTx >= 0:
+// with that many expected transaction bytes), and a wait for the phase of `parity` that holds
+// the thread until it completes.
+void mbarrier_init(uint32_t addr, uint32_t count);
+void mbarrier_arrive(uint32_t addr, int64_t expectTx = -1);
+void mbarrier_wait(uint32_t addr, uint32_t parity);
+
 // wgmma m64nNk16 for the running lane's warp: its n / 2 registers of D (d), performed when the
 // warp's 32 lanes have arrived; the descriptors are decoded as the emulator decodes them.
 void wgmma(int n, bool bf16, bool transA, bool transB, uint64_t descA, uint64_t descB, int32_t scale,

@@ -16,6 +16,7 @@
 #include "gemm.cuh"
 #include "gemm_stages.cuh"
 #include "launch_grid.cuh"
+#include "mbarrier_handoff.cuh"
 #include "tests/hostrun/HostRunner.h"
 #include "tests/support/AsyncSemanticsCases.h"
 #include "tests/support/WgmmaTiles.h"
@@ -261,4 +262,15 @@ TEST_CASE("the generated wgmma code computes the GEMM tiles of wgmma_tiles.tyl")
     CHECK(problems == "");
     CHECK(tyl::test::wgmmaTileError(c, buffers) == "");
   }
+}
+
+TEST_CASE("the generated mbarrier code hands data from warp to warp, and a phase that never completes hangs") {
+  // tests/emu/kernels/mbarrier_handoff.tyl, as the emulator runs it in findings_tyl_test.cpp.
+  std::vector<float> a(32), b(32, 0.0f);
+  for (int i = 0; i < 32; ++i) a[static_cast<size_t>(i)] = 0.5f * static_cast<float>(i) - 3.0f;
+  REQUIRE(handoff(a.data(), b.data(), 0, 0) == cudaSuccess);
+  CHECK(tylo_host::take_problems().empty());
+  for (size_t i = 0; i < 32; ++i) CHECK(b[i] == 2 * a[i]);
+  CHECK(handoff(a.data(), b.data(), 0, 1024) != cudaSuccess);
+  CHECK_THAT(tylo_host::take_problems(), Catch::Contains("deadlock"));
 }

@@ -54,6 +54,12 @@ inline void mma_m16n8k16_bf16(float& d0, float& d1, float& d2, float& d3, uint32
   ::tylo_host::mma(true, {&d0, &d1, &d2, &d3}, {a0, a1, a2, a3}, {b0, b1}, {c0, c1, c2, c3});
 }
 
+inline void mbarrier_init(uint32_t bar, uint32_t count) { ::tylo_host::mbarrier_init(bar, count); }
+inline void mbarrier_arrive(uint32_t bar) { ::tylo_host::mbarrier_arrive(bar); }
+inline void mbarrier_arrive_expect_tx(uint32_t bar, uint32_t bytes) { ::tylo_host::mbarrier_arrive(bar, bytes); }
+inline void mbarrier_wait(uint32_t bar, uint32_t parity) { ::tylo_host::mbarrier_wait(bar, parity); }
+inline void fence_mbarrier_init() {}
+
 enum class WgmmaType { f16, bf16 };
 inline void wgmma_on_host(int n, WgmmaType type, int transA, int transB, uint64_t descA, uint64_t descB,
                           int32_t scale, std::initializer_list<float*> d) {

@@ -1,0 +1,68 @@
+// Which architecture each instruction needs, and the check that a kernel uses none its target
+// lacks: mbarriers (with expected transactions and parity waits) need sm_90, wgmma sm_90a.
+#include <fmt/format.h>
+
+#include "backend/cuda/EmitImpl.h"
+
+namespace tyl::cuda {
+
+TYL_DIAG(kArchFeature, Error, "arch-feature", "an instruction the target architecture (--arch) does not have");
+
+namespace {
+
+// The instruction a statement is and the architectures that have it; null when every target does.
+struct Need {
+  const char* instruction;
+  bool sm90;   // sm_90 has it (and so sm_90a)
+};
+
+std::optional<Need> need(const tir::Stmt& s) {
+  return std::visit(
+      [](const auto& n) -> std::optional<Need> {
+        using T = std::decay_t<decltype(n)>;
+        if constexpr (std::is_same_v<T, tir::Wgmma> || std::is_same_v<T, tir::WgmmaFence> ||
+                      std::is_same_v<T, tir::WgmmaCommit> || std::is_same_v<T, tir::WgmmaWait>)
+          return Need{"wgmma.mma_async", false};
+        if constexpr (std::is_same_v<T, tir::MbarrierInit> || std::is_same_v<T, tir::MbarrierArrive> ||
+                      std::is_same_v<T, tir::MbarrierWait> || std::is_same_v<T, tir::FenceMbarrierInit>)
+          return Need{"an mbarrier", true};
+        return std::nullopt;
+      },
+      s.node);
+}
+
+// The first statement of `b` (nested ones included) that `arch` does not have.
+const tir::Stmt* firstMissing(const tir::Block& b, Arch arch, Need* what) {
+  for (const tir::Stmt& s : b) {
+    if (std::optional<Need> n = need(s); n && arch != Arch::Sm90a && !(n->sm90 && arch == Arch::Sm90)) {
+      *what = *n;
+      return &s;
+    }
+    const tir::Stmt* inner = nullptr;
+    if (const auto* loop = std::get_if<tir::For>(&s.node)) inner = firstMissing(loop->body, arch, what);
+    if (const auto* branch = std::get_if<tir::If>(&s.node)) {
+      inner = firstMissing(branch->then, arch, what);
+      if (!inner) inner = firstMissing(branch->otherwise, arch, what);
+    }
+    if (inner) return inner;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+bool checkArchFeatures(const tir::Module& module, Arch arch, DiagnosticEngine& diags) {
+  bool ok = true;
+  for (const tir::Kernel& k : module.kernels) {
+    Need what{};
+    if (const tir::Stmt* s = firstMissing(k.body, arch, &what)) {
+      diags.report(kArchFeature, s->loc,
+                   fmt::format("{} needs --arch {}; '{}' is compiled for {}", what.instruction,
+                               what.sm90 ? "sm_90 or sm_90a" : "sm_90a", k.name, archName(arch)));
+      ok = false;
+    }
+  }
+  return ok;
+}
+
+}  // namespace tyl::cuda

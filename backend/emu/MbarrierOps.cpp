@@ -1,0 +1,83 @@
+// mbarrier init, arrive and wait, for each lane that executes them, on the barrier states of
+// the block (Mbarrier.h), with what each arrival releases and each completed wait acquires
+// (SharedMemory::release, ::acquire).
+#include <fmt/format.h>
+
+#include "backend/emu/Interpreter.h"
+
+namespace tyl::emu {
+
+std::optional<int64_t> Interpreter::mbarrierByte(const Warp& w, const tir::MemRef& bar, uint64_t offset, int lane) {
+  Place p;
+  if (!place(w, bar, static_cast<int64_t>(offset), 8, 8, lane, "mbarrier", &p)) return std::nullopt;
+  return p.byte;
+}
+
+void Interpreter::execMbarrierInit(Warp& w, const tir::MbarrierInit& op, Mask mask) {
+  const Lanes offset = eval(w, op.bar.offset, mask), count = eval(w, op.count, mask);
+  for (int l = 0; l < kWarpSize; ++l) {
+    if (!laneOn(mask, l)) continue;
+    std::optional<int64_t> byte = mbarrierByte(w, op.bar, offset[l], l);
+    if (!byte) continue;
+    MbarrierState& s = block_.mbarriers[*byte];
+    s = MbarrierState{};
+    if (Mbarrier::Problem p = s.barrier.init(static_cast<int64_t>(count[l])); !p.empty())
+      report(FindingKind::InvalidOperand, w, l, fmt::format("{} (by {})", p, describe(threadRef(w, l))));
+    ++block_.mbarrierChanges;
+  }
+}
+
+void Interpreter::execMbarrierArrive(Warp& w, const tir::MbarrierArrive& op, Mask mask) {
+  const Lanes offset = eval(w, op.bar.offset, mask);
+  Lanes bytes{};
+  if (op.expectTx) bytes = eval(w, op.expectTx, mask);
+  for (int l = 0; l < kWarpSize; ++l) {
+    if (!laneOn(mask, l)) continue;
+    std::optional<int64_t> byte = mbarrierByte(w, op.bar, offset[l], l);
+    if (!byte) continue;
+    MbarrierState& s = block_.mbarriers[*byte];
+    const int64_t phase = s.barrier.phase();
+    ctx_.shared.release(static_cast<int32_t>(w.thread(l)), s.current);
+    Mbarrier::Problem p = op.expectTx ? s.barrier.arriveExpectTx(static_cast<int64_t>(bytes[l])) : s.barrier.arrive();
+    if (!p.empty()) report(FindingKind::InvalidOperand, w, l, fmt::format("{} (by {})", p, describe(threadRef(w, l))));
+    if (s.barrier.phase() != phase) {
+      s.completed = std::move(s.current);
+      s.current.clear();
+    }
+    ++block_.mbarrierChanges;
+  }
+}
+
+bool Interpreter::execMbarrierWait(Warp& w, const tir::MbarrierWait& op, Mask mask) {
+  const Lanes offset = eval(w, op.bar.offset, mask), parity = eval(w, op.parity, mask);
+  std::vector<std::pair<int, const MbarrierState*>> done;
+  for (int l = 0; l < kWarpSize; ++l) {
+    if (!laneOn(mask, l)) continue;
+    std::optional<int64_t> byte = mbarrierByte(w, op.bar, offset[l], l);
+    if (!byte) continue;
+    auto it = block_.mbarriers.find(*byte);
+    if (it == block_.mbarriers.end() || !it->second.barrier.initialized()) {
+      report(FindingKind::InvalidOperand, w, l,
+             fmt::format("a wait on an mbarrier that was never initialized: {} (by {})",
+                         where(op.bar, Place{true, -1, *byte}), describe(threadRef(w, l))));
+      continue;
+    }
+    if (parity[l] > 1)
+      report(FindingKind::InvalidOperand, w, l,
+             fmt::format("an mbarrier wait on parity {} (0 or 1) (by {})", parity[l], describe(threadRef(w, l))));
+    if (!it->second.barrier.phaseComplete(static_cast<int>(parity[l] & 1))) {
+      // Not yet: the warp waits here, and tries the wait again once a barrier changes.
+      w.frames.back().pc--;
+      w.state = WarpState::AtMbarrier;
+      w.waitingAt = stmt_;
+      w.waitingFor = *byte;
+      w.waitingParity = static_cast<int>(parity[l] & 1);
+      return true;
+    }
+    done.emplace_back(l, &it->second);
+  }
+  for (const auto& [l, s] : done) ctx_.shared.acquire(static_cast<int32_t>(w.thread(l)), s->completed);
+  return false;
+}
+
+}  // namespace tyl::emu

@@ -1,0 +1,94 @@
+// Semantic analysis of mbarriers: alloc_barriers, init_barriers, arrive and wait_barrier.
+#include <fmt/format.h>
+
+#include "base/CommonDiags.h"
+#include "frontend/SemaImpl.h"
+
+namespace tyl {
+namespace sema {
+
+namespace {
+
+constexpr int64_t kMaxBarriers = 64;
+
+}  // namespace
+
+std::optional<Value> KernelSema::allocBarriers(const ast::Expr& e, const ast::Call& c) {
+  if (c.args.size() != 1 || !c.args[0].name.empty()) {
+    diags_.report(kBadArgument, e.range, "alloc_barriers takes the number of barriers: alloc_barriers(4)");
+    return std::nullopt;
+  }
+  std::optional<int64_t> n = constInt(*c.args[0].value, "the number of barriers");
+  if (!n) return std::nullopt;
+  if (*n < 1 || *n > kMaxBarriers) {
+    diags_.report(kBadArgument, c.args[0].value->range,
+                  fmt::format("alloc_barriers takes 1 to {} barriers, found {}", kMaxBarriers, *n));
+    return std::nullopt;
+  }
+  tile::Tensor t;
+  t.space = tile::MemSpace::Shared;
+  t.dtype = tile::DType::I64;  // an mbarrier is 8 bytes
+  t.staticShape = {*n};
+  t.shape = {tir::intConst(*n, tir::Type::I64)};
+  t.layout = layout::Layout(layout::TileLayout::rowMajor(t.staticShape));
+  t.loc = e.range;
+  t.layoutLoc = e.range;
+  t.mbarriers = true;
+  return placeShared(std::move(t), e);
+}
+
+std::optional<Value> KernelSema::barrierOp(const ast::Expr& e, const ast::Call& c, const std::string& fn) {
+  const bool init = fn == "init_barriers", wait = fn == "wait_barrier";
+  const char* usage = init   ? "init_barriers(bars, arrivals = n)"
+                      : wait ? "wait_barrier(bars[i], parity)"
+                             : "arrive(bars[i]) or arrive(bars[i], expect_tx = bytes)";
+  auto wrong = [&](SourceRange where) {
+    diags_.report(kBadArgument, where, fmt::format("{} is called as {}", fn, usage));
+    return std::nullopt;
+  };
+  if (c.args.empty() || !c.args[0].name.empty() || c.args.size() > 2) return wrong(e.range);
+  if (c.args.size() == 2) {
+    const std::string& name = c.args[1].name;
+    if ((init && name != "arrivals") || (wait && !name.empty()) || (!init && !wait && name != "expect_tx"))
+      return wrong(c.args[1].value ? c.args[1].value->range : e.range);
+  } else if (init || wait) {
+    return wrong(e.range);
+  }
+  std::optional<Value> bar = expr(*c.args[0].value);
+  if (!bar) return std::nullopt;
+  const bool isBarriers = bar->kind == Value::Kind::View && k_.tensors[bar->view.tensor].mbarriers;
+  if (!isBarriers || (init ? bar->view.rank() != 1 || !isWholeTensor(bar->view) : bar->view.rank() != 0)) {
+    diags_.report(kTypeMismatch, c.args[0].value->range,
+                  fmt::format("{} takes {}, found {}", fn,
+                              init ? "a whole array of alloc_barriers" : "one barrier of an alloc_barriers array, bars[i]",
+                              isBarriers ? "a part of a barrier array" : describe(*bar)));
+    return std::nullopt;
+  }
+  tile::MbarrierOp op;
+  op.kind = init ? tile::MbarrierOp::Kind::Init : wait ? tile::MbarrierOp::Kind::Wait : tile::MbarrierOp::Kind::Arrive;
+  op.bar = bar->view;
+  if (c.args.size() == 2) {
+    std::optional<Value> v = expr(*c.args[1].value);
+    if (!v) return std::nullopt;
+    std::optional<tir::ExprRef> s = toScalar(*v, c.args[1].value->range, tir::Type::I32);
+    if (!s) return std::nullopt;
+    if (!tir::isInt((*s)->type)) {
+      diags_.report(kTypeMismatch, c.args[1].value->range, fmt::format("{} takes an integer", fn));
+      return std::nullopt;
+    }
+    int64_t k = 0;
+    if (tir::isIntConst(*s, &k) && (init ? k < 1 || k > (1 << 20) - 1 : wait ? k < 0 || k > 1 : k < 0 || k > (1 << 20) - 1)) {
+      diags_.report(kBadArgument, c.args[1].value->range,
+                    fmt::format("{} {} must lie in {}, found {}", fn,
+                                init ? "arrivals" : wait ? "parity" : "expect_tx",
+                                wait ? "0..1" : init ? "1..1048575" : "0..1048575", k));
+      return std::nullopt;
+    }
+    op.value = tir::cast(tir::Type::I32, *s);
+  }
+  emit(e.range, std::move(op));
+  return Value{};
+}
+
+}  // namespace sema
+}  // namespace tyl
