@@ -391,21 +391,42 @@ std::optional<Value> KernelSema::copy(const ast::Expr& e, const ast::Call& c, bo
   const char* fn = async ? "copy_async" : "copy";
   // copy_async(dst, src, enable = cond): when cond is false nothing is read and dst is
   // zero-filled, without a branch.
-  bool enableArg = async && c.args.size() == 3 && c.args[2].name == "enable";
-  if ((c.args.size() != 2 && !enableArg) || !c.args[0].name.empty() || !c.args[1].name.empty()) {
+  // copy_async(dst, src, barrier = bars[i]): a TMA copy completing on an mbarrier.
+  const ast::Arg* enableArg = nullptr;
+  const ast::Arg* barrierArg = nullptr;
+  bool argsOk = c.args.size() >= 2 && c.args[0].name.empty() && c.args[1].name.empty();
+  for (size_t i = 2; i < c.args.size() && argsOk; ++i) {
+    const ast::Arg*& slot = c.args[i].name == "enable" ? enableArg : barrierArg;
+    argsOk = async && (c.args[i].name == "enable" || c.args[i].name == "barrier") && !slot;
+    slot = &c.args[i];
+  }
+  if (!argsOk || (enableArg && barrierArg)) {
     diags_.report(kBadArgument, e.range,
-                  async ? "copy_async takes a destination, a source and optionally a condition: "
-                          "copy_async(dst, src) or copy_async(dst, src, enable = cond)"
+                  async ? "copy_async takes a destination, a source and optionally a condition or an mbarrier: "
+                          "copy_async(dst, src), copy_async(dst, src, enable = cond) or copy_async(dst, src, "
+                          "barrier = bars[i])"
                         : "copy takes a destination and a source: copy(dst, src)");
     return std::nullopt;
   }
   tir::ExprRef enable = copyEnable_;
   if (enableArg) {
-    std::optional<Value> cond = expr(*c.args[2].value);
+    std::optional<Value> cond = expr(*enableArg->value);
     if (!cond) return std::nullopt;
-    std::optional<tir::ExprRef> p = toScalar(*cond, c.args[2].value->range, Type::Pred);
+    std::optional<tir::ExprRef> p = toScalar(*cond, enableArg->value->range, Type::Pred);
     if (!p) return std::nullopt;
     enable = enable ? tir::land(enable, *p) : *p;
+  }
+  std::optional<tile::View> barrier;
+  if (barrierArg) {
+    std::optional<Value> b = expr(*barrierArg->value);
+    if (!b) return std::nullopt;
+    if (b->kind != Value::Kind::View || !k_.tensors[b->view.tensor].mbarriers || b->view.rank() != 0) {
+      diags_.report(kTypeMismatch, barrierArg->value->range,
+                    fmt::format("a TMA copy completes on one mbarrier, bars[i] of an alloc_barriers array; found {}",
+                                describe(*b)));
+      return std::nullopt;
+    }
+    barrier = b->view;
   }
   std::optional<Value> dst = expr(*c.args[0].value);
   if (!dst) return std::nullopt;
@@ -442,7 +463,15 @@ std::optional<Value> KernelSema::copy(const ast::Expr& e, const ast::Call& c, bo
   tile::Copy cp;
   cp.dst = dst->view;
   cp.async = async;
+  cp.barrier = barrier;
   if (async && !tir::isTrue(enable)) cp.enable = enable;
+  if (cp.barrier && cp.enable) {
+    diags_.report(kBadArgument, e.range,
+                  "a TMA copy (barrier = ...) cannot be disabled by a condition; put it under an if instead (inside "
+                  "a pipeline's loop, a copy_async is disabled past the end of the loop: TMA copies belong to a "
+                  "producer written out by hand)");
+    return std::nullopt;
+  }
   std::optional<tile::View> srcView;
   if (memorySource) {
     cp.src = src->view;

@@ -1,5 +1,5 @@
 // Which architecture each instruction needs, and the check that a kernel uses none its target
-// lacks: mbarriers (with expected transactions and parity waits) need sm_90, wgmma sm_90a.
+// lacks: mbarriers (with expected transactions and parity waits) and TMA need sm_90, wgmma sm_90a.
 #include <fmt/format.h>
 
 #include "backend/cuda/EmitImpl.h"
@@ -26,6 +26,7 @@ std::optional<Need> need(const tir::Stmt& s) {
         if constexpr (std::is_same_v<T, tir::MbarrierInit> || std::is_same_v<T, tir::MbarrierArrive> ||
                       std::is_same_v<T, tir::MbarrierWait> || std::is_same_v<T, tir::FenceMbarrierInit>)
           return Need{"an mbarrier", true};
+        if constexpr (std::is_same_v<T, tir::TmaLoad>) return Need{"a TMA copy (cp.async.bulk.tensor)", true};
         return std::nullopt;
       },
       s.node);

@@ -24,6 +24,9 @@ std::string launcherDeclaration(const tir::Kernel& k);
 std::string wgmmaFunctions(const tir::Module& module);
 std::string wgmmaFunctionName(const tir::Wgmma& op);
 
+// The kernel parameter holding tensor map `i` (Kernel::tensorMaps), and the launcher's variable.
+inline std::string tensorMapName(size_t i) { return "tylo_tmap" + std::to_string(i); }
+
 // The __global__ function: in a name space users cannot spell (safeName escapes `tylo_`).
 inline std::string kernelSymbol(const tir::Kernel& k) { return "tylo_kernel_" + k.name; }
 

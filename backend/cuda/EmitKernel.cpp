@@ -39,6 +39,8 @@ class KernelPrinter {
         params += fmt::format("{} {}", cppType(p.type), expr_.paramName(i));
       }
     }
+    for (size_t i = 0; i < k_.tensorMaps.size(); ++i)
+      params += fmt::format("{}const __grid_constant__ CUtensorMap {}", params.empty() ? "" : ", ", tensorMapName(i));
     out_ += fmt::format("__global__ void __launch_bounds__({}) {}({}) {{\n", k_.threadsPerBlock(), kernelSymbol(k_),
                         params);
     if (k_.sharedBytes > 0) {
@@ -346,6 +348,11 @@ class KernelPrinter {
           } else if constexpr (std::is_same_v<T, tir::MbarrierWait>) {
             line(depth, fmt::format("tylo::mbarrier_wait({}, static_cast<uint32_t>({}));", sharedAddress(n.bar),
                                     expr_.print(n.parity)));
+          } else if constexpr (std::is_same_v<T, tir::TmaLoad>) {
+            std::string coords;
+            for (const tir::ExprRef& c : n.coords) coords += ", static_cast<int32_t>(" + expr_.print(c) + ")";
+            line(depth, fmt::format("tylo::tma_load_{}d({}, &{}{}, {});", n.coords.size(), sharedAddress(n.dst),
+                                    tensorMapName(n.map), coords, sharedAddress(n.bar)));
           } else if constexpr (std::is_same_v<T, tir::FenceMbarrierInit>) {
             line(depth, "tylo::fence_mbarrier_init();");
           } else if constexpr (std::is_same_v<T, tir::WgmmaFence>) {

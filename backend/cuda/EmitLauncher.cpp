@@ -88,8 +88,32 @@ std::string emitLauncher(const tir::Kernel& k, const EmitOptions&) {
   // cudaGetLastError() below would also return an error left by an earlier call (another
   // launcher's failed cudaFuncSetAttribute, say): it is not this launch's.
   out += "  (void)cudaGetLastError();\n";
+  // The tensor maps of TMA copies, from the tensors' pointers and sizes (the launch checks above
+  // hold what the driver requires of them: 16-byte aligned pointers and strides).
+  for (size_t m = 0; m < k.tensorMaps.size(); ++m) {
+    const tir::TensorMap& map = k.tensorMaps[m];
+    const tir::Param& p = k.params.at(static_cast<size_t>(map.param));
+    std::string dims, strides, box;
+    for (const tir::ExprRef& d : map.dims) dims += fmt::format("{}uint64_t({})", dims.empty() ? "" : ", ", host.print(d));
+    for (const tir::ExprRef& s : map.strides)
+      strides += fmt::format("{}uint64_t({})", strides.empty() ? "" : ", ", host.print(s));
+    for (int64_t b : map.box) box += fmt::format("{}{}", box.empty() ? "" : ", ", b);
+    out += fmt::format(
+        "  CUtensorMap {map};\n"
+        "  {{\n"
+        "    const uint64_t dims[] = {{{dims}}};\n"
+        "    const uint64_t strides[] = {{{strides}}};\n"
+        "    const uint32_t box[] = {{{box}}};\n"
+        "    if (!tylo::encode_tensor_map(&{map}, {ptr}, {bytes}, {rank}, dims, strides, box, {swizzle})) {fail}\n"
+        "  }}\n",
+        fmt::arg("map", tensorMapName(m)), fmt::arg("dims", dims), fmt::arg("strides", strides.empty() ? "0" : strides),
+        fmt::arg("box", box), fmt::arg("ptr", host.paramName(static_cast<size_t>(map.param))),
+        fmt::arg("bytes", tir::typeBytes(p.type)), fmt::arg("rank", map.dims.size()), fmt::arg("swizzle", map.swizzle),
+        fmt::arg("fail", fail("cuTensorMapEncodeTiled refused the TMA tensor map of " + p.name)));
+  }
   std::string args;
   for (size_t i = 0; i < k.params.size(); ++i) args += (args.empty() ? "" : ", ") + host.paramName(i);
+  for (size_t m = 0; m < k.tensorMaps.size(); ++m) args += (args.empty() ? "" : ", ") + tensorMapName(m);
   out += fmt::format("  {}<<<dim3(static_cast<unsigned>(tylo_grid_x), static_cast<unsigned>(tylo_grid_y), "
                      "static_cast<unsigned>(tylo_grid_z)), dim3({}, {}, {}), {}, stream>>>({});\n",
                      kernelSymbol(k), k.block[0], k.block[1], k.block[2], k.sharedBytes, args);

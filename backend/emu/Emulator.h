@@ -32,6 +32,7 @@ struct Stats {
   int64_t barriers = 0;          // block-wide barrier releases
   int64_t mmas = 0;              // mma.sync per warp
   int64_t wgmmas = 0;            // wgmma.mma_async per warp
+  int64_t tmaBytes = 0;          // bytes of the boxes TMA loads wrote to shared memory
   int64_t globalBytesRead = 0;
   int64_t globalBytesWritten = 0;
   int64_t sharedBytesRead = 0;

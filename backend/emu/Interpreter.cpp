@@ -96,6 +96,8 @@ bool Interpreter::exec(Warp& w, const tir::Stmt& s, Mask mask) {
           execMbarrierArrive(w, n, mask);
         } else if constexpr (std::is_same_v<T, tir::MbarrierWait>) {
           return execMbarrierWait(w, n, mask);
+        } else if constexpr (std::is_same_v<T, tir::TmaLoad>) {
+          execTmaLoad(w, n, mask);
         } else if constexpr (std::is_same_v<T, tir::FenceMbarrierInit>) {
           // The emulator has one proxy: the inits are visible at once.
         } else if constexpr (std::is_same_v<T, tir::WgmmaFence> || std::is_same_v<T, tir::WgmmaCommit> ||

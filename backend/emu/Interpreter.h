@@ -107,6 +107,8 @@ class Interpreter {
   void execMbarrierInit(Warp& w, const tir::MbarrierInit& op, Mask mask);
   void execMbarrierArrive(Warp& w, const tir::MbarrierArrive& op, Mask mask);
   bool execMbarrierWait(Warp& w, const tir::MbarrierWait& op, Mask mask);
+  // TMA (TmaOps.cpp).
+  void execTmaLoad(Warp& w, const tir::TmaLoad& op, Mask mask);
   // The shared byte of `lane`'s barrier; nullopt (reported) when it is not a barrier's place.
   std::optional<int64_t> mbarrierByte(const Warp& w, const tir::MemRef& bar, uint64_t offset, int lane);
   void execWgmma(Warp& w, const tir::Wgmma& op, Mask mask);

@@ -348,6 +348,10 @@ void KernelLowering::copy(SourceRange loc, const tile::Copy& c) {
     copyFragmentMemory(loc, c, true);
     return;
   }
+  if (c.barrier) {
+    tmaCopy(loc, c);
+    return;
+  }
   copyMemoryMemory(loc, c);
 }
 

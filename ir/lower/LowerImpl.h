@@ -54,6 +54,20 @@ class WidthReasons {
   std::vector<Group> groups_;
 };
 
+// The places a view of a shared tile can start at, for checks that hold at compile-time offsets
+// (TMA boxes, wgmma descriptors): its constant origin, with each run-time coordinate of a
+// dimension the view leaves out (a pipeline's stage) taking every value of that dimension.
+// `runtimeKeptDim`: a dimension the view keeps whose origin is known only at run time (then no
+// origins); `count` > kMaxTileOrigins: too many to check (no origins either).
+struct TileOrigins {
+  static constexpr int64_t kMaxTileOrigins = 64;
+  std::vector<std::vector<int64_t>> origins;
+  bool varies = false;  // some coordinate is known only at run time
+  std::optional<size_t> runtimeKeptDim;
+  int64_t count = 1;
+};
+TileOrigins tileOrigins(const tile::View& v, const std::vector<int64_t>& shape);
+
 // Decoded register layouts, shared by all the kernels of a module: the tensors of a
 // kernel mostly share a few layouts (the accumulator and its temporaries, each K step's
 // operands), and the instantiations of a generic kernel all the same ones.
@@ -102,6 +116,10 @@ class KernelLowering {
 
   // CheckLayouts.cpp: every tensor's layout places each element once.
   bool checkLayouts();
+  // CheckExpectTx.cpp: an arrive.expect_tx's constant count against the bytes of the TMA copies
+  // beside it on the same barrier.
+  void checkExpectTx(const tile::Block& block);
+  std::string barrierName(const tile::View& bar) const;
 
   // LaunchChecks.cpp: the launcher's conditions (and addLaunchCheck, which drops repeats).
   std::vector<tir::LaunchCheck> takeAnalysisChecks();
@@ -199,6 +217,9 @@ class KernelLowering {
   std::optional<int64_t> uniformSlot(uint32_t tensor, const char* role,
                                      const std::function<layout::RowCol(int64_t, int)>& element, const char* atomReg,
                                      SourceRange loc, const char* instruction = "mma.sync");
+
+  // LowerTma.cpp: copy_async(..., barrier = b) as TMA boxes.
+  void tmaCopy(SourceRange loc, const tile::Copy& c);
 
   // LowerMbarriers.cpp
   void mbarrierOp(SourceRange loc, const tile::MbarrierOp& op);

@@ -9,6 +9,7 @@ namespace tyl::lower {
 std::optional<tir::Kernel> KernelLowering::run() {
   const size_t errors = diags_.errorCount();
   if (!checkLayouts()) return std::nullopt;                              // CheckLayouts.cpp
+  checkExpectTx(tk_.body);                                               // CheckExpectTx.cpp
   std::vector<tir::LaunchCheck> analysisChecks = takeAnalysisChecks();  // LaunchChecks.cpp: they go last
   addAlignmentChecks();                                                  // LaunchChecks.cpp
   addDimensionChecks();                                                  // LaunchChecks.cpp

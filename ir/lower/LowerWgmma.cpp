@@ -22,10 +22,6 @@ using tir::Type;
 
 namespace {
 
-// The most origins of a tile's run-time dimensions that are checked one by one (a pipeline's
-// stages, say).
-constexpr int64_t kMaxCheckedOrigins = 64;
-
 ExprRef i64(int64_t v) { return tir::intConst(v, Type::I64); }
 
 }  // namespace
@@ -43,44 +39,30 @@ std::optional<layout::WgmmaOperandForm> KernelLowering::wgmmaForm(SourceRange lo
   tile.extentK = v.shape[isA ? 1 : 0];
   tile.atomMN = atomMN;
   tile.elemBytes = tile::dtypeBytes(t.dtype);
-  // The origin: constants where it is one; every value a dimension the tile leaves out can take
-  // where it is known only at run time (the stage of a pipeline).
-  std::vector<int64_t> origin(t.staticShape.size(), 0);
-  std::vector<size_t> varying;
-  int64_t combinations = 1;
-  for (size_t d = 0; d < origin.size(); ++d) {
-    if (tir::isIntConst(v.origin[d], &origin[d])) continue;
-    const bool kept = std::find(v.dims.begin(), v.dims.end(), static_cast<int>(d)) != v.dims.end();
-    if (kept) {
-      diags_.report(kWgmmaOperand, loc,
-                    fmt::format("the {} operand's window starts at a run-time offset along its dimension {}: a wgmma "
-                                "tile must start at a compile-time offset in the dimensions it keeps (an unrolled "
-                                "loop gives one)",
-                                role, d));
-      return std::nullopt;
-    }
-    varying.push_back(d);
-    combinations *= t.staticShape[d];
+  // Every place the tile can start: a pipeline's stage is known only at run time.
+  const TileOrigins places = tileOrigins(v, t.staticShape);
+  if (places.runtimeKeptDim) {
+    diags_.report(kWgmmaOperand, loc,
+                  fmt::format("the {} operand's window starts at a run-time offset along its dimension {}: a wgmma "
+                              "tile must start at a compile-time offset in the dimensions it keeps (an unrolled "
+                              "loop gives one)",
+                              role, *places.runtimeKeptDim));
+    return std::nullopt;
   }
-  if (combinations > kMaxCheckedOrigins) {
+  if (places.count > TileOrigins::kMaxTileOrigins) {
     diags_.report(kWgmmaOperand, loc,
                   fmt::format("the {} operand's tile can start at {} run-time places; tyloc checks at most {}", role,
-                              combinations, kMaxCheckedOrigins));
+                              places.count, TileOrigins::kMaxTileOrigins));
     return std::nullopt;
   }
   std::optional<layout::WgmmaOperandForm> first;
-  for (int64_t c = 0; c < combinations; ++c) {
-    int64_t rest = c;
-    for (size_t d : varying) {
-      origin[d] = rest % t.staticShape[d];
-      rest /= t.staticShape[d];
-    }
+  for (const std::vector<int64_t>& origin : places.origins) {
     tile.origin = origin;
     auto r = layout::wgmmaOperandForm(tile);
     if (const auto* m = std::get_if<layout::WgmmaFormMismatch>(&r)) {
       diags_.report(kWgmmaOperand, loc,
                     fmt::format("wgmma cannot read the {} operand '{}' through a descriptor{}: {}", role, t.name,
-                                varying.empty() ? "" : fmt::format(" at origin {}", layout::shapeToString(origin)),
+                                places.varies ? fmt::format(" at origin {}", layout::shapeToString(origin)) : "",
                                 m->message))
           .note(t.layoutLoc, fmt::format("'{}' is allocated here, with the layout {}", t.name, layout::toString(*t.layout)));
       return std::nullopt;

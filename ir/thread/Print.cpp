@@ -143,6 +143,11 @@ class Printer {
                                    : fmt::format("mbarrier.arrive {}", mem(n.bar)));
           } else if constexpr (std::is_same_v<T, MbarrierWait>) {
             line(depth, fmt::format("mbarrier.wait.parity {}, {}", mem(n.bar), expr(n.parity)));
+          } else if constexpr (std::is_same_v<T, TmaLoad>) {
+            std::string coords;
+            for (const ExprRef& c : n.coords) coords += (coords.empty() ? "" : ", ") + expr(c);
+            line(depth, fmt::format("tma.load {}, [{}, {{{}}}], {}", mem(n.dst), k_.tensorMaps.at(n.map).name, coords,
+                                    mem(n.bar)));
           } else if constexpr (std::is_same_v<T, FenceMbarrierInit>) {
             line(depth, "fence.mbarrier_init");
           } else if constexpr (std::is_same_v<T, Check>) {
@@ -197,6 +202,14 @@ std::string print(const Kernel& k) {
   for (const Buffer& b : k.buffers) {
     if (b.space == Space::Shared)
       p.out += fmt::format("  shared {}: {} bytes at {}\n", b.name, b.sharedBytes, b.sharedOffset);
+  }
+  for (const TensorMap& m : k.tensorMaps) {
+    std::string dims, strides, box;
+    for (const ExprRef& d : m.dims) dims += (dims.empty() ? "" : ", ") + p.expr(d);
+    for (const ExprRef& s : m.strides) strides += (strides.empty() ? "" : ", ") + p.expr(s);
+    for (int64_t b : m.box) box += fmt::format("{}{}", box.empty() ? "" : ", ", b);
+    p.out += fmt::format("  tensor map {}: {} dims ({}) strides ({}) bytes box ({}) swizzle {}\n", m.name,
+                         k.params.at(static_cast<size_t>(m.param)).name, dims, strides, box, m.swizzle);
   }
   for (const Array& a : k.arrays) p.out += fmt::format("  regs {}: {}[{}]\n", a.name, typeName(a.elem), a.count);
   p.block(k.body, 1);

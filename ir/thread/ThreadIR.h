@@ -287,6 +287,19 @@ struct MbarrierWait {
 // (TMA completes its transactions there) and to the cluster.
 struct FenceMbarrierInit {};
 
+// cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes (sm_90): TMA
+// copies the box of tensor map `map` (Kernel::tensorMaps) whose first element is at `coords`
+// (elements, innermost first) into shared memory at `dst`, as ir/layout/Tma.h places it; box
+// elements outside the tensor read as zeros. When the bytes have landed, the copy completes
+// that many transaction bytes on the mbarrier `bar` (the whole box counts, zeros included).
+// One thread issues it: every thread that executes the statement issues its own copy.
+struct TmaLoad {
+  uint32_t map = 0;
+  MemRef dst;
+  std::vector<ExprRef> coords;
+  MemRef bar;
+};
+
 // A note carried into the generated code (and ignored by the emulator).
 struct Comment {
   std::string text;
@@ -321,7 +334,7 @@ struct Stmt {
   SourceRange loc;
   std::variant<Assign, Load, Store, If, For, Barrier, CpAsync, CpAsyncCommit, CpAsyncWait, Ldmatrix, Stmatrix, Mma,
                Wgmma, WgmmaFence, WgmmaCommit, WgmmaWait, MbarrierInit, MbarrierArrive, MbarrierWait,
-               FenceMbarrierInit, Comment, Check, Cooperative>
+               FenceMbarrierInit, TmaLoad, Comment, Check, Cooperative>
       node;
 };
 
@@ -345,6 +358,18 @@ struct LaunchCheck {
   bool beforeGrid = false;
 };
 
+// A TMA tensor map (CUtensorMap) of a global tensor and one box shape: the launcher encodes it
+// (cuTensorMapEncodeTiled) and passes it to the kernel as a __grid_constant__ parameter after
+// the others. The tensor is seen as dims.size() dimensions, innermost first.
+struct TensorMap {
+  std::string name;
+  int param = -1;                // the tensor's pointer parameter
+  std::vector<ExprRef> dims;     // extents in elements, innermost first, over scalar parameters
+  std::vector<ExprRef> strides;  // bytes from one index to the next of dims[1], dims[2], ... (I64)
+  std::vector<int64_t> box;      // box extents, innermost first
+  int swizzle = 0;               // bytes: 0, 32, 64 or 128
+};
+
 struct Kernel {
   std::string name;
   SourceRange loc;        // the kernel's name
@@ -357,6 +382,7 @@ struct Kernel {
   std::array<int64_t, 3> block{1, 1, 1};
   int64_t sharedBytes = 0;           // dynamic shared memory per block
   std::vector<LaunchCheck> checks;
+  std::vector<TensorMap> tensorMaps;
   Block body;
 
   int64_t threadsPerBlock() const { return block[0] * block[1] * block[2]; }

@@ -19,7 +19,7 @@ const char* stmtName(const Stmt& s) {
                                            "barrier",  "cp.async", "commit",      "wait",         "ldmatrix",
                                            "stmatrix", "mma.sync", "wgmma",       "wgmma.fence",  "wgmma.commit",
                                            "wgmma.wait", "mbarrier.init", "mbarrier.arrive", "mbarrier.wait",
-                                           "fence.mbarrier_init", "comment", "check", "cooperative"};
+                                           "fence.mbarrier_init", "tma.load", "comment", "check", "cooperative"};
   static_assert(std::size(kNames) == std::variant_size_v<decltype(Stmt::node)>);
   return kNames[s.node.index()];
 }
@@ -115,6 +115,20 @@ class Verifier {
       }
       if (b.alignBytes < 0 || (b.alignBytes & (b.alignBytes - 1)) != 0)
         fail(where, fmt::format("an alignment of {} bytes", b.alignBytes));
+    }
+    for (const TensorMap& m : k_.tensorMaps) {
+      const Where where{fmt::format("tensor map '{}'", m.name)};
+      if (m.param < 0 || static_cast<size_t>(m.param) >= k_.params.size() || !k_.params[static_cast<size_t>(m.param)].isPointer)
+        fail(where, fmt::format("parameter {} is not a pointer", m.param));
+      if (m.dims.empty() || m.dims.size() > 5 || m.box.size() != m.dims.size() || m.strides.size() + 1 != m.dims.size())
+        fail(where, fmt::format("{} dimensions, {} box extents and {} strides", m.dims.size(), m.box.size(),
+                                m.strides.size()));
+      for (int64_t b : m.box)
+        if (b < 1 || b > 256) fail(where, fmt::format("a box extent of {}", b));
+      if (m.swizzle != 0 && m.swizzle != 32 && m.swizzle != 64 && m.swizzle != 128)
+        fail(where, fmt::format("a swizzle of {} bytes", m.swizzle));
+      for (const ExprRef& e : m.dims) launchExpr(e, where);
+      for (const ExprRef& e : m.strides) launchExpr(e, where);
     }
     for (const LaunchCheck& c : k_.checks) {
       const Where where{fmt::format("launch check '{}'", c.message)};
@@ -472,6 +486,19 @@ class Verifier {
             if constexpr (std::is_same_v<T, MbarrierArrive>)
               if (n.expectTx) integer(n.expectTx, where, "a transaction byte count");
             if constexpr (std::is_same_v<T, MbarrierWait>) integer(n.parity, where, "a parity");
+          } else if constexpr (std::is_same_v<T, TmaLoad>) {
+            if (n.map >= k_.tensorMaps.size()) {
+              fail(where, fmt::format("tensor map {} of {}", n.map, k_.tensorMaps.size()));
+            } else if (n.coords.size() != k_.tensorMaps[n.map].dims.size()) {
+              fail(where, fmt::format("{} coordinates for a tensor map of rank {}", n.coords.size(),
+                                      k_.tensorMaps[n.map].dims.size()));
+            }
+            for (const ExprRef& c : n.coords) integer(c, where, "a coordinate");
+            if (std::optional<Space> s = mem(n.dst, where); s && *s != Space::Shared)
+              fail(where, "a TMA destination outside shared memory");
+            if (std::optional<Space> s = mem(n.bar, where);
+                s && (*s != Space::Shared || k_.buffers[n.bar.buffer].elem != Type::I64))
+              fail(where, "a TMA completing on something that is not an mbarrier");
           } else if constexpr (std::is_same_v<T, WgmmaWait>) {
             if (n.n < 0 || n.n > 7) fail(where, fmt::format("waits for {} groups (0 to 7)", n.n));
           } else if constexpr (std::is_same_v<T, Check>) {

@@ -48,6 +48,11 @@ void forEachExpr(B& b, Fn&& fn) {
             slot(n.srcBytes);
           }
           if constexpr (std::is_same_v<T, Ldmatrix> || std::is_same_v<T, Stmatrix>) slot(n.addr.offset);
+          if constexpr (std::is_same_v<T, TmaLoad>) {
+            slot(n.dst.offset);
+            for (auto& c : n.coords) slot(c);
+            slot(n.bar.offset);
+          }
           if constexpr (std::is_same_v<T, MbarrierInit>) {
             slot(n.bar.offset);
             slot(n.count);

@@ -137,6 +137,9 @@ struct Copy {
   // disabled this way instead of branched around, so the copies stay in the loop's
   // straight-line code.
   tir::ExprRef enable;
+  // copy_async only: a TMA copy (sm_90) that completes its bytes on this mbarrier (a rank-0 view of
+  // an alloc_barriers array), issued by each thread that runs it.
+  std::optional<View> barrier;
 };
 
 // A fragment = an elementwise expression over fragments of the same layout.

@@ -4,6 +4,8 @@
 // needs nothing but the CUDA Toolkit.
 #pragma once
 
+#include <cuda.h>  // CUtensorMap and its enumerations: the driver's types (nothing of it is linked)
+#include <cudaTypedefs.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -103,6 +105,63 @@ __device__ __forceinline__ void stmatrix_x4_trans(uint32_t addr, uint32_t r0, ui
 }
 #undef TYLO_STMATRIX_ASM
 #endif
+
+// ---- TMA -------------------------------------------------------------------------
+
+// Encodes a tiled tensor map (dims and the box innermost first, strides in bytes for dims 1 ..)
+// with cuTensorMapEncodeTiled, reached through the runtime's driver entry point, so that a
+// program links nothing beyond the CUDA runtime. Elements are moved as raw bytes (zeros outside
+// the tensor), so only their size matters. False when the driver refuses the map.
+inline bool encode_tensor_map(CUtensorMap* map, const void* base, int elemBytes, int rank, const uint64_t* dims,
+                              const uint64_t* strides, const uint32_t* box, int swizzleBytes) {
+  static const PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found) !=
+            cudaSuccess ||
+        found != cudaDriverEntryPointSuccess)
+      fn = nullptr;
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
+  }();
+  if (!encode) return false;
+  const CUtensorMapDataType type = elemBytes == 1   ? CU_TENSOR_MAP_DATA_TYPE_UINT8
+                                   : elemBytes == 2 ? CU_TENSOR_MAP_DATA_TYPE_UINT16
+                                   : elemBytes == 4 ? CU_TENSOR_MAP_DATA_TYPE_UINT32
+                                                    : CU_TENSOR_MAP_DATA_TYPE_INT64;
+  const CUtensorMapSwizzle swizzle = swizzleBytes == 128  ? CU_TENSOR_MAP_SWIZZLE_128B
+                                     : swizzleBytes == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
+                                     : swizzleBytes == 32 ? CU_TENSOR_MAP_SWIZZLE_32B
+                                                          : CU_TENSOR_MAP_SWIZZLE_NONE;
+  const cuuint32_t elementStrides[5] = {1, 1, 1, 1, 1};
+  return encode(map, type, static_cast<cuuint32_t>(rank), const_cast<void*>(base), dims, strides, box, elementStrides,
+                CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+// cp.async.bulk.tensor: the box of `map` at the coordinates (innermost first) into shared memory
+// at `dst`, completing its bytes on the mbarrier `bar` (sm_90).
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define TYLO_TMA_ASM(...) asm volatile(__VA_ARGS__)
+#else
+#define TYLO_TMA_ASM(...) ((void)0)
+#endif
+__device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap* map, int32_t c0, int32_t c1,
+                                            uint32_t bar) {
+  TYLO_TMA_ASM(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(
+          dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar)
+      : "memory");
+}
+__device__ __forceinline__ void tma_load_3d(uint32_t dst, const CUtensorMap* map, int32_t c0, int32_t c1, int32_t c2,
+                                            uint32_t bar) {
+  TYLO_TMA_ASM(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], "
+      "[%5];\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
+      : "memory");
+}
+#undef TYLO_TMA_ASM
 
 // mbarriers in shared memory (sm_90): init, arrive (with expected transaction bytes), and a
 // wait for a phase by its parity. Under nvcc for an older architecture they are never called:

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -627,16 +628,17 @@ void checkGemmPtx(const std::string& stem, const std::string& arch, size_t kerne
   CHECK(reports == kernels);
 }
 
-}  // namespace
-
-// wgmma (sm_90a): every kernel of wgmma_tiles.tyl holds wgmma.mma_async with the fence and the
-// group operations, and ptxas builds it with no spills and without serializing the wgmmas (its
-// warnings C7510 to C7520 say a kernel is correct but slow).
-TEST_CASE("wgmma kernels build for sm_90a: wgmma.mma_async in the PTX, no spills, no serialization") {
-  const fs::path dir = scratch("wgmma_sm_90a");
-  const fs::path cu = dir / "wgmma_tiles.cu", ptx = dir / "wgmma_tiles.ptx";
-  auto t = run({TYLOC_PATH, std::string(TYLO_SOURCE_DIR) + "/tests/emu/kernels/wgmma_tiles.tyl", "--arch", "sm_90a", "-o",
-                cu.string(), "--header", (dir / "wgmma_tiles.cuh").string()});
+// A file of tests/emu/kernels compiled by tyloc for sm_90a and by nvcc to PTX and on to a cubin,
+// which ptxas must build without a warning (its C7510 to C7520 say that wgmmas are serialized: a
+// kernel correct but slow) and without spills; returns the PTX, each of its `kernels` entries
+// checked by `check(name, body)`.
+void buildSm90a(const std::string& file, size_t kernels,
+                const std::function<void(const std::string&, const std::string&)>& check) {
+  const std::string stem = fs::path(file).stem().string();
+  const fs::path dir = scratch(stem + "_sm_90a");
+  const fs::path cu = dir / (stem + ".cu"), ptx = dir / (stem + ".ptx");
+  auto t = run({TYLOC_PATH, std::string(TYLO_SOURCE_DIR) + "/tests/emu/kernels/" + file, "--arch", "sm_90a", "-o",
+                cu.string(), "--header", (dir / (stem + ".cuh")).string()});
   INFO(t.err);
   REQUIRE(t.exitCode == 0);
   auto p = nvcc({"-gencode=arch=compute_90a,code=compute_90a", "-ptx", cu.string(), "-o", ptx.string()});
@@ -647,16 +649,12 @@ TEST_CASE("wgmma kernels build for sm_90a: wgmma.mma_async in the PTX, no spills
   size_t entries = 0;
   for (auto it = std::sregex_iterator(text.begin(), text.end(), entry); it != std::sregex_iterator(); ++it) {
     ++entries;
-    const std::string body = ptxEntry(text, (*it)[1].str());
     INFO((*it)[1].str());
-    CHECK(std::regex_search(body, std::regex(R"(wgmma\.mma_async\.sync\.aligned\.m64n\d+k16\.f32\.(bf16|f16)\.)")));
-    CHECK(body.find("wgmma.fence.sync.aligned") != std::string::npos);
-    CHECK(body.find("wgmma.commit_group.sync.aligned") != std::string::npos);
-    CHECK(body.find("wgmma.wait_group.sync.aligned") != std::string::npos);
+    check((*it)[1].str(), ptxEntry(text, (*it)[1].str()));
   }
-  CHECK(entries == 6);
+  CHECK(entries == kernels);
   auto a = nvcc({"-gencode=arch=compute_90a,code=sm_90a", "-cubin", "-Xptxas", "-v", ptx.string(), "-o",
-                 (dir / "wgmma_tiles.cubin").string()});
+                 (dir / (stem + ".cubin")).string()});
   INFO(a.err);
   REQUIRE(a.exitCode == 0);
   CHECK(a.err.find("warning") == std::string::npos);
@@ -667,7 +665,37 @@ TEST_CASE("wgmma kernels build for sm_90a: wgmma.mma_async in the PTX, no spills
     INFO(it->str());
     CHECK(((*it)[1] == "0" && (*it)[2] == "0" && (*it)[3] == "0"));
   }
-  CHECK(reports == 6);
+  CHECK(reports == kernels);
+  // The host side too: the launchers, and the runtime they call.
+  auto o = nvcc({"-gencode=arch=compute_90a,code=sm_90a", "-c", cu.string(), "-o", (dir / (stem + ".o")).string()});
+  INFO(o.err);
+  CHECK(o.exitCode == 0);
+}
+
+}  // namespace
+
+// wgmma (sm_90a): every kernel of wgmma_tiles.tyl holds wgmma.mma_async with the fence and the
+// group operations.
+TEST_CASE("wgmma kernels build for sm_90a: wgmma.mma_async in the PTX, no spills, no serialization") {
+  buildSm90a("wgmma_tiles.tyl", 6, [](const std::string&, const std::string& body) {
+    CHECK(std::regex_search(body, std::regex(R"(wgmma\.mma_async\.sync\.aligned\.m64n\d+k16\.f32\.(bf16|f16)\.)")));
+    CHECK(body.find("wgmma.fence.sync.aligned") != std::string::npos);
+    CHECK(body.find("wgmma.commit_group.sync.aligned") != std::string::npos);
+    CHECK(body.find("wgmma.wait_group.sync.aligned") != std::string::npos);
+  });
+}
+
+// TMA (sm_90a): every kernel of tma_tiles.tyl loads with cp.async.bulk.tensor onto an mbarrier it
+// waits for with try_wait.parity, and the GEMM feeds wgmma; the launchers, which encode the
+// tensor maps through the runtime's driver entry point, compile.
+TEST_CASE("TMA kernels build for sm_90a: cp.async.bulk.tensor and mbarrier waits in the PTX, launchers compile") {
+  buildSm90a("tma_tiles.tyl", 6, [](const std::string& name, const std::string& body) {
+    CHECK(body.find("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes") !=
+          std::string::npos);
+    CHECK(body.find("mbarrier.arrive.expect_tx") != std::string::npos);
+    CHECK(body.find("mbarrier.try_wait.parity") != std::string::npos);
+    if (name.find("tma_gemm") != std::string::npos) CHECK(body.find("wgmma.mma_async") != std::string::npos);
+  });
 }
 
 // The IR rounds a product, then the sum; nvcc would fuse `a * b + c` into one FMA (rounded

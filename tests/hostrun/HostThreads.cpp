@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -16,6 +17,7 @@
 #include "backend/emu/Ptx.h"
 #include "backend/emu/Values.h"
 #include "backend/emu/Wgmma.h"
+#include "ir/layout/Tma.h"
 
 namespace tylo_host {
 namespace {
@@ -488,6 +490,94 @@ void mbarrier_wait(uint32_t addr, uint32_t parity) {
     if (b->phaseComplete(static_cast<int>(parity & 1))) return;
     suspend(State::AtMbarrier);
   }
+}
+
+namespace {
+
+// The fields of the tensor-map stand-in, in its 16 words.
+struct TensorMapFields {
+  uint64_t base;
+  int elemBytes, rank, swizzle;
+  uint64_t dims[5], strides[4];
+  uint32_t box[5];
+};
+
+constexpr int kMapDims = 2, kMapStrides = 7, kMapBox = 11;
+
+TensorMapFields readTensorMap(const uint64_t (&m)[16]) {
+  TensorMapFields f{};
+  f.base = m[0];
+  f.elemBytes = static_cast<int>(m[1] & 0xff);
+  f.rank = static_cast<int>((m[1] >> 8) & 0xff);
+  f.swizzle = static_cast<int>(m[1] >> 16);
+  for (int d = 0; d < 5; ++d) f.dims[d] = m[kMapDims + d];
+  for (int d = 0; d < 4; ++d) f.strides[d] = m[kMapStrides + d];
+  for (int d = 0; d < 5; ++d) f.box[d] = static_cast<uint32_t>(m[kMapBox + d / 2] >> (32 * (d % 2)));
+  return f;
+}
+
+}  // namespace
+
+bool encode_tensor_map(uint64_t (&map)[16], const void* base, int elemBytes, int rank, const uint64_t* dims,
+                       const uint64_t* strides, const uint32_t* box, int swizzleBytes) {
+  std::fill(std::begin(map), std::end(map), uint64_t{0});
+  const uint64_t address = reinterpret_cast<uintptr_t>(base);
+  if (rank < 1 || rank > 5 || address % 16 != 0) return false;
+  if (elemBytes != 1 && elemBytes != 2 && elemBytes != 4 && elemBytes != 8) return false;
+  if (swizzleBytes != 0 && swizzleBytes != 32 && swizzleBytes != 64 && swizzleBytes != 128) return false;
+  for (int d = 0; d < rank; ++d) {
+    if (dims[d] == 0 || dims[d] > (uint64_t{1} << 32) || box[d] == 0 || box[d] > 256) return false;
+    if (d > 0 && (strides[d - 1] % 16 != 0 || strides[d - 1] >= (uint64_t{1} << 40))) return false;
+  }
+  const uint64_t rowBytes = uint64_t{box[0]} * static_cast<uint64_t>(elemBytes);
+  if (rowBytes % 16 != 0 || (swizzleBytes != 0 && rowBytes > static_cast<uint64_t>(swizzleBytes))) return false;
+  map[0] = address;
+  map[1] = static_cast<uint64_t>(elemBytes) | static_cast<uint64_t>(rank) << 8 | static_cast<uint64_t>(swizzleBytes) << 16;
+  for (int d = 0; d < rank; ++d) {
+    map[kMapDims + d] = dims[d];
+    if (d > 0) map[kMapStrides + d - 1] = strides[d - 1];
+    map[kMapBox + d / 2] |= static_cast<uint64_t>(box[d]) << (32 * (d % 2));
+  }
+  return true;
+}
+
+void tma_load(uint32_t dst, const uint64_t (&map)[16], std::initializer_list<int32_t> coordList, uint32_t bar) {
+  const TensorMapFields f = readTensorMap(map);
+  if (f.rank == 0) {
+    problem("cp.async.bulk.tensor: the tensor map was never encoded");
+    return;
+  }
+  if (static_cast<int>(coordList.size()) != f.rank) {
+    problem("cp.async.bulk.tensor: " + std::to_string(coordList.size()) + " coordinates for a tensor map of rank " +
+            std::to_string(f.rank));
+    return;
+  }
+  const std::vector<int32_t> coords(coordList);
+  int64_t boxElems = 1;
+  for (int d = 0; d < f.rank; ++d) boxElems *= f.box[d];
+  const int64_t boxBytes = boxElems * f.elemBytes;
+  if (!sharedRange(dst, static_cast<size_t>(boxBytes), 128, "cp.async.bulk.tensor")) return;
+  tyl::emu::Mbarrier* b = mbarrierAt(bar, "cp.async.bulk.tensor's mbarrier");
+  if (!b) return;
+  std::vector<int64_t> index(static_cast<size_t>(f.rank), 0);
+  for (int64_t i = 0; i < boxElems; ++i) {
+    bool inside = true;
+    uint64_t address = f.base;
+    for (int d = 0; d < f.rank; ++d) {
+      const int64_t g = int64_t{coords[static_cast<size_t>(d)]} + index[static_cast<size_t>(d)];
+      inside = inside && g >= 0 && static_cast<uint64_t>(g) < f.dims[d];
+      address += static_cast<uint64_t>(g) * (d == 0 ? static_cast<uint64_t>(f.elemBytes) : f.strides[d - 1]);
+    }
+    const int64_t to = tyl::layout::tmaElementAddress(f.swizzle, dst, f.box[0], f.elemBytes, i / f.box[0], i % f.box[0]);
+    unsigned char* out = launch().shared + to;
+    if (inside)
+      std::memcpy(out, reinterpret_cast<const void*>(static_cast<uintptr_t>(address)), static_cast<size_t>(f.elemBytes));
+    else
+      std::memset(out, 0, static_cast<size_t>(f.elemBytes));
+    for (int d = 0; d < f.rank && ++index[static_cast<size_t>(d)] == f.box[d]; ++d) index[static_cast<size_t>(d)] = 0;
+  }
+  mbarrierProblem(b->completeTx(boxBytes));
+  ++launch().mbarrierChanges;
 }
 
 cudaError_t set_kernel_attribute(const void* kernel, int attribute, int value) {

@@ -61,6 +61,17 @@ void mbarrier_init(uint32_t addr, uint32_t count);
 void mbarrier_arrive(uint32_t addr, int64_t expectTx = -1);
 void mbarrier_wait(uint32_t addr, uint32_t parity);
 
+// The tensor-map stand-in: what the launcher passes cuTensorMapEncodeTiled, kept in the map's 128
+// bytes (the real encoding is the driver's), refused as the driver documents (false): rank 1..5,
+// a 16-byte aligned base, extents 1..2^32, strides multiples of 16 below 2^40, boxes 1..256 with
+// rows of whole 16-byte chunks no longer than the swizzle span.
+bool encode_tensor_map(uint64_t (&map)[16], const void* base, int elemBytes, int rank, const uint64_t* dims,
+                       const uint64_t* strides, const uint32_t* box, int swizzleBytes);
+// cp.async.bulk.tensor by the running thread: the box of `map` at `coords` (innermost first),
+// zeros outside the tensor, written at shared address `dst` as TMA writes it (the swizzle on
+// absolute addresses, ir/layout/Tma.h), then its bytes completed on the mbarrier at `bar`.
+void tma_load(uint32_t dst, const uint64_t (&map)[16], std::initializer_list<int32_t> coords, uint32_t bar);
+
 // wgmma m64nNk16 for the running lane's warp: its n / 2 registers of D (d), performed when the
 // warp's 32 lanes have arrived; the descriptors are decoded as the emulator decodes them.
 void wgmma(int n, bool bf16, bool transA, bool transB, uint64_t descA, uint64_t descB, int32_t scale,

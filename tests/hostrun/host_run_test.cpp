@@ -19,8 +19,10 @@
 #include "mbarrier_handoff.cuh"
 #include "tests/hostrun/HostRunner.h"
 #include "tests/support/AsyncSemanticsCases.h"
+#include "tests/support/TmaTiles.h"
 #include "tests/support/WgmmaTiles.h"
 #include "tests/support/ExampleCases.h"
+#include "tma_tiles.cuh"
 #include "wgmma_tiles.cuh"
 #include "wide_elements.cuh"
 #ifdef TYLO_HOST_RUN_VARIANTS
@@ -262,6 +264,49 @@ TEST_CASE("the generated wgmma code computes the GEMM tiles of wgmma_tiles.tyl")
     CHECK(problems == "");
     CHECK(tyl::test::wgmmaTileError(c, buffers) == "");
   }
+}
+
+TEST_CASE("the generated TMA code copies tiles and feeds wgmma, with zeros past the edges") {
+  // The cases of tests/support/TmaTiles.h, which the emulator runs too: the launcher encodes the
+  // tensor maps (the harness keeps what it was given and refuses what the driver refuses), the
+  // kernel's cp.async.bulk.tensor writes the boxes as TMA does.
+  const std::map<std::string, tyl::examples::Runner> runners = {
+      {"tma_b128", tylo_host::runner(tma_b128)},       {"tma_b64_panels", tylo_host::runner(tma_b64_panels)},
+      {"tma_f32_b32", tylo_host::runner(tma_f32_b32)}, {"tma_tall", tylo_host::runner(tma_tall)},
+      {"tma_stage", tylo_host::runner(tma_stage)},     {"tma_gemm", tylo_host::runner(tma_gemm)},
+  };
+  tyl::examples::Example ex;
+  REQUIRE(tyl::examples::compile(std::string(TYLO_SOURCE_DIR) + "/tests/emu/kernels/tma_tiles.tyl", ex));
+  auto kernel = [&](const std::string& name) -> const tyl::tir::Kernel& {
+    for (const tyl::tir::Kernel& k : ex.module->kernels)
+      if (k.name == name) return k;
+    FAIL("no kernel " << name);
+    throw;
+  };
+  for (const tyl::test::TmaCopyCase& c : tyl::test::kTmaCopyCases) {
+    INFO(c.kernel << " M = " << c.m << " N = " << c.n);
+    std::vector<tyl::emu::Buffer> buffers = tyl::test::tmaCopyInputs(c);
+    std::string problems;
+    CHECK(runners.at(c.kernel)(kernel(c.kernel), tyl::test::tmaCopyArgs(c), buffers, problems));
+    CHECK(problems == "");
+    CHECK(tyl::test::tmaCopyError(c, buffers) == "");
+  }
+  for (const tyl::test::TmaGemmCase& g : tyl::test::kTmaGemmCases) {
+    INFO("tma_gemm M = " << g.m << " N = " << g.n << " K = " << g.k);
+    std::vector<tyl::emu::Buffer> buffers = tyl::test::tmaGemmInputs(g);
+    std::string problems;
+    CHECK(runners.at("tma_gemm")(kernel("tma_gemm"), tyl::test::tmaGemmArgs(g), buffers, problems));
+    CHECK(problems == "");
+    CHECK(tyl::test::tmaGemmError(g, buffers) == "");
+  }
+  // What cuTensorMapEncodeTiled refuses, the launcher reports: rows not 16 bytes apart are caught
+  // by its own check first.
+  std::vector<tyl::emu::Buffer> odd = tyl::test::tmaCopyInputs({"tma_b128", Type::BF16, 32, 64, 32, 60, -1});
+  std::string problems;
+  CHECK_FALSE(runners.at("tma_b128")(kernel("tma_b128"),
+                                     tyl::test::tmaCopyArgs({"tma_b128", Type::BF16, 32, 64, 32, 60, -1}), odd,
+                                     problems));
+  CHECK_THAT(problems, Catch::Contains("the rows of A must be a multiple of 16 bytes apart"));
 }
 
 TEST_CASE("the generated mbarrier code hands data from warp to warp, and a phase that never completes hangs") {

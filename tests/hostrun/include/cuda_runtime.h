@@ -16,6 +16,14 @@
 #define __forceinline__ inline
 #define __launch_bounds__(...)
 #define __align__(n) alignas(n)
+#define __grid_constant__
+
+// The driver's opaque tensor map (cuda.h), 128 bytes; the harness keeps the encode's arguments in
+// it (tylo_host::encode_tensor_map).
+struct alignas(64) CUtensorMap_st {
+  uint64_t opaque[16];
+};
+using CUtensorMap = CUtensorMap_st;
 
 // The built-in variables of the thread the harness is running.
 #define threadIdx (::tylo_host::thread_idx())

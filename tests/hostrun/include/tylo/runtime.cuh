@@ -60,6 +60,17 @@ inline void mbarrier_arrive_expect_tx(uint32_t bar, uint32_t bytes) { ::tylo_hos
 inline void mbarrier_wait(uint32_t bar, uint32_t parity) { ::tylo_host::mbarrier_wait(bar, parity); }
 inline void fence_mbarrier_init() {}
 
+inline bool encode_tensor_map(CUtensorMap* map, const void* base, int elemBytes, int rank, const uint64_t* dims,
+                              const uint64_t* strides, const uint32_t* box, int swizzleBytes) {
+  return ::tylo_host::encode_tensor_map(map->opaque, base, elemBytes, rank, dims, strides, box, swizzleBytes);
+}
+inline void tma_load_2d(uint32_t dst, const CUtensorMap* map, int32_t c0, int32_t c1, uint32_t bar) {
+  ::tylo_host::tma_load(dst, map->opaque, {c0, c1}, bar);
+}
+inline void tma_load_3d(uint32_t dst, const CUtensorMap* map, int32_t c0, int32_t c1, int32_t c2, uint32_t bar) {
+  ::tylo_host::tma_load(dst, map->opaque, {c0, c1, c2}, bar);
+}
+
 enum class WgmmaType { f16, bf16 };
 inline void wgmma_on_host(int n, WgmmaType type, int transA, int transB, uint64_t descA, uint64_t descB,
                           int32_t scale, std::initializer_list<float*> d) {

@@ -1,0 +1,143 @@
+// TMA copies: copy_async(dst, src, barrier = b) from a window of a 2-D global tensor into a
+// shared tile becomes one cp.async.bulk.tensor per box of the tile. The shared tile's layout
+// must be where TMA writes the boxes (ir/layout/Tma.h; tma-layout names the element that is
+// not), for every value of a run-time stage index; the global tensor's rows must be contiguous,
+// and its pointer and row stride 16-byte aligned (checked at launch where they are known only
+// then). The launcher encodes one tensor map per tensor and box (Kernel::tensorMaps); box
+// elements past the tensor's edges read as zeros.
+#include <fmt/format.h>
+
+#include <variant>
+
+#include "ir/layout/Tma.h"
+#include "ir/lower/LowerImpl.h"
+
+namespace tyl::lower {
+
+TYL_DIAG(kTmaLayout, Error, "tma-layout",
+         "a TMA copy whose shared tile is not laid out as TMA writes boxes, or whose global tensor TMA cannot read");
+
+using tir::ExprRef;
+using tir::Type;
+
+void KernelLowering::tmaCopy(SourceRange loc, const tile::Copy& c) {
+  const tile::View& dv = c.dst;
+  const tile::View& sv = *c.src;
+  const tile::Tensor& dt = tk_.tensors[dv.tensor];
+  const tile::Tensor& st = tk_.tensors[sv.tensor];
+  const int e = tile::dtypeBytes(dt.dtype);
+  auto refuse = [&](const std::string& why) { diags_.report(kTmaLayout, loc, why); };
+  if (dv.rank() != 2 || sv.rank() != 2 || st.shape.size() != 2) {
+    refuse(fmt::format("a TMA copy moves a two-dimensional tile of a two-dimensional global tensor; this one "
+                       "moves a {}-D tile of the {}-D tensor '{}'",
+                       dv.rank(), st.shape.size(), st.name));
+    return;
+  }
+  if (st.dtype != dt.dtype) {
+    refuse(fmt::format("this TMA copy would convert {} into {}, but TMA copies bytes as they are",
+                       tile::dtypeName(st.dtype), tile::dtypeName(dt.dtype)));
+    return;
+  }
+  int64_t unit = 0;
+  if (!tir::isIntConst(st.strides[1], &unit) || unit != 1) {
+    refuse(fmt::format("TMA reads rows of contiguous elements, but the last dimension of '{}' has stride {}", st.name,
+                       tir::isIntConst(st.strides[1], &unit) ? std::to_string(unit) : "known only at run time"));
+    return;
+  }
+
+  // The boxes, the same for every value of a run-time origin of the tile's left-out dimensions.
+  layout::TmaTile tile;
+  tile.layout = &*dt.layout;
+  tile.shape = dt.staticShape;
+  tile.rowDim = dv.dims[0];
+  tile.colDim = dv.dims[1];
+  tile.rows = dv.shape[0];
+  tile.cols = dv.shape[1];
+  tile.elemBytes = e;
+  const TileOrigins places = tileOrigins(dv, dt.staticShape);
+  if (places.runtimeKeptDim) {
+    refuse(fmt::format("this TMA copy writes a shared window whose origin along dimension {} is known only at run "
+                       "time; a TMA destination starts at a compile-time offset in the dimensions it keeps",
+                       *places.runtimeKeptDim));
+    return;
+  }
+  if (places.count > TileOrigins::kMaxTileOrigins) {
+    refuse(fmt::format("this TMA copy writes a tile that can start at {} run-time places; tyloc checks at most {}",
+                       places.count, TileOrigins::kMaxTileOrigins));
+    return;
+  }
+  std::optional<layout::TmaTileForm> form;
+  for (const std::vector<int64_t>& origin : places.origins) {
+    tile.origin = origin;
+    auto r = layout::tmaTileForm(tile);
+    if (const auto* m = std::get_if<layout::TmaFormMismatch>(&r)) {
+      diags_.report(kTmaLayout, loc,
+                    fmt::format("TMA cannot write the shared tile '{}'{}: {}", dt.name,
+                                places.varies ? fmt::format(" at origin {}", layout::shapeToString(origin)) : "",
+                                m->message))
+          .note(dt.layoutLoc, fmt::format("'{}' is allocated here, with the layout {}", dt.name,
+                                          layout::toString(*dt.layout)));
+      return;
+    }
+    const auto& f = std::get<layout::TmaTileForm>(r);
+    if (form && (f.swizzle != form->swizzle || f.boxRows != form->boxRows || f.boxCols != form->boxCols)) {
+      refuse(fmt::format("this TMA copy writes '{}' in boxes that differ between its stages", dt.name));
+      return;
+    }
+    if (!form) form = f;
+  }
+
+  // The tensor map: the global tensor innermost first, its row stride in bytes.
+  const int param = k_.buffers[st.buffer].param;
+  const ExprRef rowStride = tir::binary(tir::BinOp::Mul, tir::cast(Type::I64, st.strides[0]),
+                                        tir::intConst(e, Type::I64));
+  tir::TensorMap map;
+  map.param = param;
+  map.dims = {tir::cast(Type::I64, st.shape[1]), tir::cast(Type::I64, st.shape[0])};
+  map.strides = {rowStride};
+  map.box = {form->boxCols, form->boxRows};
+  map.swizzle = form->swizzle;
+  uint32_t mapId = 0;
+  for (; mapId < k_.tensorMaps.size(); ++mapId) {
+    const tir::TensorMap& m = k_.tensorMaps[mapId];
+    if (m.param == map.param && m.box == map.box && m.swizzle == map.swizzle) break;
+  }
+  if (mapId == k_.tensorMaps.size()) {
+    map.name = fmt::format("{}_tma{}", st.name, mapId);
+    k_.tensorMaps.push_back(std::move(map));
+    // What the driver requires of the map: a 16-byte aligned pointer and row stride.
+    if (st.alignBytes < 16) {
+      tir::LaunchCheck align;
+      align.kind = tir::LaunchCheck::Kind::PointerAlignment;
+      align.param = param;
+      align.alignBytes = 16;
+      align.message = fmt::format("{} must be aligned to 16 bytes (TMA reads it)", st.name);
+      align.loc = loc;
+      addLaunchCheck(std::move(align));
+    }
+    if (int64_t stride = 0; !tir::isIntConst(rowStride, &stride) || stride % 16 != 0) {
+      if (tir::isIntConst(rowStride, &stride)) {
+        refuse(fmt::format("this TMA copy reads rows of '{}' {} bytes apart, but TMA needs a multiple of 16 bytes",
+                           st.name, stride));
+        return;
+      }
+      tir::LaunchCheck rows;
+      rows.cond = tir::binary(tir::BinOp::Eq, tir::binary(tir::BinOp::Rem, rowStride, tir::intConst(16, Type::I64)),
+                              tir::intConst(0, Type::I64));
+      rows.message = fmt::format("the rows of {} must be a multiple of 16 bytes apart (TMA reads it)", st.name);
+      rows.loc = loc;
+      addLaunchCheck(std::move(rows));
+    }
+  }
+
+  const tir::MemRef bar = memRef(tk_.tensors[c.barrier->tensor], c.barrier->origin);
+  for (const layout::TmaBox& box : form->boxes) {
+    const ExprRef row = tir::intConst(box.row, Type::I32), col = tir::intConst(box.col, Type::I32);
+    const tir::MemRef to = memRef(dt, tensorCoord(dv, {row, col}));
+    const ExprRef gRow = tir::cast(Type::I32, tir::add(sv.origin[0], tir::intConst(box.row, sv.origin[0]->type)));
+    const ExprRef gCol = tir::cast(Type::I32, tir::add(sv.origin[1], tir::intConst(box.col, sv.origin[1]->type)));
+    emit(loc, tir::TmaLoad{mapId, to, {gCol, gRow}, bar});
+  }
+}
+
+}  // namespace tyl::lower

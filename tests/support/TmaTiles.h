@@ -1,0 +1,109 @@
+// The kernels of tests/emu/kernels/tma_tiles.tyl, their arguments and the checks of their
+// outputs, shared by the emulator's test (tests/emu/tma_tyl_test.cpp) and the host run of the
+// generated CUDA (tests/hostrun/host_run_test.cpp). A copy kernel's B must be A padded with
+// zeros to whole tiles; the GEMM's C must be A @ B in double precision, to f32 accuracy.
+#pragma once
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "backend/emu/HostData.h"
+#include "backend/emu/Values.h"
+
+namespace tyl::test {
+
+struct TmaCopyCase {
+  const char* kernel;
+  tir::Type type;
+  int64_t tileRows, tileCols;
+  int64_t m, n;
+  int64_t stage;  // the kernel's `stage` argument; -1: it has none
+};
+
+// Sizes that are tile multiples and sizes that are not, so TMA's zero fill is exercised.
+inline constexpr TmaCopyCase kTmaCopyCases[] = {
+    {"tma_b128", tir::Type::BF16, 32, 64, 64, 128, -1},
+    {"tma_b128", tir::Type::BF16, 32, 64, 50, 72, -1},
+    {"tma_b64_panels", tir::Type::F16, 32, 64, 37, 120, -1},
+    {"tma_f32_b32", tir::Type::F32, 16, 16, 33, 20, -1},
+    {"tma_tall", tir::Type::BF16, 512, 16, 600, 24, -1},
+    {"tma_stage", tir::Type::BF16, 64, 64, 100, 72, 4},
+};
+
+inline int64_t roundUp(int64_t x, int64_t tile) { return (x + tile - 1) / tile * tile; }
+
+// A random, B not yet written.
+inline std::vector<emu::Buffer> tmaCopyInputs(const TmaCopyCase& c) {
+  std::vector<emu::Buffer> b = {emu::makeBuffer(c.type, c.m * c.n),
+                                emu::makeBuffer(c.type, roundUp(c.m, c.tileRows) * roundUp(c.n, c.tileCols), false)};
+  emu::fillRandom(b[0], c.type, static_cast<uint64_t>(c.m * 1000 + c.n));
+  return b;
+}
+
+// M, N, MP, NP, A, B[, stage].
+inline std::vector<emu::Arg> tmaCopyArgs(const TmaCopyCase& c) {
+  std::vector<emu::Arg> a = {emu::Arg::integer(c.m), emu::Arg::integer(c.n), emu::Arg::integer(roundUp(c.m, c.tileRows)),
+                             emu::Arg::integer(roundUp(c.n, c.tileCols)), emu::Arg::pointer(0), emu::Arg::pointer(1)};
+  if (c.stage >= 0) a.push_back(emu::Arg::integer(c.stage));
+  return a;
+}
+
+// "" when B is A with zeros past its edges, else the first element that is not.
+inline std::string tmaCopyError(const TmaCopyCase& c, const std::vector<emu::Buffer>& b) {
+  const int64_t np = roundUp(c.n, c.tileCols), mp = roundUp(c.m, c.tileRows);
+  const size_t bytes = static_cast<size_t>(tir::typeBytes(c.type));
+  const std::vector<std::byte> zero(bytes);
+  for (int64_t r = 0; r < mp; ++r)
+    for (int64_t col = 0; col < np; ++col) {
+      const std::byte* got = b[1].bytes.data() + (r * np + col) * static_cast<int64_t>(bytes);
+      const std::byte* want =
+          r < c.m && col < c.n ? b[0].bytes.data() + (r * c.n + col) * static_cast<int64_t>(bytes) : zero.data();
+      if (std::memcmp(got, want, bytes) != 0)
+        return "B(" + std::to_string(r) + ", " + std::to_string(col) + ") is not " +
+               (r < c.m && col < c.n ? "A's element" : "zero");
+    }
+  return "";
+}
+
+// tma_gemm: C (M x N, f32) = A (M x K) @ B (K x N), bf16.
+struct TmaGemmCase {
+  int64_t m, n, k;
+};
+
+inline constexpr TmaGemmCase kTmaGemmCases[] = {{64, 128, 128}, {100, 136, 200}, {64, 128, 16}};
+
+inline std::vector<emu::Buffer> tmaGemmInputs(const TmaGemmCase& c) {
+  std::vector<emu::Buffer> b = {emu::makeBuffer(tir::Type::BF16, c.m * c.k),
+                                emu::makeBuffer(tir::Type::BF16, c.k * c.n),
+                                emu::makeBuffer(tir::Type::F32, c.m * c.n, false)};
+  emu::fillRandom(b[0], tir::Type::BF16, static_cast<uint64_t>(c.m * 1000 + c.k));
+  emu::fillRandom(b[1], tir::Type::BF16, static_cast<uint64_t>(c.n * 1000 + c.k + 7));
+  return b;
+}
+
+inline std::vector<emu::Arg> tmaGemmArgs(const TmaGemmCase& c) {
+  return {emu::Arg::integer(c.m), emu::Arg::integer(c.n), emu::Arg::integer(c.k),
+          emu::Arg::pointer(0),   emu::Arg::pointer(1),   emu::Arg::pointer(2)};
+}
+
+inline std::string tmaGemmError(const TmaGemmCase& c, const std::vector<emu::Buffer>& b) {
+  for (int64_t r = 0; r < c.m; ++r)
+    for (int64_t col = 0; col < c.n; ++col) {
+      double sum = 0, scale = 0;
+      for (int64_t k = 0; k < c.k; ++k) {
+        const double p = emu::getElement(b[0], tir::Type::BF16, r * c.k + k) *
+                         emu::getElement(b[1], tir::Type::BF16, k * c.n + col);
+        sum += p;
+        scale += std::fabs(p);
+      }
+      const double got = emu::getElement(b[2], tir::Type::F32, r * c.n + col);
+      if (!(std::fabs(got - sum) <= 1e-5 * (scale + 1e-30)))
+        return "C(" + std::to_string(r) + ", " + std::to_string(col) + ") = " + std::to_string(got) + ", expected " +
+               std::to_string(sum);
+    }
+  return "";
+}
+
+}  // namespace tyl::test
