@@ -7,6 +7,9 @@
 namespace tyl {
 namespace sema {
 
+TYL_DIAG(kSetmaxnregRange, Error, "setmaxnreg-range",
+         "a register count for increase_registers or decrease_registers outside 24..256 or not a multiple of 8");
+
 namespace {
 
 constexpr int64_t kMaxBarriers = 64;
@@ -87,6 +90,26 @@ std::optional<Value> KernelSema::barrierOp(const ast::Expr& e, const ast::Call& 
     op.value = tir::cast(tir::Type::I32, *s);
   }
   emit(e.range, std::move(op));
+  return Value{};
+}
+
+// increase_registers(n) / decrease_registers(n): setmaxnreg.inc / .dec, the registers per thread
+// of the warps that run it.
+std::optional<Value> KernelSema::setMaxRegisters(const ast::Expr& e, const ast::Call& c, bool increase) {
+  const char* fn = increase ? "increase_registers" : "decrease_registers";
+  if (c.args.size() != 1 || !c.args[0].name.empty()) {
+    diags_.report(kBadArgument, e.range,
+                  fmt::format("{} takes the registers per thread: {}({})", fn, fn, increase ? 232 : 40));
+    return std::nullopt;
+  }
+  std::optional<int64_t> n = constInt(*c.args[0].value, "the number of registers");
+  if (!n) return std::nullopt;
+  if (*n < 24 || *n > 256 || *n % 8 != 0) {
+    diags_.report(kSetmaxnregRange, c.args[0].value->range,
+                  fmt::format("setmaxnreg takes a multiple of 8 from 24 to 256 registers per thread, not {}", *n));
+    return std::nullopt;
+  }
+  emit(e.range, tile::SetMaxNReg{increase, static_cast<int>(*n)});
   return Value{};
 }
 

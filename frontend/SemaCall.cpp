@@ -552,7 +552,8 @@ std::optional<Value> KernelSema::call(const ast::Expr& e, const ast::Call& c) {
   // launch clause.
   static const std::set<std::string, std::less<>> kBodyOnly = {
       "alloc_local", "alloc_shared", "copy", "store", "copy_async", "barrier", "commit_copies", "wait_copies",
-      "alloc_barriers", "init_barriers", "arrive", "wait_barrier"};
+      "alloc_barriers", "init_barriers", "arrive", "wait_barrier", "elect_one", "increase_registers",
+      "decrease_registers"};
   if (out_.empty() && kBodyOnly.count(fn)) {
     diags_.report(kNotConstant, e.range, fmt::format("{}() can only be called in a kernel body", fn));
     return std::nullopt;
@@ -560,6 +561,14 @@ std::optional<Value> KernelSema::call(const ast::Expr& e, const ast::Call& c) {
   using S = tir::Special;
   if (fn == "lane_id") return noArgs() ? std::optional(Value::runtime(tir::special(S::LaneId))) : std::nullopt;
   if (fn == "warp_id") return noArgs() ? std::optional(Value::runtime(tir::special(S::WarpId))) : std::nullopt;
+  if (fn == "warpgroup_id") {
+    if (!noArgs()) return std::nullopt;
+    return Value::runtime(tir::binary(tir::BinOp::Shr, tir::special(S::WarpId), tir::intConst(2, tir::Type::I32)));
+  }
+  // elect.sync: true in one lane of the warp, which must run it whole.
+  if (fn == "elect_one") return noArgs() ? std::optional(Value::runtime(tir::special(S::ElectOne))) : std::nullopt;
+  if (fn == "increase_registers" || fn == "decrease_registers")
+    return setMaxRegisters(e, c, fn == "increase_registers");
   if (fn == "thread_index") {
     if (!noArgs()) return std::nullopt;
     ExprRef t = tir::special(S::TidX);

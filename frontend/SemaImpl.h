@@ -269,6 +269,7 @@ class KernelSema {
   // expect_tx = bytes), wait_barrier(bars[i], parity). SemaBarriers.cpp.
   std::optional<Value> allocBarriers(const ast::Expr& e, const ast::Call& c);
   std::optional<Value> barrierOp(const ast::Expr& e, const ast::Call& c, const std::string& fn);
+  std::optional<Value> setMaxRegisters(const ast::Expr& e, const ast::Call& c, bool increase);
   std::optional<Value> window(const ast::Expr& e, const ast::Call& c, const tile::View& base);
   std::optional<Value> slotView(const ast::Expr& e, const ast::Call& c, const tile::View& base);
   std::optional<Value> copy(const ast::Expr& e, const ast::Call& c, bool async);

@@ -345,6 +345,7 @@ ExprRef KernelSema::atSurePoint(const ExprRef& e, const SurePoint& p, const std:
       case tir::Special::LaneId: return tir::intConst(p.thread % 32, atom.type);
       case tir::Special::WarpId: return tir::intConst(p.thread / 32, atom.type);
       case tir::Special::SharedBase: return nullptr;  // made by lowering, never by analysis
+      case tir::Special::ElectOne: return nullptr;    // which lane is not known
     }
     return nullptr;
   };

@@ -338,7 +338,7 @@ std::optional<Value> KernelSema::warpgroupMma(const ast::Expr& e, const ast::Cal
   v.kind = Value::Kind::Mma;
   v.mma.groupsM = g[0];
   v.mma.groupsN = g[1];
-  if (v.mma.threads() != k_.skeleton.threadsPerBlock()) {
+  if (v.mma.threads() > k_.skeleton.threadsPerBlock()) {
     diags_.report(kTiledMmaThreads, e.range,
                   fmt::format("warpgroups = ({}, {}) needs {} threads (128 per warpgroup), but the block has {}", g[0],
                               g[1], v.mma.threads(), k_.skeleton.threadsPerBlock()))

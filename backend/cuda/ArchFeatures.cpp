@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include "backend/cuda/EmitImpl.h"
+#include "ir/thread/Builder.h"
+#include "ir/thread/Walk.h"
 
 namespace tyl::cuda {
 
@@ -27,15 +29,41 @@ std::optional<Need> need(const tir::Stmt& s) {
                       std::is_same_v<T, tir::MbarrierWait> || std::is_same_v<T, tir::FenceMbarrierInit>)
           return Need{"an mbarrier", true};
         if constexpr (std::is_same_v<T, tir::TmaLoad>) return Need{"a TMA copy (cp.async.bulk.tensor)", true};
+        if constexpr (std::is_same_v<T, tir::SetMaxNReg>) return Need{"setmaxnreg", false};
         return std::nullopt;
       },
       s.node);
 }
 
+// Whether the statement itself (not the blocks nested in it) evaluates elect_one (elect.sync, sm_90).
+bool elects(const tir::Stmt& s) {
+  bool found = false;
+  tir::Block one;
+  std::visit(
+      [&](const auto& n) {
+        using T = std::decay_t<decltype(n)>;
+        if constexpr (std::is_same_v<T, tir::If>) {
+          found = tir::mentionsSpecial(n.cond, tir::Special::ElectOne);
+        } else if constexpr (std::is_same_v<T, tir::For>) {
+          for (const tir::ExprRef* e : {&n.begin, &n.end, &n.step})
+            found = found || tir::mentionsSpecial(*e, tir::Special::ElectOne);
+        } else {
+          one.push_back(s);
+          tir::forEachExpr(static_cast<const tir::Block&>(one), [&](const tir::ExprRef& e, const tir::Block&, size_t) {
+            found = found || tir::mentionsSpecial(e, tir::Special::ElectOne);
+          });
+        }
+      },
+      s.node);
+  return found;
+}
+
 // The first statement of `b` (nested ones included) that `arch` does not have.
 const tir::Stmt* firstMissing(const tir::Block& b, Arch arch, Need* what) {
   for (const tir::Stmt& s : b) {
-    if (std::optional<Need> n = need(s); n && arch != Arch::Sm90a && !(n->sm90 && arch == Arch::Sm90)) {
+    std::optional<Need> n = need(s);
+    if (!n && elects(s)) n = Need{"elect_one (elect.sync)", true};
+    if (n && arch != Arch::Sm90a && !(n->sm90 && arch == Arch::Sm90)) {
       *what = *n;
       return &s;
     }

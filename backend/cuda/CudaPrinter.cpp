@@ -255,6 +255,7 @@ std::string ExprPrinter::print(const tir::ExprRef& e) const {
         case tir::Special::LaneId: return fmt::format("({} & 31)", linear);
         case tir::Special::WarpId: return fmt::format("({} >> 5)", linear);
         case tir::Special::SharedBase: return "static_cast<int32_t>(tylo::smem_addr(tylo_smem))";
+        case tir::Special::ElectOne: return "tylo::elect_one()";
       }
       return "0";
     }

@@ -41,8 +41,12 @@ class KernelPrinter {
     }
     for (size_t i = 0; i < k_.tensorMaps.size(); ++i)
       params += fmt::format("{}const __grid_constant__ CUtensorMap {}", params.empty() ? "" : ", ", tensorMapName(i));
-    out_ += fmt::format("__global__ void __launch_bounds__({}) {}({}) {{\n", k_.threadsPerBlock(), kernelSymbol(k_),
-                        params);
+    // A kernel that moves registers between warpgroups (setmaxnreg) gets the whole register file:
+    // one block per SM, so that its pool is what the emulator assumes.
+    bool setsRegisters = false;
+    tir::forEachStmt(k_.body, [&](const tir::Stmt& s) { setsRegisters |= std::holds_alternative<tir::SetMaxNReg>(s.node); });
+    out_ += fmt::format("__global__ void __launch_bounds__({}{}) {}({}) {{\n", k_.threadsPerBlock(),
+                        setsRegisters ? ", 1" : "", kernelSymbol(k_), params);
     if (k_.sharedBytes > 0) {
       out_ += "  extern __shared__ __align__(1024) unsigned char tylo_smem[];\n";
       for (size_t i = 0; i < k_.buffers.size(); ++i) {
@@ -361,6 +365,8 @@ class KernelPrinter {
             line(depth, "tylo::wgmma_commit_group();");
           } else if constexpr (std::is_same_v<T, tir::WgmmaWait>) {
             line(depth, fmt::format("tylo::wgmma_wait_group<{}>();", n.n));
+          } else if constexpr (std::is_same_v<T, tir::SetMaxNReg>) {
+            line(depth, fmt::format("tylo::setmaxnreg_{}<{}>();", n.increase ? "inc" : "dec", n.count));
           } else if constexpr (std::is_same_v<T, tir::Check>) {
             line(depth, "// " + n.message);
             line(depth, fmt::format("tylo::device_check({});", expr_.print(n.cond)));

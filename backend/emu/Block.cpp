@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "backend/emu/Interpreter.h"
 
 namespace tyl::emu {
@@ -15,6 +17,12 @@ BlockState makeBlock(const LaunchContext& ctx, const std::array<int64_t, 3>& blo
   b.warps.reserve(warps);
   for (int i = 0; i < warps; ++i) b.warps.emplace_back(i, ctx.kernel, ctx.layout);
   b.async.resize(static_cast<size_t>(threads));
+  // The registers per thread the launch gives a block that is alone on its SM (tyloc emits
+  // __launch_bounds__(threads, 1) for kernels that use setmaxnreg): 64K over its warps' threads,
+  // in steps of 8, at most 248.
+  const int perThread = std::min<int>(248, static_cast<int>(65536 / (int64_t{warps} * kWarpSize) / 8 * 8));
+  b.registers.assign(static_cast<size_t>(warps), perThread);
+  b.registerPool = int64_t{perThread} * warps * kWarpSize;
   return b;
 }
 
@@ -35,6 +43,13 @@ void reportDeadlock(LaunchContext& ctx, const BlockState& b) {
     if (w.state == WarpState::AtBarrier) {
       what = "at a barrier";
       atBarrier += (atBarrier.empty() ? "" : ", ") + std::to_string(w.index);
+    } else if (w.waitingFor == kWaitingForRegisters) {
+      onMbarrier = true;
+      int64_t held = 0;
+      for (int r : b.registers) held += int64_t{r} * kWarpSize;
+      what = fmt::format("at setmaxnreg.inc to {} registers per thread, while the warps hold {} of the {} registers "
+                         "the launch allocated",
+                         w.waitingParity, held, b.registerPool);
     } else {
       onMbarrier = true;
       const auto it = b.mbarriers.find(w.waitingFor);

@@ -58,7 +58,19 @@ Lanes Evaluator::eval(const tir::ExprRef& ref, Mask mask, Mask* divByZero, Taint
                                ctx_.kernel.params[e.id].name + "'");
       return splat(ctx_.params[e.id]);
     }
-    case tir::ExprKind::SpecialReg: return special(e.special);
+    case tir::ExprKind::SpecialReg:
+      if (e.special == tir::Special::ElectOne) {
+        // elect.sync picks one lane, which PTX leaves unspecified: the highest active one here,
+        // so that a kernel relying on lane 0 shows it.
+        Lanes r = splat(0);
+        for (int l = kWarpSize - 1; l >= 0; --l)
+          if (mask >> l & 1) {
+            r[static_cast<size_t>(l)] = 1;
+            break;
+          }
+        return r;
+      }
+      return special(e.special);
     case tir::ExprKind::VarRef:
     case tir::ExprKind::Elem: {
       if (!regs_) TYL_UNREACHABLE("{}", "emulator: a launch-time expression uses a register");

@@ -98,6 +98,8 @@ bool Interpreter::exec(Warp& w, const tir::Stmt& s, Mask mask) {
           return execMbarrierWait(w, n, mask);
         } else if constexpr (std::is_same_v<T, tir::TmaLoad>) {
           execTmaLoad(w, n, mask);
+        } else if constexpr (std::is_same_v<T, tir::SetMaxNReg>) {
+          return execSetMaxNReg(w, n, mask);
         } else if constexpr (std::is_same_v<T, tir::FenceMbarrierInit>) {
           // The emulator has one proxy: the inits are visible at once.
         } else if constexpr (std::is_same_v<T, tir::WgmmaFence> || std::is_same_v<T, tir::WgmmaCommit> ||

@@ -48,7 +48,10 @@ struct BlockState {
   std::vector<Warp> warps;
   std::vector<AsyncGroups> async;  // per thread
   std::map<int64_t, MbarrierState> mbarriers;  // by shared byte
-  uint64_t mbarrierChanges = 0;  // counts inits, arrivals and transactions: waits may now succeed
+  uint64_t mbarrierChanges = 0;  // counts inits, arrivals, transactions and registers returned: waits may now succeed
+  // setmaxnreg: each warp's registers per thread, and the block's pool (what the launch allocated).
+  std::vector<int> registers;
+  int64_t registerPool = 0;
 };
 
 class Interpreter {
@@ -107,6 +110,7 @@ class Interpreter {
   void execMbarrierInit(Warp& w, const tir::MbarrierInit& op, Mask mask);
   void execMbarrierArrive(Warp& w, const tir::MbarrierArrive& op, Mask mask);
   bool execMbarrierWait(Warp& w, const tir::MbarrierWait& op, Mask mask);
+  bool execSetMaxNReg(Warp& w, const tir::SetMaxNReg& op, Mask mask);
   // TMA (TmaOps.cpp).
   void execTmaLoad(Warp& w, const tir::TmaLoad& op, Mask mask);
   // The shared byte of `lane`'s barrier; nullopt (reported) when it is not a barrier's place.

@@ -3,6 +3,8 @@
 // (SharedMemory::release, ::acquire).
 #include <fmt/format.h>
 
+#include <bit>
+
 #include "backend/emu/Interpreter.h"
 
 namespace tyl::emu {
@@ -77,6 +79,40 @@ bool Interpreter::execMbarrierWait(Warp& w, const tir::MbarrierWait& op, Mask ma
     done.emplace_back(l, &it->second);
   }
   for (const auto& [l, s] : done) ctx_.shared.acquire(static_cast<int32_t>(w.thread(l)), s->completed);
+  return false;
+}
+
+bool Interpreter::execSetMaxNReg(Warp& w, const tir::SetMaxNReg& op, Mask mask) {
+  if (mask != w.live) {
+    report(FindingKind::PartialCollective, w, std::countr_zero(mask),
+           fmt::format("setmaxnreg executed by only part of warp {} (by {})", w.index,
+                       describe(threadRef(w, std::countr_zero(mask)))));
+    return false;
+  }
+  int& mine = block_.registers.at(static_cast<size_t>(w.index));
+  if (op.increase ? op.count < mine : op.count > mine) {
+    report(FindingKind::InvalidOperand, w, 0,
+           fmt::format("setmaxnreg.{} to {} registers per thread, but warp {} holds {}: an {} must {} them",
+                       op.increase ? "inc" : "dec", op.count, w.index, mine, op.increase ? "increase" : "decrease",
+                       op.increase ? "raise" : "lower"));
+    return false;
+  }
+  if (op.increase) {
+    int64_t held = 0;
+    for (int r : block_.registers) held += int64_t{r} * kWarpSize;
+    if (held + int64_t{op.count - mine} * kWarpSize > block_.registerPool) {
+      // Not yet: the warp waits until others return registers.
+      w.frames.back().pc--;
+      w.state = WarpState::AtMbarrier;
+      w.waitingAt = stmt_;
+      w.waitingFor = kWaitingForRegisters;
+      w.waitingParity = op.count;
+      return true;
+    }
+  } else {
+    ++block_.mbarrierChanges;
+  }
+  mine = op.count;
   return false;
 }
 

@@ -29,6 +29,9 @@ struct Frame {
 // AtMbarrier: some lane waits for an mbarrier phase that has not completed; the warp retries the
 // wait once a barrier changes.
 enum class WarpState : uint8_t { Running, AtBarrier, AtMbarrier, Exited };
+// Warp::waitingFor of a warp at setmaxnreg.inc, waiting for the pool to have its registers
+// (waitingParity then holds the count it asks for).
+inline constexpr int64_t kWaitingForRegisters = -2;
 
 struct Warp {
   // Warp `index` of a block of `kernel`, about to run the kernel body.
@@ -41,7 +44,8 @@ struct Warp {
   std::vector<Frame> frames;
   WarpState state = WarpState::Running;
   const tir::Stmt* waitingAt = nullptr;  // the barrier or mbarrier wait it waits at
-  int64_t waitingFor = -1;                // AtMbarrier: the shared byte of the barrier a lane waits on
+  int64_t waitingFor = -1;                // AtMbarrier: the shared byte of the barrier a lane waits on,
+                                          // or kWaitingForRegisters
   int waitingParity = 0;
 
   int64_t thread(int lane) const { return int64_t{index} * kWarpSize + lane; }

@@ -192,6 +192,7 @@ class Checker {
   int64_t threads_ = 1;
   std::vector<ThreadPoint> points_;
   std::array<Spread, tir::kSpecialCount> special_{};
+  std::set<const tir::Stmt*> elects_;  // statements that evaluate elect_one: warp-wide, as elect.sync is
   std::vector<ExprRef> def_;       // per variable: its value, when one Assign is its only write
   std::vector<std::string> origin_;  // per variable: where a write other than an Assign takes its value from
   std::vector<uint8_t> defState_;  // per variable: 0 not looked at, 1 looking, 2 thread-only, 3 not
@@ -233,6 +234,10 @@ Checker::Checker(const tir::Kernel& k, DiagnosticEngine& diags)
     }
     special_[s] = v.size() == points_.size() ? classify(v) : Spread::Block;
   }
+  special_[static_cast<size_t>(tir::Special::ElectOne)] = Spread::Lane;  // true in one lane of the warp
+  tir::forEachExpr(k.body, [&](const ExprRef& e, const tir::Block& b, size_t i) {
+    if (tir::mentionsSpecial(e, tir::Special::ElectOne)) elects_.insert(&b[i]);
+  });
   std::vector<int> writes(k.vars.size(), 0);
   tir::forEachVarWrite(k.body, [&](uint32_t v) { ++writes.at(v); });
   def_.resize(k.vars.size());
@@ -664,6 +669,7 @@ bool Checker::dependsOnVar(const tir::Block& b, uint32_t var, bool& collective) 
                         std::is_same_v<T, tir::Stmatrix> || std::is_same_v<T, tir::Mma> ||
                         std::is_same_v<T, tir::Wgmma> || std::is_same_v<T, tir::WgmmaFence> ||
                         std::is_same_v<T, tir::WgmmaCommit> || std::is_same_v<T, tir::WgmmaWait> ||
+                        std::is_same_v<T, tir::SetMaxNReg> ||
                         std::is_same_v<T, tir::Cooperative>)
             collective = true;
         },
@@ -709,6 +715,7 @@ std::string Checker::when(std::initializer_list<ExprRef> es) {
 
 void Checker::check(const tir::Block& b, const Reach& r) {
   for (const tir::Stmt& s : b) {
+    if (elects_.count(&s)) collective(s.loc, "elect_one (elect.sync)", r);
     std::visit(
         [&](const auto& n) {
           using T = std::decay_t<decltype(n)>;
@@ -751,6 +758,7 @@ void Checker::check(const tir::Block& b, const Reach& r) {
           if constexpr (std::is_same_v<T, tir::WgmmaFence>) collective(s.loc, "wgmma.fence", r);
           if constexpr (std::is_same_v<T, tir::WgmmaCommit>) collective(s.loc, "wgmma.commit_group", r);
           if constexpr (std::is_same_v<T, tir::WgmmaWait>) collective(s.loc, "wgmma.wait_group", r);
+          if constexpr (std::is_same_v<T, tir::SetMaxNReg>) collective(s.loc, "setmaxnreg", r);
           if constexpr (std::is_same_v<T, tir::Cooperative>) cooperative(s.loc, n, r);
         },
         s.node);

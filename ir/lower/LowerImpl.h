@@ -216,7 +216,7 @@ class KernelLowering {
   void mma(SourceRange loc, const tile::Mma& op);
   std::optional<int64_t> uniformSlot(uint32_t tensor, const char* role,
                                      const std::function<layout::RowCol(int64_t, int)>& element, const char* atomReg,
-                                     SourceRange loc, const char* instruction = "mma.sync");
+                                     SourceRange loc, const char* instruction = "mma.sync", int64_t warps = -1);
 
   // LowerTma.cpp: copy_async(..., barrier = b) as TMA boxes.
   void tmaCopy(SourceRange loc, const tile::Copy& c);

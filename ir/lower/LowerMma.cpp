@@ -19,12 +19,14 @@ using layout::RowCol;
 // must be the same slot in all threads (register indices are compile-time constants).
 std::optional<int64_t> KernelLowering::uniformSlot(uint32_t tensor, const char* role,
                                                    const std::function<RowCol(int64_t, int)>& element,
-                                                   const char* atomReg, SourceRange loc, const char* instruction) {
+                                                   const char* atomReg, SourceRange loc, const char* instruction,
+                                                   int64_t warps) {
   const tile::Tensor& t = tk_.tensors[tensor];
   const OwnerTable* table = owners(tensor);
   if (!table) return std::nullopt;
   std::optional<int64_t> slot;
-  int64_t warps = k_.threadsPerBlock() / 32;
+  // The warps that run the instruction: the block's unless given.
+  if (warps < 0) warps = k_.threadsPerBlock() / 32;
   for (int64_t w = 0; w < warps; ++w) {
     for (int lane = 0; lane < 32; ++lane) {
       RowCol rc = element(w, lane);

@@ -151,6 +151,8 @@ void KernelLowering::stmtNode(const tile::Stmt& s) {
           emit(s.loc, tir::CpAsyncWait{n.pending});
         } else if constexpr (std::is_same_v<T, tile::Barrier>) {
           emit(s.loc, tir::Barrier{});
+        } else if constexpr (std::is_same_v<T, tile::SetMaxNReg>) {
+          emit(s.loc, tir::SetMaxNReg{n.increase, n.count});
         } else if constexpr (std::is_same_v<T, tile::For>) {
           int64_t step = 0;
           if (tir::isIntConst(n.step, &step) && step > 0) {

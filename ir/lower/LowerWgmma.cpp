@@ -100,7 +100,7 @@ void KernelLowering::warpgroupMma(SourceRange loc, const tile::WarpgroupMma& op)
           const layout::RowCol rc = layout::wgmmaAtomD(static_cast<int>(w % 4 * 32 + lane), r);
           return layout::RowCol{(g / m.groupsN) * layout::kWgmmaM + rc.row, (g % m.groupsN) * n + rc.col};
         },
-        name.c_str(), loc, "wgmma");
+        name.c_str(), loc, "wgmma", m.threads() / 32);
     if (!slot) return;
     dRegs.push_back(tir::Reg::elem(dArray, *slot));
   }
@@ -131,15 +131,23 @@ void KernelLowering::warpgroupMma(SourceRange loc, const tile::WarpgroupMma& op)
   };
   const ExprRef aRow = tir::binary(tir::BinOp::Mul, groupRow, tir::intConst(layout::kWgmmaM, Type::I32));
   const ExprRef bCol = tir::binary(tir::BinOp::Mul, groupCol, tir::intConst(n, Type::I32));
-  emit(loc, tir::WgmmaFence{});
+  tir::Block body;
+  auto add = [&](decltype(tir::Stmt::node) node) { body.push_back(tir::Stmt{loc, std::move(node)}); };
+  add(tir::WgmmaFence{});
   for (int64_t s = 0; s < fa->stepsK; ++s) {
     const ExprRef k = tir::intConst(s * layout::kWgmmaK, Type::I32);
-    emit(loc, tir::Wgmma{tile::toTir(m.ab), static_cast<int>(n), descriptor(op.a, *fa, aRow, k),
-                         descriptor(op.b, *fb, k, bCol), fa->major == layout::WgmmaMajor::MN,
-                         fb->major == layout::WgmmaMajor::MN, nullptr, dRegs});
+    add(tir::Wgmma{tile::toTir(m.ab), static_cast<int>(n), descriptor(op.a, *fa, aRow, k),
+                   descriptor(op.b, *fb, k, bCol), fa->major == layout::WgmmaMajor::MN,
+                   fb->major == layout::WgmmaMajor::MN, nullptr, dRegs});
   }
-  emit(loc, tir::WgmmaCommit{});
-  emit(loc, tir::WgmmaWait{0});
+  add(tir::WgmmaCommit{});
+  add(tir::WgmmaWait{0});
+  // In a block with more warpgroups than the MMA (a producer's), the others hold no part of the
+  // accumulator and skip it.
+  const int64_t groups = m.groupsM * m.groupsN;
+  ExprRef mine;
+  if (k_.threadsPerBlock() > m.threads()) mine = tir::lt(group, tir::intConst(groups, Type::I32));
+  emitGuarded(loc, mine, std::move(body));
 }
 
 }  // namespace tyl::lower

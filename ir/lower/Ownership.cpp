@@ -87,6 +87,12 @@ std::variant<FragmentMap, OwnershipError> decodeFragment(const layout::Layout& l
                                       layout::shapeToString(shape), e.what())};
   }
   const layout::TileLayout& t = g.layout.tile;
+  // The thread axes the layout places elements on, extent-1 iters included (grouping drops
+  // them): S[(1, 4) : (1@wgid, 1@wid_in_wg)] puts everything in warpgroup 0, and the threads of
+  // other warpgroups hold nothing, where a layout without wgid gives every warpgroup a copy.
+  uint32_t mentioned = 0;
+  for (const layout::Iter& it : l.tile.shard) mentioned |= layout::axisBit(it.axis);
+  for (const layout::Iter& it : l.tile.replica) mentioned |= layout::axisBit(it.axis);
   FragmentMap fm;
   size_t rank = shape.size();
   std::vector<size_t> dimOf(t.shard.size());
@@ -110,7 +116,7 @@ std::variant<FragmentMap, OwnershipError> decodeFragment(const layout::Layout& l
       if (t.shard[i].axis == axis) iters.push_back({i, false, t.shard[i].extent, t.shard[i].stride});
     for (size_t i = 0; i < t.replica.size(); ++i)
       if (t.replica[i].axis == axis) iters.push_back({i, true, t.replica[i].extent, t.replica[i].stride});
-    bool used = !iters.empty() || t.offset.has(axis);
+    bool used = !iters.empty() || t.offset.has(axis) || (mentioned & layout::axisBit(axis)) != 0;
     if (!used || axis == Axis::m) continue;
     if (!layout::isThreadAxis(axis))
       return OwnershipError{fmt::format("a register fragment cannot map onto '{}'", layout::axisName(axis))};

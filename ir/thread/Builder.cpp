@@ -80,7 +80,7 @@ ExprRef paramRef(const Kernel& k, int param) {
 }
 
 ExprRef special(Special s) {
-  Expr e{ExprKind::SpecialReg, Type::I32};
+  Expr e{ExprKind::SpecialReg, s == Special::ElectOne ? Type::Pred : Type::I32};
   e.special = s;
   return make(e);
 }
@@ -305,8 +305,16 @@ bool isWidening(const Expr& e) {
          typeBytes(e.args[0]->type) <= typeBytes(e.type);
 }
 
+bool mentionsSpecial(const ExprRef& e, Special s) {
+  if (!e) return false;
+  if (e->kind == ExprKind::SpecialReg) return e->special == s;
+  return std::any_of(e->args.begin(), e->args.end(), [&](const ExprRef& a) { return mentionsSpecial(a, s); });
+}
+
 bool speculatable(const Expr& e) {
   int64_t c = 0;
+  // elect.sync is a warp-wide instruction: it stays where the warp runs it whole.
+  if (e.kind == ExprKind::SpecialReg && e.special == Special::ElectOne) return false;
   if (e.kind == ExprKind::Binary) {
     switch (e.bin) {
       case BinOp::Div:

@@ -33,6 +33,8 @@ inline ExprRef lt(ExprRef a, ExprRef b) { return binary(BinOp::Lt, std::move(a),
 inline ExprRef land(ExprRef a, ExprRef b) { return binary(BinOp::LAnd, std::move(a), std::move(b)); }
 
 bool isIntConst(const ExprRef& e, int64_t* value = nullptr);
+// Whether `e` reads the special register `s`.
+bool mentionsSpecial(const ExprRef& e, Special s);
 // Whether two expressions are the same tree (null only equals null).
 bool sameExpr(const ExprRef& a, const ExprRef& b);
 // Whether `e` is the constant true (null counts as true: no condition) or the constant false.

@@ -21,6 +21,7 @@ const char* specialName(Special s) {
     case Special::LaneId: return "laneid";
     case Special::WarpId: return "warpid";
     case Special::SharedBase: return "smem_base";
+    case Special::ElectOne: return "elect_one";
   }
   return "?";
 }
@@ -136,6 +137,8 @@ class Printer {
             line(depth, "wgmma.commit_group");
           } else if constexpr (std::is_same_v<T, WgmmaWait>) {
             line(depth, fmt::format("wgmma.wait_group {}", n.n));
+          } else if constexpr (std::is_same_v<T, SetMaxNReg>) {
+            line(depth, fmt::format("setmaxnreg.{} {}", n.increase ? "inc" : "dec", n.count));
           } else if constexpr (std::is_same_v<T, MbarrierInit>) {
             line(depth, fmt::format("mbarrier.init {}, {}", mem(n.bar), expr(n.count)));
           } else if constexpr (std::is_same_v<T, MbarrierArrive>) {

@@ -88,8 +88,9 @@ enum class Special : uint8_t {
   LaneId,                  // %laneid
   WarpId,                  // linear thread id / 32
   SharedBase,              // the shared-window byte address of the block's dynamic shared memory
+  ElectOne,                // elect.sync over the whole warp: true in one lane (pred); a warp-wide instruction
 };
-inline constexpr int kSpecialCount = static_cast<int>(Special::SharedBase) + 1;
+inline constexpr int kSpecialCount = static_cast<int>(Special::ElectOne) + 1;
 
 enum class BinOp : uint8_t {
   Add, Sub, Mul, Div, Rem,  // integer Div/Rem truncate toward zero, as in C++
@@ -261,6 +262,14 @@ struct WgmmaWait {
   int n = 0;
 };
 
+// setmaxnreg.inc / .dec (sm_90a): the registers per thread of the executing warp become `count`
+// (24..256, a multiple of 8), taken from or returned to the block's pool: the registers the launch
+// allocated. An increase waits until the pool has them. Every warp of a warpgroup executes it.
+struct SetMaxNReg {
+  bool increase = false;
+  int count = 0;
+};
+
 // mbarriers (sm_90): 8-byte objects in shared memory, barrier i of a buffer of I64 elements at
 // MemRef{buffer, i}. A barrier counts, per phase, the arrivals still pending and the
 // transaction bytes still expected; the phase completes when both reach zero
@@ -333,7 +342,7 @@ struct Cooperative {
 struct Stmt {
   SourceRange loc;
   std::variant<Assign, Load, Store, If, For, Barrier, CpAsync, CpAsyncCommit, CpAsyncWait, Ldmatrix, Stmatrix, Mma,
-               Wgmma, WgmmaFence, WgmmaCommit, WgmmaWait, MbarrierInit, MbarrierArrive, MbarrierWait,
+               Wgmma, WgmmaFence, WgmmaCommit, WgmmaWait, SetMaxNReg, MbarrierInit, MbarrierArrive, MbarrierWait,
                FenceMbarrierInit, TmaLoad, Comment, Check, Cooperative>
       node;
 };

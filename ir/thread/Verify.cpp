@@ -18,7 +18,7 @@ const char* stmtName(const Stmt& s) {
   static constexpr const char* kNames[] = {"assign",   "load",     "store",       "if",           "for",
                                            "barrier",  "cp.async", "commit",      "wait",         "ldmatrix",
                                            "stmatrix", "mma.sync", "wgmma",       "wgmma.fence",  "wgmma.commit",
-                                           "wgmma.wait", "mbarrier.init", "mbarrier.arrive", "mbarrier.wait",
+                                           "wgmma.wait", "setmaxnreg", "mbarrier.init", "mbarrier.arrive", "mbarrier.wait",
                                            "fence.mbarrier_init", "tma.load", "comment", "check", "cooperative"};
   static_assert(std::size(kNames) == std::variant_size_v<decltype(Stmt::node)>);
   return kNames[s.node.index()];
@@ -249,7 +249,8 @@ class Verifier {
       case ExprKind::SpecialReg:
         if (static_cast<int>(e->special) >= kSpecialCount)
           bad(fmt::format("special register {}", static_cast<int>(e->special)));
-        if (e->type != Type::I32) bad(fmt::format("a special register of type {}", typeName(e->type)));
+        if (e->type != (e->special == Special::ElectOne ? Type::Pred : Type::I32))
+          bad(fmt::format("a special register of type {}", typeName(e->type)));
         break;
       case ExprKind::Elem:
         if (e->id >= k_.arrays.size()) {
@@ -501,6 +502,9 @@ class Verifier {
               fail(where, "a TMA completing on something that is not an mbarrier");
           } else if constexpr (std::is_same_v<T, WgmmaWait>) {
             if (n.n < 0 || n.n > 7) fail(where, fmt::format("waits for {} groups (0 to 7)", n.n));
+          } else if constexpr (std::is_same_v<T, SetMaxNReg>) {
+            if (n.count < 24 || n.count > 256 || n.count % 8 != 0)
+              fail(where, fmt::format("setmaxnreg to {} registers (a multiple of 8 in 24..256)", n.count));
           } else if constexpr (std::is_same_v<T, Check>) {
             pred(n.cond, where, "a condition");
             for (const ExprRef& v : n.values) expr(v, where);

@@ -84,6 +84,19 @@ void forEachExpr(B& b, Fn&& fn) {
   }
 }
 
+// Calls fn(statement) for every statement of `b` and those nested in it, in program order.
+template <typename Fn>
+void forEachStmt(const Block& b, Fn&& fn) {
+  for (const Stmt& s : b) {
+    fn(s);
+    if (const auto* loop = std::get_if<For>(&s.node)) forEachStmt(loop->body, fn);
+    if (const auto* branch = std::get_if<If>(&s.node)) {
+      forEachStmt(branch->then, fn);
+      forEachStmt(branch->otherwise, fn);
+    }
+  }
+}
+
 // Calls fn(variable id) for each write of a variable by a statement in `b`, or nested in it:
 // assignments, loads, ldmatrix, mma and wgmma destinations, loop variables.
 template <typename Fn>

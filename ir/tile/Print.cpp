@@ -79,6 +79,8 @@ class Printer {
               line(depth, fmt::format("wait_copies({})", n.pending));
             } else if constexpr (std::is_same_v<T, Barrier>) {
               line(depth, "barrier()");
+            } else if constexpr (std::is_same_v<T, SetMaxNReg>) {
+              line(depth, fmt::format("{}_registers({})", n.increase ? "increase" : "decrease", n.count));
             } else if constexpr (std::is_same_v<T, For>) {
               line(depth, fmt::format("for %{} in range({}, {}, {}) {{", k_.skeleton.vars[n.var].name, e(n.begin),
                                       e(n.end), e(n.step)));

@@ -196,6 +196,11 @@ struct WaitCopies {
   int pending = 0;
 };
 struct Barrier {};
+// increase_registers(n) / decrease_registers(n): setmaxnreg.
+struct SetMaxNReg {
+  bool increase = false;
+  int count = 0;
+};
 
 struct For {
   uint32_t var = 0;
@@ -212,7 +217,7 @@ struct If {
 struct Stmt {
   SourceRange loc;
   std::variant<ScalarSet, ElemLoad, ElemStore, Copy, FragAssign, Mma, WarpgroupMma, MbarrierOp, CommitCopies, WaitCopies,
-               Barrier, For, If>
+               Barrier, SetMaxNReg, For, If>
       node;
 };
 

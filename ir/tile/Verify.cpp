@@ -170,6 +170,9 @@ class Verifier {
               fail(where, fmt::format("an mbarrier operation on '{}', which holds no barriers", t->name));
             if (n.kind != MbarrierOp::Kind::Arrive && !n.value) fail(where, "an mbarrier init or wait without its value");
             if (n.value) scalar(n.value, where);
+          } else if constexpr (std::is_same_v<T, SetMaxNReg>) {
+            if (n.count < 24 || n.count > 256 || n.count % 8 != 0)
+              fail(where, fmt::format("setmaxnreg to {} registers (a multiple of 8 in 24..256)", n.count));
           } else if constexpr (std::is_same_v<T, WaitCopies>) {
             if (n.pending < 0) fail(where, fmt::format("waits for {} groups", n.pending));
           } else if constexpr (std::is_same_v<T, For>) {

@@ -209,7 +209,26 @@ template <int N>
 __device__ __forceinline__ void wgmma_wait_group() {
   TYLO_WGMMA_ASM("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
 }
+// setmaxnreg (sm_90a): this warp's registers per thread become N, taken from or returned to the
+// block's pool; every warp of the warpgroup runs it.
+template <int N>
+__device__ __forceinline__ void setmaxnreg_inc() {
+  TYLO_WGMMA_ASM("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+template <int N>
+__device__ __forceinline__ void setmaxnreg_dec() {
+  TYLO_WGMMA_ASM("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
+}
 #undef TYLO_WGMMA_ASM
+
+// elect.sync over the whole warp (sm_90): true in one lane.
+__device__ __forceinline__ bool elect_one() {
+  uint32_t elected = 0;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("{\n.reg .pred p;\nelect.sync _|p, 0xffffffff;\nselp.u32 %0, 1, 0, p;\n}\n" : "=r"(elected));
+#endif
+  return elected != 0;
+}
 
 // mma.sync m16n8k16, f32 accumulate: d = a * b + c.
 __device__ __forceinline__ void mma_m16n8k16_f16(float& d0, float& d1, float& d2, float& d3, uint32_t a0, uint32_t a1,

@@ -698,6 +698,20 @@ TEST_CASE("TMA kernels build for sm_90a: cp.async.bulk.tensor and mbarrier waits
   });
 }
 
+// Warp specialization (sm_90a): the producer and consumers of ws_gemm.tyl trade registers with
+// setmaxnreg (the kernel declared for one block per SM), the producer elects its TMA thread.
+TEST_CASE("a warp-specialized kernel builds for sm_90a: setmaxnreg, elect.sync, TMA and wgmma in the PTX") {
+  buildSm90a("ws_gemm.tyl", 1, [](const std::string&, const std::string& body) {
+    CHECK(body.find("setmaxnreg.inc.sync.aligned.u32 232") != std::string::npos);
+    CHECK(body.find("setmaxnreg.dec.sync.aligned.u32 40") != std::string::npos);
+    CHECK(body.find("elect.sync") != std::string::npos);
+    CHECK(body.find("cp.async.bulk.tensor.2d") != std::string::npos);
+    CHECK(body.find("wgmma.mma_async") != std::string::npos);
+    CHECK(body.find(".maxntid 384, 1, 1") != std::string::npos);
+    CHECK(body.find(".minnctapersm 1") != std::string::npos);
+  });
+}
+
 // The IR rounds a product, then the sum; nvcc would fuse `a * b + c` into one FMA (rounded
 // once), and the GPU would then differ from the emulator. A literal past the largest f32 is an
 // infinity, spelled so that nvcc takes it.

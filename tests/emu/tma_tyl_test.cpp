@@ -61,6 +61,26 @@ TEST_CASE("emu.tma: a TMA-fed wgmma GEMM computes A @ B for any M, N and K", "[t
   }
 }
 
+TEST_CASE("emu.tma: a warp-specialized GEMM (TMA producer, wgmma consumers, setmaxnreg) computes A @ B", "[tma]") {
+  auto c = compile("ws_gemm.tyl");
+  for (const test::TmaGemmCase& g : test::kWsGemmCases) {
+    INFO("M = " << g.m << " N = " << g.n << " K = " << g.k);
+    std::vector<emu::Buffer> buffers = test::tmaGemmInputs(g);
+    emu::RunResult r = emu::run(c->kernel("ws_gemm"), test::wsGemmArgs(g), buffers);
+    INFO(emu::renderFindings(r.findings, c->sources));
+    REQUIRE(r.ok());
+    CHECK(test::tmaGemmError(g, buffers) == "");
+  }
+  // Consumers waiting on the wrong parity: the first wait returns before the tiles land.
+  const test::TmaGemmCase g = test::kWsGemmCases[0];
+  std::vector<emu::Buffer> buffers = test::tmaGemmInputs(g);
+  emu::RunResult r = emu::run(c->kernel("ws_gemm"), test::wsGemmArgs(g, 1), buffers);
+  REQUIRE_FALSE(r.findings.empty());
+  const emu::FindingKind k = r.findings[0].kind;
+  CHECK((k == emu::FindingKind::SharedRace || k == emu::FindingKind::UninitializedRead ||
+         k == emu::FindingKind::Deadlock));
+}
+
 TEST_CASE("emu.tma: planted bugs around TMA are reported", "[tma]") {
   auto c = compile("tma_bugs.tyl");
   const tir::Kernel& handoff = c->kernel("handoff");
@@ -98,6 +118,18 @@ TEST_CASE("emu.tma: planted bugs around TMA are reported", "[tma]") {
     REQUIRE_FALSE(r.findings.empty());
     const emu::FindingKind k = r.findings[0].kind;
     CHECK((k == emu::FindingKind::Deadlock || k == emu::FindingKind::SharedRace));
+  }
+  SECTION("setmaxnreg asking for more registers than the block holds waits forever") {
+    std::vector<emu::Buffer> out = {emu::makeBuffer(tir::Type::F32, 384, false)};
+    const tir::Kernel& k = c->kernel("registers");
+    emu::RunResult fits = emu::run(k, {emu::Arg::pointer(0), emu::Arg::integer(40)}, out);
+    CHECK(fits.ok());
+    emu::RunResult stuck = emu::run(k, {emu::Arg::pointer(0), emu::Arg::integer(32)}, out);
+    REQUIRE(stuck.findings.size() == 1);
+    CHECK(stuck.findings[0].kind == emu::FindingKind::Deadlock);
+    CHECK_THAT(stuck.findings[0].message,
+               Catch::Contains("at setmaxnreg.inc to 240 registers per thread, while the warps hold 63232 of the "
+                               "64512 registers the launch allocated"));
   }
   SECTION("tiles refilled before every warp has read them") {
     std::vector<emu::Buffer> g = {emu::makeBuffer(tir::Type::BF16, 64 * 128), emu::makeBuffer(tir::Type::BF16, 128 * 128),

@@ -29,7 +29,7 @@ constexpr size_t kMaxShared = 227 * 1024;
 
 // AtMbarrier: waiting for an mbarrier phase; retried once a barrier changes.
 enum class State { Ready, AtCollective, AtBarrier, AtMbarrier, Done };
-enum class Collective { Ldmatrix, Stmatrix, Mma, Wgmma };
+enum class Collective { Ldmatrix, Stmatrix, Mma, Wgmma, Elect, SetMaxNReg };
 
 // What one lane brings to a warp collective.
 struct LaneOp {
@@ -259,6 +259,8 @@ const char* collectiveName(Collective c) {
     case Collective::Stmatrix: return "stmatrix";
     case Collective::Mma: return "mma.sync";
     case Collective::Wgmma: return "wgmma.mma_async";
+    case Collective::Elect: return "elect.sync";
+    case Collective::SetMaxNReg: return "setmaxnreg";
   }
   return "?";
 }
@@ -286,6 +288,13 @@ bool releaseWarp(Launch& l, size_t w) {
     doStmatrix(lanes.data());
   } else if (first.kind == Collective::Wgmma) {
     doWgmma(lanes.data());
+  } else if (first.kind == Collective::Elect) {
+    // PTX leaves the lane unspecified; the emulator's choice, the highest.
+    for (int lane = 0; lane < kWarp; ++lane) *lanes[static_cast<size_t>(lane)]->op.wordsOut[0] = lane == kWarp - 1;
+  } else if (first.kind == Collective::SetMaxNReg) {
+    // The register pool is the emulator's to model; the harness checks the count.
+    if (first.count < 24 || first.count > 256 || first.count % 8 != 0)
+      problem("setmaxnreg to " + std::to_string(first.count) + " registers per thread");
   } else {
     doMma(lanes.data());
   }
@@ -447,6 +456,19 @@ void wgmma(int n, bool bf16, bool transA, bool transB, uint64_t descA, uint64_t 
   op.transA = transA;
   op.transB = transB;
   op.dOut.assign(d.begin(), d.end());
+  suspend(State::AtCollective);
+}
+
+bool elect_one() {
+  uint32_t elected = 0;
+  LaneOp& op = arrive(Collective::Elect, false, 0, 0);
+  op.wordsOut[0] = &elected;
+  suspend(State::AtCollective);
+  return elected != 0;
+}
+
+void setmaxnreg(bool increase, int count) {
+  arrive(Collective::SetMaxNReg, increase, 0, count);
   suspend(State::AtCollective);
 }
 

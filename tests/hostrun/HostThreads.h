@@ -72,6 +72,11 @@ bool encode_tensor_map(uint64_t (&map)[16], const void* base, int elemBytes, int
 // absolute addresses, ir/layout/Tma.h), then its bytes completed on the mbarrier at `bar`.
 void tma_load(uint32_t dst, const uint64_t (&map)[16], std::initializer_list<int32_t> coords, uint32_t bar);
 
+// elect.sync and setmaxnreg, warp collectives: the elected lane is the highest of the warp (as
+// in the emulator); the register count is only checked (the emulator models the pool).
+bool elect_one();
+void setmaxnreg(bool increase, int count);
+
 // wgmma m64nNk16 for the running lane's warp: its n / 2 registers of D (d), performed when the
 // warp's 32 lanes have arrived; the descriptors are decoded as the emulator decodes them.
 void wgmma(int n, bool bf16, bool transA, bool transB, uint64_t descA, uint64_t descB, int32_t scale,

@@ -23,6 +23,7 @@
 #include "tests/support/WgmmaTiles.h"
 #include "tests/support/ExampleCases.h"
 #include "tma_tiles.cuh"
+#include "ws_gemm.cuh"
 #include "wgmma_tiles.cuh"
 #include "wide_elements.cuh"
 #ifdef TYLO_HOST_RUN_VARIANTS
@@ -296,6 +297,16 @@ TEST_CASE("the generated TMA code copies tiles and feeds wgmma, with zeros past 
     std::vector<tyl::emu::Buffer> buffers = tyl::test::tmaGemmInputs(g);
     std::string problems;
     CHECK(runners.at("tma_gemm")(kernel("tma_gemm"), tyl::test::tmaGemmArgs(g), buffers, problems));
+    CHECK(problems == "");
+    CHECK(tyl::test::tmaGemmError(g, buffers) == "");
+  }
+  tyl::examples::Example ws;
+  REQUIRE(tyl::examples::compile(std::string(TYLO_SOURCE_DIR) + "/tests/emu/kernels/ws_gemm.tyl", ws));
+  for (const tyl::test::TmaGemmCase& g : tyl::test::kWsGemmCases) {
+    INFO("ws_gemm M = " << g.m << " N = " << g.n << " K = " << g.k);
+    std::vector<tyl::emu::Buffer> buffers = tyl::test::tmaGemmInputs(g);
+    std::string problems;
+    CHECK(tylo_host::runner(ws_gemm)(ws.module->kernels.at(0), tyl::test::wsGemmArgs(g), buffers, problems));
     CHECK(problems == "");
     CHECK(tyl::test::tmaGemmError(g, buffers) == "");
   }

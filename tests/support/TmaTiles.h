@@ -1,4 +1,4 @@
-// The kernels of tests/emu/kernels/tma_tiles.tyl, their arguments and the checks of their
+// The kernels of tests/emu/kernels/tma_tiles.tyl and ws_gemm.tyl, their arguments and the checks of their
 // outputs, shared by the emulator's test (tests/emu/tma_tyl_test.cpp) and the host run of the
 // generated CUDA (tests/hostrun/host_run_test.cpp). A copy kernel's B must be A padded with
 // zeros to whole tiles; the GEMM's C must be A @ B in double precision, to f32 accuracy.
@@ -86,6 +86,16 @@ inline std::vector<emu::Buffer> tmaGemmInputs(const TmaGemmCase& c) {
 inline std::vector<emu::Arg> tmaGemmArgs(const TmaGemmCase& c) {
   return {emu::Arg::integer(c.m), emu::Arg::integer(c.n), emu::Arg::integer(c.k),
           emu::Arg::pointer(0),   emu::Arg::pointer(1),   emu::Arg::pointer(2)};
+}
+
+// ws_gemm of ws_gemm.tyl (128 x 128 tiles, a three-stage ring) takes the same inputs and the
+// consumers' parity flip (0: right).
+inline constexpr TmaGemmCase kWsGemmCases[] = {{128, 128, 192}, {100, 136, 328}, {200, 72, 64}};
+
+inline std::vector<emu::Arg> wsGemmArgs(const TmaGemmCase& c, int64_t consumerParity = 0) {
+  std::vector<emu::Arg> a = tmaGemmArgs(c);
+  a.push_back(emu::Arg::integer(consumerParity));
+  return a;
 }
 
 inline std::string tmaGemmError(const TmaGemmCase& c, const std::vector<emu::Buffer>& b) {

@@ -71,6 +71,16 @@ inline void tma_load_3d(uint32_t dst, const CUtensorMap* map, int32_t c0, int32_
   ::tylo_host::tma_load(dst, map->opaque, {c0, c1, c2}, bar);
 }
 
+inline bool elect_one() { return ::tylo_host::elect_one(); }
+template <int N>
+void setmaxnreg_inc() {
+  ::tylo_host::setmaxnreg(true, N);
+}
+template <int N>
+void setmaxnreg_dec() {
+  ::tylo_host::setmaxnreg(false, N);
+}
+
 enum class WgmmaType { f16, bf16 };
 inline void wgmma_on_host(int n, WgmmaType type, int transA, int transB, uint64_t descA, uint64_t descB,
                           int32_t scale, std::initializer_list<float*> d) {
