@@ -387,6 +387,40 @@ std::optional<Value> KernelSema::slotView(const ast::Expr& e, const ast::Call& c
   return Value::ofView(wholeView(id, e.range));
 }
 
+// store_async(dst, src): a TMA store of a shared tile to a global window.
+std::optional<Value> KernelSema::storeAsync(const ast::Expr& e, const ast::Call& c) {
+  if (c.args.size() != 2 || !c.args[0].name.empty() || !c.args[1].name.empty()) {
+    diags_.report(kBadArgument, e.range, "store_async takes a global destination and a shared source: "
+                                         "store_async(C.window(...), s)");
+    return std::nullopt;
+  }
+  std::optional<Value> dst = expr(*c.args[0].value);
+  if (!dst) return std::nullopt;
+  std::optional<Value> src = expr(*c.args[1].value);
+  if (!src) return std::nullopt;
+  const bool global = dst->kind == Value::Kind::View && k_.tensors[dst->view.tensor].space == tile::MemSpace::Global;
+  const bool shared = src->kind == Value::Kind::View && k_.tensors[src->view.tensor].space == tile::MemSpace::Shared &&
+                      !k_.tensors[src->view.tensor].mbarriers;
+  if (!global || !shared) {
+    diags_.report(kCopySpaces, e.range,
+                  "store_async copies a shared tile to global memory (a TMA store): store_async(global, shared)");
+    return std::nullopt;
+  }
+  if (dst->view.shape != src->view.shape) {
+    diags_.report(kCopyShape, e.range,
+                  fmt::format("store_async from shape {} to shape {}", layout::shapeToString(src->view.shape),
+                              layout::shapeToString(dst->view.shape)));
+    return std::nullopt;
+  }
+  tile::Copy cp;
+  cp.dst = dst->view;
+  cp.src = src->view;
+  cp.async = true;
+  cp.tmaStore = true;
+  emit(e.range, std::move(cp));
+  return Value{};
+}
+
 std::optional<Value> KernelSema::copy(const ast::Expr& e, const ast::Call& c, bool async) {
   const char* fn = async ? "copy_async" : "copy";
   // copy_async(dst, src, enable = cond): when cond is false nothing is read and dst is
@@ -553,7 +587,7 @@ std::optional<Value> KernelSema::call(const ast::Expr& e, const ast::Call& c) {
   static const std::set<std::string, std::less<>> kBodyOnly = {
       "alloc_local", "alloc_shared", "copy", "store", "copy_async", "barrier", "commit_copies", "wait_copies",
       "alloc_barriers", "init_barriers", "arrive", "wait_barrier", "elect_one", "increase_registers",
-      "decrease_registers"};
+      "decrease_registers", "store_async", "commit_stores", "wait_stores"};
   if (out_.empty() && kBodyOnly.count(fn)) {
     diags_.report(kNotConstant, e.range, fmt::format("{}() can only be called in a kernel body", fn));
     return std::nullopt;
@@ -587,6 +621,27 @@ std::optional<Value> KernelSema::call(const ast::Expr& e, const ast::Call& c) {
   if (fn == "barrier") {
     if (!noArgs()) return std::nullopt;
     emit(e.range, tile::Barrier{});
+    return Value{};
+  }
+  if (fn == "store_async") return storeAsync(e, c);
+  if (fn == "commit_stores") {
+    if (!noArgs()) return std::nullopt;
+    emit(e.range, tile::CommitStores{});
+    return Value{};
+  }
+  if (fn == "wait_stores") {
+    if (c.args.size() != 1 || !c.args[0].name.empty()) {
+      diags_.report(kBadArgument, e.range, "wait_stores takes the number of store groups that may still read");
+      return std::nullopt;
+    }
+    std::optional<int64_t> n = constInt(*c.args[0].value, "the number of pending store groups");
+    if (!n) return std::nullopt;
+    if (*n < 0 || *n > 8) {
+      diags_.report(kBadArgument, c.args[0].value->range,
+                    fmt::format("wait_stores takes 0..8 pending groups, found {}", *n));
+      return std::nullopt;
+    }
+    emit(e.range, tile::WaitStores{static_cast<int>(*n)});
     return Value{};
   }
   if (fn == "commit_copies") {

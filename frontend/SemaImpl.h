@@ -270,6 +270,7 @@ class KernelSema {
   std::optional<Value> allocBarriers(const ast::Expr& e, const ast::Call& c);
   std::optional<Value> barrierOp(const ast::Expr& e, const ast::Call& c, const std::string& fn);
   std::optional<Value> setMaxRegisters(const ast::Expr& e, const ast::Call& c, bool increase);
+  std::optional<Value> storeAsync(const ast::Expr& e, const ast::Call& c);
   std::optional<Value> window(const ast::Expr& e, const ast::Call& c, const tile::View& base);
   std::optional<Value> slotView(const ast::Expr& e, const ast::Call& c, const tile::View& base);
   std::optional<Value> copy(const ast::Expr& e, const ast::Call& c, bool async);

@@ -28,7 +28,10 @@ std::optional<Need> need(const tir::Stmt& s) {
         if constexpr (std::is_same_v<T, tir::MbarrierInit> || std::is_same_v<T, tir::MbarrierArrive> ||
                       std::is_same_v<T, tir::MbarrierWait> || std::is_same_v<T, tir::FenceMbarrierInit>)
           return Need{"an mbarrier", true};
-        if constexpr (std::is_same_v<T, tir::TmaLoad>) return Need{"a TMA copy (cp.async.bulk.tensor)", true};
+        if constexpr (std::is_same_v<T, tir::TmaLoad> || std::is_same_v<T, tir::TmaStore> ||
+                      std::is_same_v<T, tir::BulkCommit> || std::is_same_v<T, tir::BulkWait> ||
+                      std::is_same_v<T, tir::FenceProxyAsync>)
+          return Need{"a TMA copy (cp.async.bulk.tensor)", true};
         if constexpr (std::is_same_v<T, tir::SetMaxNReg>) return Need{"setmaxnreg", false};
         return std::nullopt;
       },

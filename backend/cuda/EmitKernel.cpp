@@ -357,6 +357,17 @@ class KernelPrinter {
             for (const tir::ExprRef& c : n.coords) coords += ", static_cast<int32_t>(" + expr_.print(c) + ")";
             line(depth, fmt::format("tylo::tma_load_{}d({}, &{}{}, {});", n.coords.size(), sharedAddress(n.dst),
                                     tensorMapName(n.map), coords, sharedAddress(n.bar)));
+          } else if constexpr (std::is_same_v<T, tir::TmaStore>) {
+            std::string coords;
+            for (const tir::ExprRef& c : n.coords) coords += ", static_cast<int32_t>(" + expr_.print(c) + ")";
+            line(depth, fmt::format("tylo::tma_store_{}d(&{}{}, {});", n.coords.size(), tensorMapName(n.map), coords,
+                                    sharedAddress(n.src)));
+          } else if constexpr (std::is_same_v<T, tir::BulkCommit>) {
+            line(depth, "tylo::bulk_commit_group();");
+          } else if constexpr (std::is_same_v<T, tir::BulkWait>) {
+            line(depth, fmt::format("tylo::bulk_wait_group_read<{}>();", n.n));
+          } else if constexpr (std::is_same_v<T, tir::FenceProxyAsync>) {
+            line(depth, "tylo::fence_proxy_async_shared();");
           } else if constexpr (std::is_same_v<T, tir::FenceMbarrierInit>) {
             line(depth, "tylo::fence_mbarrier_init();");
           } else if constexpr (std::is_same_v<T, tir::WgmmaFence>) {

@@ -26,6 +26,7 @@ enum class FindingKind : uint8_t {
                           // a register the thread never wrote
   SharedRace,           // two threads touch a shared byte between barriers, one writing
   AsyncReadBeforeWait,  // a cp.async destination read before a wait covers the copy
+  AsyncProxy,           // a TMA store reading shared bytes whose generic write was not fenced
   PartialCollective,    // ldmatrix/stmatrix/mma.sync executed by only part of a warp
   DivergentBarrier,     // bar.sync reached by only part of a warp
   Deadlock,             // some warps wait at a barrier the others never reach

@@ -111,6 +111,7 @@ class Interpreter {
   void execMbarrierArrive(Warp& w, const tir::MbarrierArrive& op, Mask mask);
   bool execMbarrierWait(Warp& w, const tir::MbarrierWait& op, Mask mask);
   bool execSetMaxNReg(Warp& w, const tir::SetMaxNReg& op, Mask mask);
+  void execTmaStore(Warp& w, const tir::TmaStore& op, Mask mask);
   // TMA (TmaOps.cpp).
   void execTmaLoad(Warp& w, const tir::TmaLoad& op, Mask mask);
   // The shared byte of `lane`'s barrier; nullopt (reported) when it is not a barrier's place.

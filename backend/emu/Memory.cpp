@@ -16,7 +16,25 @@ void SharedMemory::beginBlock(int64_t threads) {
   // No copy is pending: every warp lands its copies when it exits. Epochs never repeat, so
   // the rest of the shadow state from earlier blocks reads as "no access".
   threads_ = threads;
+  proxyWriter_.assign(data_.size(), Site{});
+  proxyWriterFences_.assign(data_.size(), 0);
+  proxyFences_.assign(static_cast<size_t>(threads), 0);
   barrier();
+}
+
+void SharedMemory::fenceProxyAsync(int32_t thread) { ++proxyFences_.at(static_cast<size_t>(thread)); }
+
+void SharedMemory::asyncProxyWrote(int64_t addr, int n) {
+  for (int64_t a = addr; a < addr + n; ++a) proxyWriter_[static_cast<size_t>(a)] = Site{};
+}
+
+std::optional<std::pair<int64_t, Site>> SharedMemory::unfenced(int64_t addr, int n) const {
+  for (int64_t a = addr; a < addr + n; ++a) {
+    const Site& w = proxyWriter_[static_cast<size_t>(a)];
+    if (w.thread >= 0 && proxyFences_[static_cast<size_t>(w.thread)] == proxyWriterFences_[static_cast<size_t>(a)])
+      return std::pair{a, w};
+  }
+  return std::nullopt;
 }
 
 void SharedMemory::barrier() {
@@ -98,6 +116,10 @@ SharedCheck SharedMemory::write(int64_t addr, int n, Site who, const std::byte* 
     s.writer = who;
     s.writerClock = clock(who.thread);
     written_[a] = 1;
+    if (!proxyFences_.empty()) {
+      proxyWriter_[static_cast<size_t>(a)] = who;
+      proxyWriterFences_[static_cast<size_t>(a)] = proxyFences_[static_cast<size_t>(who.thread)];
+    }
   }
   std::memcpy(data_.data() + addr, in, n);
   return check;
@@ -124,6 +146,10 @@ void SharedMemory::land(int64_t addr, int n, Site who, uint64_t copyId, const st
     s.writer = who;
     s.writerClock = clock(who.thread);
     written_[a] = 1;
+    if (!proxyFences_.empty()) {  // cp.async writes through the generic proxy
+      proxyWriter_[static_cast<size_t>(a)] = who;
+      proxyWriterFences_[static_cast<size_t>(a)] = proxyFences_[static_cast<size_t>(who.thread)];
+    }
   }
   std::memcpy(data_.data() + addr, data, n);
 }

@@ -65,6 +65,14 @@ class SharedMemory {
   SharedCheck beginAsync(int64_t addr, int n, Site who, uint64_t copyId);
   void land(int64_t addr, int n, Site who, uint64_t copyId, const std::byte* data);
 
+  // The async proxy (TMA stores) sees a generic write to shared memory only after the writing
+  // thread's fence.proxy.async. Writes by the async proxy itself (TMA loads) need no fence.
+  void fenceProxyAsync(int32_t thread);
+  void asyncProxyWrote(int64_t addr, int n);
+  // The first byte of [addr, addr + n) whose last generic write its thread has not fenced, and
+  // that thread.
+  std::optional<std::pair<int64_t, Site>> unfenced(int64_t addr, int n) const;
+
  private:
   // Accesses to one byte during the barrier interval `epoch` (older epochs mean none). Two
   // distinct readers are enough to find one that differs from any later writer.
@@ -90,6 +98,11 @@ class SharedMemory {
   // Per thread; empty until an mbarrier first orders threads in the interval (then every access
   // of another thread is a race, as without them).
   std::vector<VectorClock> clocks_;
+  // Per byte: the last generic write (thread < 0: none, or fenced) and its thread's fence count
+  // then; per thread, its fence.proxy.async count.
+  std::vector<Site> proxyWriter_;
+  std::vector<uint32_t> proxyWriterFences_;
+  std::vector<uint32_t> proxyFences_;
 };
 
 // The host buffers while a kernel runs, with per-byte written bits.

@@ -59,6 +59,7 @@ void Interpreter::execTmaLoad(Warp& w, const tir::TmaLoad& op, Mask mask) {
       const int64_t address =
           layout::tmaElementAddress(map.swizzle, kSharedWindowBase + d.byte, map.box[0], e, i / map.box[0], i % map.box[0]);
       writeBytes(w, op.dst, Place{true, -1, address - kSharedWindowBase}, e, l, value.data());
+      ctx_.shared.asyncProxyWrote(address - kSharedWindowBase, e);
       for (size_t dim = 0; dim < rank && ++index[dim] == map.box[dim]; ++dim) index[dim] = 0;
     }
     ctx_.stats.tmaBytes += boxBytes;
@@ -78,6 +79,67 @@ void Interpreter::execTmaLoad(Warp& w, const tir::TmaLoad& op, Mask mask) {
       s.current.clear();
     }
     ++block_.mbarrierChanges;
+  }
+}
+
+// TMA stores: the box read from shared memory where TMA reads it (as a load writes it) when the
+// store is issued, its elements inside the tensor written through the tensor map, those outside
+// skipped. The bytes must be visible to the async proxy: every generic write to them fenced by
+// its thread (fence.proxy.async) before the store.
+void Interpreter::execTmaStore(Warp& w, const tir::TmaStore& op, Mask mask) {
+  const tir::TensorMap& map = ctx_.kernel.tensorMaps.at(op.map);
+  const tir::Param& param = ctx_.kernel.params.at(static_cast<size_t>(map.param));
+  const tir::MemRef global{static_cast<uint32_t>(param.buffer), nullptr};
+  const int e = tir::typeBytes(param.type);
+  const size_t rank = map.dims.size();
+  int64_t boxElems = 1;
+  for (int64_t b : map.box) boxElems *= b;
+  const int64_t boxBytes = boxElems * e;
+  const Lanes src = eval(w, op.src.offset, mask);
+  std::vector<Lanes> coords, dims, strides;
+  for (const tir::ExprRef& c : op.coords) coords.push_back(eval(w, c, mask));
+  for (const tir::ExprRef& d : map.dims) dims.push_back(eval(w, d, mask));
+  for (const tir::ExprRef& s : map.strides) strides.push_back(eval(w, s, mask));
+  const PointerBinding& pointer = ctx_.pointers.at(static_cast<size_t>(map.param));
+  for (int l = 0; l < kWarpSize; ++l) {
+    if (!laneOn(mask, l)) continue;
+    Place from;
+    if (!place(w, op.src, static_cast<int64_t>(src[l]), static_cast<int>(boxBytes), 128, l, "TMA store read", &from))
+      continue;
+    std::vector<int64_t> index(rank, 0);
+    std::vector<std::byte> value(static_cast<size_t>(e));
+    for (int64_t i = 0; i < boxElems; ++i) {
+      const int64_t address = layout::tmaElementAddress(map.swizzle, kSharedWindowBase + from.byte, map.box[0], e,
+                                                        i / map.box[0], i % map.box[0]);
+      const int64_t byte = address - kSharedWindowBase;
+      if (auto bad = ctx_.shared.unfenced(byte, e)) {
+        report(FindingKind::AsyncProxy, w, l,
+               fmt::format("a TMA store reads shared byte {}, which thread {} wrote without a fence.proxy.async "
+                           "after it: the async proxy may not see the write (by {})",
+                           bad->first, bad->second.thread, describe(threadRef(w, l))));
+        return;
+      }
+      readBytes(w, op.src, Place{true, -1, byte}, e, l, value.data());
+      bool inside = true;
+      int64_t to = pointer.offset;
+      for (size_t dim = 0; dim < rank; ++dim) {
+        const int64_t g = static_cast<int64_t>(static_cast<int32_t>(coords[dim][l])) + index[dim];
+        inside = inside && g >= 0 && g < static_cast<int64_t>(dims[dim][l]);
+        to += dim == 0 ? g * e : g * static_cast<int64_t>(strides[dim - 1][l]);
+      }
+      if (inside) {
+        if (to < 0 || to > ctx_.global.size(pointer.buffer) - e) {
+          report(FindingKind::OutOfBounds, w, l,
+                 fmt::format("TMA writes byte {} of global buffer '{}', outside its {} bytes: the tensor map's "
+                             "extents or strides do not fit the buffer (by {})",
+                             to, param.name, ctx_.global.size(pointer.buffer), describe(threadRef(w, l))));
+          return;
+        }
+        writeBytes(w, global, Place{false, pointer.buffer, to}, e, l, value.data());
+      }
+      for (size_t dim = 0; dim < rank && ++index[dim] == map.box[dim]; ++dim) index[dim] = 0;
+    }
+    ctx_.stats.tmaBytes += boxBytes;
   }
 }
 

@@ -352,6 +352,10 @@ void KernelLowering::copy(SourceRange loc, const tile::Copy& c) {
     tmaCopy(loc, c);
     return;
   }
+  if (c.tmaStore) {
+    tmaStore(loc, c);
+    return;
+  }
   copyMemoryMemory(loc, c);
 }
 

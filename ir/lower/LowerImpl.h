@@ -13,6 +13,7 @@
 #include <tuple>
 
 #include "ir/layout/MmaAtom.h"
+#include "ir/layout/Tma.h"
 #include "ir/layout/Wgmma.h"
 #include "ir/lower/Addressing.h"
 #include "ir/lower/Affine.h"
@@ -220,6 +221,13 @@ class KernelLowering {
 
   // LowerTma.cpp: copy_async(..., barrier = b) as TMA boxes.
   void tmaCopy(SourceRange loc, const tile::Copy& c);
+  void tmaStore(SourceRange loc, const tile::Copy& c);
+  static bool hasTmaStores(const tile::Block& b);
+  // The boxes of a TMA copy between the shared view `sv` and the global view `gv`, and the tensor
+  // map of the global tensor for them (made, with its launch checks, when new); nullopt after a
+  // tma-layout error.
+  std::optional<std::pair<layout::TmaTileForm, uint32_t>> tmaPlan(SourceRange loc, const tile::View& sv,
+                                                                  const tile::View& gv);
 
   // LowerMbarriers.cpp
   void mbarrierOp(SourceRange loc, const tile::MbarrierOp& op);
@@ -273,6 +281,7 @@ class KernelLowering {
   mutable std::array<std::optional<int64_t>, 3> gridLimits_;  // gridLimit(), once worked out
   std::map<int64_t, int64_t> paramDivisor_;  // scalar parameter -> the launch checks divide it by
   std::vector<uint8_t> injective_;  // per tensor: checkLayouts proved no two elements share a place
+  bool hasTmaStores_ = false;       // the kernel has store_async: barriers fence the async proxy
   int temps_ = 0;
   std::map<const tile::FragExpr*, uint32_t> operandRegs_;  // memory operand -> its registers
 };

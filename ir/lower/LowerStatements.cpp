@@ -150,7 +150,14 @@ void KernelLowering::stmtNode(const tile::Stmt& s) {
         } else if constexpr (std::is_same_v<T, tile::WaitCopies>) {
           emit(s.loc, tir::CpAsyncWait{n.pending});
         } else if constexpr (std::is_same_v<T, tile::Barrier>) {
+          // Before a barrier that a TMA store may follow, each thread makes its shared writes
+          // visible to the async proxy (PTX requires the fence; tyloc inserts it).
+          if (hasTmaStores_) emit(s.loc, tir::FenceProxyAsync{});
           emit(s.loc, tir::Barrier{});
+        } else if constexpr (std::is_same_v<T, tile::CommitStores>) {
+          emit(s.loc, tir::BulkCommit{});
+        } else if constexpr (std::is_same_v<T, tile::WaitStores>) {
+          emit(s.loc, tir::BulkWait{n.pending});
         } else if constexpr (std::is_same_v<T, tile::SetMaxNReg>) {
           emit(s.loc, tir::SetMaxNReg{n.increase, n.count});
         } else if constexpr (std::is_same_v<T, tile::For>) {

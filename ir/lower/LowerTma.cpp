@@ -1,5 +1,6 @@
 // TMA copies: copy_async(dst, src, barrier = b) from a window of a 2-D global tensor into a
-// shared tile becomes one cp.async.bulk.tensor per box of the tile. The shared tile's layout
+// shared tile becomes one cp.async.bulk.tensor per box of the tile, and store_async(dst, src) the
+// other way one TMA store per box. The shared tile's layout
 // must be where TMA writes the boxes (ir/layout/Tma.h; tma-layout names the element that is
 // not), for every value of a run-time stage index; the global tensor's rows must be contiguous,
 // and its pointer and row stride 16-byte aligned (checked at launch where they are known only
@@ -20,9 +21,10 @@ TYL_DIAG(kTmaLayout, Error, "tma-layout",
 using tir::ExprRef;
 using tir::Type;
 
-void KernelLowering::tmaCopy(SourceRange loc, const tile::Copy& c) {
-  const tile::View& dv = c.dst;
-  const tile::View& sv = *c.src;
+std::optional<std::pair<layout::TmaTileForm, uint32_t>> KernelLowering::tmaPlan(SourceRange loc,
+                                                                                const tile::View& dv,
+                                                                                const tile::View& sv) {
+  // dv: the shared tile (dt), sv: the global window (st).
   const tile::Tensor& dt = tk_.tensors[dv.tensor];
   const tile::Tensor& st = tk_.tensors[sv.tensor];
   const int e = tile::dtypeBytes(dt.dtype);
@@ -31,18 +33,18 @@ void KernelLowering::tmaCopy(SourceRange loc, const tile::Copy& c) {
     refuse(fmt::format("a TMA copy moves a two-dimensional tile of a two-dimensional global tensor; this one "
                        "moves a {}-D tile of the {}-D tensor '{}'",
                        dv.rank(), st.shape.size(), st.name));
-    return;
+    return std::nullopt;
   }
   if (st.dtype != dt.dtype) {
     refuse(fmt::format("this TMA copy would convert {} into {}, but TMA copies bytes as they are",
                        tile::dtypeName(st.dtype), tile::dtypeName(dt.dtype)));
-    return;
+    return std::nullopt;
   }
   int64_t unit = 0;
   if (!tir::isIntConst(st.strides[1], &unit) || unit != 1) {
     refuse(fmt::format("TMA reads rows of contiguous elements, but the last dimension of '{}' has stride {}", st.name,
                        tir::isIntConst(st.strides[1], &unit) ? std::to_string(unit) : "known only at run time"));
-    return;
+    return std::nullopt;
   }
 
   // The boxes, the same for every value of a run-time origin of the tile's left-out dimensions.
@@ -59,12 +61,12 @@ void KernelLowering::tmaCopy(SourceRange loc, const tile::Copy& c) {
     refuse(fmt::format("this TMA copy writes a shared window whose origin along dimension {} is known only at run "
                        "time; a TMA destination starts at a compile-time offset in the dimensions it keeps",
                        *places.runtimeKeptDim));
-    return;
+    return std::nullopt;
   }
   if (places.count > TileOrigins::kMaxTileOrigins) {
     refuse(fmt::format("this TMA copy writes a tile that can start at {} run-time places; tyloc checks at most {}",
                        places.count, TileOrigins::kMaxTileOrigins));
-    return;
+    return std::nullopt;
   }
   std::optional<layout::TmaTileForm> form;
   for (const std::vector<int64_t>& origin : places.origins) {
@@ -77,12 +79,12 @@ void KernelLowering::tmaCopy(SourceRange loc, const tile::Copy& c) {
                                 m->message))
           .note(dt.layoutLoc, fmt::format("'{}' is allocated here, with the layout {}", dt.name,
                                           layout::toString(*dt.layout)));
-      return;
+      return std::nullopt;
     }
     const auto& f = std::get<layout::TmaTileForm>(r);
     if (form && (f.swizzle != form->swizzle || f.boxRows != form->boxRows || f.boxCols != form->boxCols)) {
       refuse(fmt::format("this TMA copy writes '{}' in boxes that differ between its stages", dt.name));
-      return;
+      return std::nullopt;
     }
     if (!form) form = f;
   }
@@ -119,7 +121,7 @@ void KernelLowering::tmaCopy(SourceRange loc, const tile::Copy& c) {
       if (tir::isIntConst(rowStride, &stride)) {
         refuse(fmt::format("this TMA copy reads rows of '{}' {} bytes apart, but TMA needs a multiple of 16 bytes",
                            st.name, stride));
-        return;
+        return std::nullopt;
       }
       tir::LaunchCheck rows;
       rows.cond = tir::binary(tir::BinOp::Eq, tir::binary(tir::BinOp::Rem, rowStride, tir::intConst(16, Type::I64)),
@@ -130,14 +132,46 @@ void KernelLowering::tmaCopy(SourceRange loc, const tile::Copy& c) {
     }
   }
 
+  return std::pair{*form, mapId};
+}
+
+void KernelLowering::tmaCopy(SourceRange loc, const tile::Copy& c) {
+  const tile::View& dv = c.dst;
+  const tile::View& sv = *c.src;
+  const auto plan = tmaPlan(loc, dv, sv);
+  if (!plan) return;
   const tir::MemRef bar = memRef(tk_.tensors[c.barrier->tensor], c.barrier->origin);
-  for (const layout::TmaBox& box : form->boxes) {
+  for (const layout::TmaBox& box : plan->first.boxes) {
     const ExprRef row = tir::intConst(box.row, Type::I32), col = tir::intConst(box.col, Type::I32);
-    const tir::MemRef to = memRef(dt, tensorCoord(dv, {row, col}));
+    const tir::MemRef to = memRef(tk_.tensors[dv.tensor], tensorCoord(dv, {row, col}));
     const ExprRef gRow = tir::cast(Type::I32, tir::add(sv.origin[0], tir::intConst(box.row, sv.origin[0]->type)));
     const ExprRef gCol = tir::cast(Type::I32, tir::add(sv.origin[1], tir::intConst(box.col, sv.origin[1]->type)));
-    emit(loc, tir::TmaLoad{mapId, to, {gCol, gRow}, bar});
+    emit(loc, tir::TmaLoad{plan->second, to, {gCol, gRow}, bar});
   }
+}
+
+void KernelLowering::tmaStore(SourceRange loc, const tile::Copy& c) {
+  const tile::View& gv = c.dst;
+  const tile::View& sv = *c.src;
+  const auto plan = tmaPlan(loc, sv, gv);
+  if (!plan) return;
+  for (const layout::TmaBox& box : plan->first.boxes) {
+    const ExprRef row = tir::intConst(box.row, Type::I32), col = tir::intConst(box.col, Type::I32);
+    const tir::MemRef from = memRef(tk_.tensors[sv.tensor], tensorCoord(sv, {row, col}));
+    const ExprRef gRow = tir::cast(Type::I32, tir::add(gv.origin[0], tir::intConst(box.row, gv.origin[0]->type)));
+    const ExprRef gCol = tir::cast(Type::I32, tir::add(gv.origin[1], tir::intConst(box.col, gv.origin[1]->type)));
+    emit(loc, tir::TmaStore{plan->second, from, {gCol, gRow}});
+  }
+}
+
+bool KernelLowering::hasTmaStores(const tile::Block& b) {
+  for (const tile::Stmt& s : b) {
+    if (const auto* c = std::get_if<tile::Copy>(&s.node); c && c->tmaStore) return true;
+    if (const auto* f = std::get_if<tile::For>(&s.node); f && hasTmaStores(f->body)) return true;
+    if (const auto* i = std::get_if<tile::If>(&s.node); i && (hasTmaStores(i->then) || hasTmaStores(i->otherwise)))
+      return true;
+  }
+  return false;
 }
 
 }  // namespace tyl::lower

@@ -151,6 +151,16 @@ class Printer {
             for (const ExprRef& c : n.coords) coords += (coords.empty() ? "" : ", ") + expr(c);
             line(depth, fmt::format("tma.load {}, [{}, {{{}}}], {}", mem(n.dst), k_.tensorMaps.at(n.map).name, coords,
                                     mem(n.bar)));
+          } else if constexpr (std::is_same_v<T, TmaStore>) {
+            std::string coords;
+            for (const ExprRef& c : n.coords) coords += (coords.empty() ? "" : ", ") + expr(c);
+            line(depth, fmt::format("tma.store [{}, {{{}}}], {}", k_.tensorMaps.at(n.map).name, coords, mem(n.src)));
+          } else if constexpr (std::is_same_v<T, BulkCommit>) {
+            line(depth, "cp.async.bulk.commit_group");
+          } else if constexpr (std::is_same_v<T, BulkWait>) {
+            line(depth, fmt::format("cp.async.bulk.wait_group.read {}", n.n));
+          } else if constexpr (std::is_same_v<T, FenceProxyAsync>) {
+            line(depth, "fence.proxy.async.shared::cta");
           } else if constexpr (std::is_same_v<T, FenceMbarrierInit>) {
             line(depth, "fence.mbarrier_init");
           } else if constexpr (std::is_same_v<T, Check>) {

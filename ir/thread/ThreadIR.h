@@ -309,6 +309,26 @@ struct TmaLoad {
   MemRef bar;
 };
 
+// cp.async.bulk.tensor, shared to global (TMA store, sm_90): the box of tensor map `map` whose
+// first element is at `coords` is read from shared memory at `src` (as TmaLoad writes it) and
+// written to the tensor, elements outside it skipped. It joins the issuing thread's open bulk
+// group; the shared source must not change until a BulkWait retires the group.
+struct TmaStore {
+  uint32_t map = 0;
+  MemRef src;
+  std::vector<ExprRef> coords;
+};
+// cp.async.bulk.commit_group and cp.async.bulk.wait_group.read n: the thread's TMA stores since
+// its last commit become a group; the wait returns once at most n groups may still read shared
+// memory.
+struct BulkCommit {};
+struct BulkWait {
+  int n = 0;
+};
+// fence.proxy.async.shared::cta: this thread's earlier writes to shared memory become visible to
+// the async proxy (a TMA store reading them after a barrier).
+struct FenceProxyAsync {};
+
 // A note carried into the generated code (and ignored by the emulator).
 struct Comment {
   std::string text;
@@ -343,7 +363,7 @@ struct Stmt {
   SourceRange loc;
   std::variant<Assign, Load, Store, If, For, Barrier, CpAsync, CpAsyncCommit, CpAsyncWait, Ldmatrix, Stmatrix, Mma,
                Wgmma, WgmmaFence, WgmmaCommit, WgmmaWait, SetMaxNReg, MbarrierInit, MbarrierArrive, MbarrierWait,
-               FenceMbarrierInit, TmaLoad, Comment, Check, Cooperative>
+               FenceMbarrierInit, TmaLoad, TmaStore, BulkCommit, BulkWait, FenceProxyAsync, Comment, Check, Cooperative>
       node;
 };
 

@@ -19,7 +19,8 @@ const char* stmtName(const Stmt& s) {
                                            "barrier",  "cp.async", "commit",      "wait",         "ldmatrix",
                                            "stmatrix", "mma.sync", "wgmma",       "wgmma.fence",  "wgmma.commit",
                                            "wgmma.wait", "setmaxnreg", "mbarrier.init", "mbarrier.arrive", "mbarrier.wait",
-                                           "fence.mbarrier_init", "tma.load", "comment", "check", "cooperative"};
+                                           "fence.mbarrier_init", "tma.load", "tma.store", "bulk.commit", "bulk.wait",
+                                           "fence.proxy.async", "comment", "check", "cooperative"};
   static_assert(std::size(kNames) == std::variant_size_v<decltype(Stmt::node)>);
   return kNames[s.node.index()];
 }
@@ -502,6 +503,18 @@ class Verifier {
               fail(where, "a TMA completing on something that is not an mbarrier");
           } else if constexpr (std::is_same_v<T, WgmmaWait>) {
             if (n.n < 0 || n.n > 7) fail(where, fmt::format("waits for {} groups (0 to 7)", n.n));
+          } else if constexpr (std::is_same_v<T, TmaStore>) {
+            if (n.map >= k_.tensorMaps.size()) {
+              fail(where, fmt::format("tensor map {} of {}", n.map, k_.tensorMaps.size()));
+            } else if (n.coords.size() != k_.tensorMaps[n.map].dims.size()) {
+              fail(where, fmt::format("{} coordinates for a tensor map of rank {}", n.coords.size(),
+                                      k_.tensorMaps[n.map].dims.size()));
+            }
+            for (const ExprRef& c : n.coords) integer(c, where, "a coordinate");
+            if (std::optional<Space> s = mem(n.src, where); s && *s != Space::Shared)
+              fail(where, "a TMA store source outside shared memory");
+          } else if constexpr (std::is_same_v<T, BulkWait>) {
+            if (n.n < 0 || n.n > 8) fail(where, fmt::format("waits for {} bulk groups", n.n));
           } else if constexpr (std::is_same_v<T, SetMaxNReg>) {
             if (n.count < 24 || n.count > 256 || n.count % 8 != 0)
               fail(where, fmt::format("setmaxnreg to {} registers (a multiple of 8 in 24..256)", n.count));

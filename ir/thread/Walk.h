@@ -53,6 +53,10 @@ void forEachExpr(B& b, Fn&& fn) {
             for (auto& c : n.coords) slot(c);
             slot(n.bar.offset);
           }
+          if constexpr (std::is_same_v<T, TmaStore>) {
+            slot(n.src.offset);
+            for (auto& c : n.coords) slot(c);
+          }
           if constexpr (std::is_same_v<T, MbarrierInit>) {
             slot(n.bar.offset);
             slot(n.count);

@@ -79,6 +79,10 @@ class Printer {
               line(depth, fmt::format("wait_copies({})", n.pending));
             } else if constexpr (std::is_same_v<T, Barrier>) {
               line(depth, "barrier()");
+            } else if constexpr (std::is_same_v<T, CommitStores>) {
+              line(depth, "commit_stores()");
+            } else if constexpr (std::is_same_v<T, WaitStores>) {
+              line(depth, fmt::format("wait_stores({})", n.pending));
             } else if constexpr (std::is_same_v<T, SetMaxNReg>) {
               line(depth, fmt::format("{}_registers({})", n.increase ? "increase" : "decrease", n.count));
             } else if constexpr (std::is_same_v<T, For>) {

@@ -140,6 +140,9 @@ struct Copy {
   // copy_async only: a TMA copy (sm_90) that completes its bytes on this mbarrier (a rank-0 view of
   // an alloc_barriers array), issued by each thread that runs it.
   std::optional<View> barrier;
+  // store_async: a TMA store (sm_90) from a shared tile to a global window, in the issuing
+  // thread's bulk group; async is set too.
+  bool tmaStore = false;
 };
 
 // A fragment = an elementwise expression over fragments of the same layout.
@@ -196,6 +199,11 @@ struct WaitCopies {
   int pending = 0;
 };
 struct Barrier {};
+// commit_stores() / wait_stores(n): cp.async.bulk.commit_group / wait_group.read (TMA stores).
+struct CommitStores {};
+struct WaitStores {
+  int pending = 0;
+};
 // increase_registers(n) / decrease_registers(n): setmaxnreg.
 struct SetMaxNReg {
   bool increase = false;
@@ -217,7 +225,7 @@ struct If {
 struct Stmt {
   SourceRange loc;
   std::variant<ScalarSet, ElemLoad, ElemStore, Copy, FragAssign, Mma, WarpgroupMma, MbarrierOp, CommitCopies, WaitCopies,
-               Barrier, SetMaxNReg, For, If>
+               Barrier, SetMaxNReg, CommitStores, WaitStores, For, If>
       node;
 };
 

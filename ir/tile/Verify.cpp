@@ -140,8 +140,14 @@ class Verifier {
             if (n.async) {
               const Tensor* d = tensorOf(n.dst.tensor, where);
               const Tensor* src = n.src ? tensorOf(n.src->tensor, where) : nullptr;
-              if (!d || !src || d->space != MemSpace::Shared || src->space != MemSpace::Global)
+              if (n.tmaStore) {
+                if (!d || !src || d->space != MemSpace::Global || src->space != MemSpace::Shared)
+                  fail(where, "a store_async that is not from shared to global memory");
+              } else if (!d || !src || d->space != MemSpace::Shared || src->space != MemSpace::Global) {
                 fail(where, "a copy_async that is not from global to shared memory");
+              }
+            } else if (n.tmaStore) {
+              fail(where, "a TMA store that is not asynchronous");
             }
             if (n.enable) {
               if (!n.async) fail(where, "an enable condition on a synchronous copy");
@@ -170,6 +176,8 @@ class Verifier {
               fail(where, fmt::format("an mbarrier operation on '{}', which holds no barriers", t->name));
             if (n.kind != MbarrierOp::Kind::Arrive && !n.value) fail(where, "an mbarrier init or wait without its value");
             if (n.value) scalar(n.value, where);
+          } else if constexpr (std::is_same_v<T, WaitStores>) {
+            if (n.pending < 0 || n.pending > 8) fail(where, fmt::format("waits for {} store groups", n.pending));
           } else if constexpr (std::is_same_v<T, SetMaxNReg>) {
             if (n.count < 24 || n.count > 256 || n.count % 8 != 0)
               fail(where, fmt::format("setmaxnreg to {} registers (a multiple of 8 in 24..256)", n.count));

@@ -161,6 +161,30 @@ __device__ __forceinline__ void tma_load_3d(uint32_t dst, const CUtensorMap* map
       "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
       : "memory");
 }
+// cp.async.bulk.tensor, shared to global: the box of `map` at the coordinates from shared memory
+// at `src`, in this thread's bulk group; elements outside the tensor are not written (sm_90).
+__device__ __forceinline__ void tma_store_2d(const CUtensorMap* map, int32_t c0, int32_t c1, uint32_t src) {
+  TYLO_TMA_ASM("cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(
+                   reinterpret_cast<uint64_t>(map)),
+               "r"(c0), "r"(c1), "r"(src)
+               : "memory");
+}
+__device__ __forceinline__ void tma_store_3d(const CUtensorMap* map, int32_t c0, int32_t c1, int32_t c2,
+                                             uint32_t src) {
+  TYLO_TMA_ASM("cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group [%0, {%1, %2, %3}], [%4];\n" ::"l"(
+                   reinterpret_cast<uint64_t>(map)),
+               "r"(c0), "r"(c1), "r"(c2), "r"(src)
+               : "memory");
+}
+__device__ __forceinline__ void bulk_commit_group() { TYLO_TMA_ASM("cp.async.bulk.commit_group;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void bulk_wait_group_read() {
+  TYLO_TMA_ASM("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
+}
+// This thread's writes to shared memory become visible to the async proxy (a TMA store).
+__device__ __forceinline__ void fence_proxy_async_shared() {
+  TYLO_TMA_ASM("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
 #undef TYLO_TMA_ASM
 
 // mbarriers in shared memory (sm_90): init, arrive (with expected transaction bytes), and a

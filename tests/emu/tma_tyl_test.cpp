@@ -81,6 +81,31 @@ TEST_CASE("emu.tma: a warp-specialized GEMM (TMA producer, wgmma consumers, setm
          k == emu::FindingKind::Deadlock));
 }
 
+// Drops every fence.proxy.async from `b`.
+void dropProxyFences(tir::Block& b) {
+  std::erase_if(b, [](const tir::Stmt& s) { return std::holds_alternative<tir::FenceProxyAsync>(s.node); });
+  for (tir::Stmt& s : b) {
+    if (auto* loop = std::get_if<tir::For>(&s.node)) dropProxyFences(loop->body);
+    if (auto* branch = std::get_if<tir::If>(&s.node)) {
+      dropProxyFences(branch->then);
+      dropProxyFences(branch->otherwise);
+    }
+  }
+}
+
+TEST_CASE("emu.tma: a TMA store needs the writes it reads fenced for the async proxy", "[tma]") {
+  auto c = compile("tma_tiles.tyl");
+  const test::TmaCopyCase tc = test::kTmaCopyCases[std::size(test::kTmaCopyCases) - 1];
+  REQUIRE(tc.store);
+  tir::Kernel unfenced = c->kernel("tma_store_b128");
+  dropProxyFences(unfenced.body);
+  std::vector<emu::Buffer> buffers = test::tmaCopyInputs(tc);
+  emu::RunResult r = emu::run(unfenced, test::tmaCopyArgs(tc), buffers);
+  REQUIRE_FALSE(r.findings.empty());
+  CHECK(r.findings[0].kind == emu::FindingKind::AsyncProxy);
+  CHECK_THAT(r.findings[0].message, Catch::Contains("without a fence.proxy.async"));
+}
+
 TEST_CASE("emu.tma: planted bugs around TMA are reported", "[tma]") {
   auto c = compile("tma_bugs.tyl");
   const tir::Kernel& handoff = c->kernel("handoff");

@@ -602,6 +602,33 @@ void tma_load(uint32_t dst, const uint64_t (&map)[16], std::initializer_list<int
   ++launch().mbarrierChanges;
 }
 
+void tma_store(const uint64_t (&map)[16], std::initializer_list<int32_t> coordList, uint32_t src) {
+  const TensorMapFields f = readTensorMap(map);
+  if (f.rank == 0 || static_cast<int>(coordList.size()) != f.rank) {
+    problem("cp.async.bulk.tensor (store): a tensor map never encoded, or coordinates of another rank");
+    return;
+  }
+  const std::vector<int32_t> coords(coordList);
+  int64_t boxElems = 1;
+  for (int d = 0; d < f.rank; ++d) boxElems *= f.box[d];
+  if (!sharedRange(src, static_cast<size_t>(boxElems * f.elemBytes), 128, "cp.async.bulk.tensor (store)")) return;
+  std::vector<int64_t> index(static_cast<size_t>(f.rank), 0);
+  for (int64_t i = 0; i < boxElems; ++i) {
+    bool inside = true;
+    uint64_t address = f.base;
+    for (int d = 0; d < f.rank; ++d) {
+      const int64_t g = int64_t{coords[static_cast<size_t>(d)]} + index[static_cast<size_t>(d)];
+      inside = inside && g >= 0 && static_cast<uint64_t>(g) < f.dims[d];
+      address += static_cast<uint64_t>(g) * (d == 0 ? static_cast<uint64_t>(f.elemBytes) : f.strides[d - 1]);
+    }
+    const int64_t from = tyl::layout::tmaElementAddress(f.swizzle, src, f.box[0], f.elemBytes, i / f.box[0], i % f.box[0]);
+    if (inside)
+      std::memcpy(reinterpret_cast<void*>(static_cast<uintptr_t>(address)), launch().shared + from,
+                  static_cast<size_t>(f.elemBytes));
+    for (int d = 0; d < f.rank && ++index[static_cast<size_t>(d)] == f.box[d]; ++d) index[static_cast<size_t>(d)] = 0;
+  }
+}
+
 cudaError_t set_kernel_attribute(const void* kernel, int attribute, int value) {
   // As CUDA does, a failed call also leaves its error for cudaGetLastError().
   if (attribute != 8 || value < 0 || static_cast<size_t>(value) > kMaxShared) return lastError = cudaErrorInvalidValue;

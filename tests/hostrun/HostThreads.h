@@ -77,6 +77,10 @@ void tma_load(uint32_t dst, const uint64_t (&map)[16], std::initializer_list<int
 bool elect_one();
 void setmaxnreg(bool increase, int count);
 
+// cp.async.bulk.tensor, shared to global: the box at shared address `src` (where TMA reads it)
+// into the tensor of `map` at `coords`, elements outside the tensor skipped; performed at once.
+void tma_store(const uint64_t (&map)[16], std::initializer_list<int32_t> coords, uint32_t src);
+
 // wgmma m64nNk16 for the running lane's warp: its n / 2 registers of D (d), performed when the
 // warp's 32 lanes have arrived; the descriptors are decoded as the emulator decodes them.
 void wgmma(int n, bool bf16, bool transA, bool transB, uint64_t descA, uint64_t descB, int32_t scale,

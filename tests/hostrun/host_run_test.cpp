@@ -275,6 +275,7 @@ TEST_CASE("the generated TMA code copies tiles and feeds wgmma, with zeros past 
       {"tma_b128", tylo_host::runner(tma_b128)},       {"tma_b64_panels", tylo_host::runner(tma_b64_panels)},
       {"tma_f32_b32", tylo_host::runner(tma_f32_b32)}, {"tma_tall", tylo_host::runner(tma_tall)},
       {"tma_stage", tylo_host::runner(tma_stage)},     {"tma_gemm", tylo_host::runner(tma_gemm)},
+      {"tma_store_b128", tylo_host::runner(tma_store_b128)},
   };
   tyl::examples::Example ex;
   REQUIRE(tyl::examples::compile(std::string(TYLO_SOURCE_DIR) + "/tests/emu/kernels/tma_tiles.tyl", ex));

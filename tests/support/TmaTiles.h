@@ -20,6 +20,7 @@ struct TmaCopyCase {
   int64_t tileRows, tileCols;
   int64_t m, n;
   int64_t stage;  // the kernel's `stage` argument; -1: it has none
+  bool store = false;  // a TMA store: A is the padded one (MP x NP), B (M x N) must be its corner
 };
 
 // Sizes that are tile multiples and sizes that are not, so TMA's zero fill is exercised.
@@ -30,14 +31,17 @@ inline constexpr TmaCopyCase kTmaCopyCases[] = {
     {"tma_f32_b32", tir::Type::F32, 16, 16, 33, 20, -1},
     {"tma_tall", tir::Type::BF16, 512, 16, 600, 24, -1},
     {"tma_stage", tir::Type::BF16, 64, 64, 100, 72, 4},
+    {"tma_store_b128", tir::Type::BF16, 32, 64, 50, 72, -1, true},
+    {"tma_store_b128", tir::Type::BF16, 32, 64, 64, 128, -1, true},
 };
 
 inline int64_t roundUp(int64_t x, int64_t tile) { return (x + tile - 1) / tile * tile; }
 
 // A random, B not yet written.
 inline std::vector<emu::Buffer> tmaCopyInputs(const TmaCopyCase& c) {
-  std::vector<emu::Buffer> b = {emu::makeBuffer(c.type, c.m * c.n),
-                                emu::makeBuffer(c.type, roundUp(c.m, c.tileRows) * roundUp(c.n, c.tileCols), false)};
+  const int64_t small = c.m * c.n, padded = roundUp(c.m, c.tileRows) * roundUp(c.n, c.tileCols);
+  std::vector<emu::Buffer> b = {emu::makeBuffer(c.type, c.store ? padded : small),
+                                emu::makeBuffer(c.type, c.store ? small : padded, false)};
   emu::fillRandom(b[0], c.type, static_cast<uint64_t>(c.m * 1000 + c.n));
   return b;
 }
@@ -50,10 +54,19 @@ inline std::vector<emu::Arg> tmaCopyArgs(const TmaCopyCase& c) {
   return a;
 }
 
-// "" when B is A with zeros past its edges, else the first element that is not.
+// "" when B is A with zeros past its edges (a store: B is A's corner), else the first element that
+// is not.
 inline std::string tmaCopyError(const TmaCopyCase& c, const std::vector<emu::Buffer>& b) {
   const int64_t np = roundUp(c.n, c.tileCols), mp = roundUp(c.m, c.tileRows);
   const size_t bytes = static_cast<size_t>(tir::typeBytes(c.type));
+  if (c.store) {
+    for (int64_t r = 0; r < c.m; ++r)
+      for (int64_t col = 0; col < c.n; ++col)
+        if (std::memcmp(b[1].bytes.data() + (r * c.n + col) * static_cast<int64_t>(bytes),
+                        b[0].bytes.data() + (r * np + col) * static_cast<int64_t>(bytes), bytes) != 0)
+          return "B(" + std::to_string(r) + ", " + std::to_string(col) + ") is not A's element";
+    return "";
+  }
   const std::vector<std::byte> zero(bytes);
   for (int64_t r = 0; r < mp; ++r)
     for (int64_t col = 0; col < np; ++col) {

@@ -81,6 +81,19 @@ void setmaxnreg_dec() {
   ::tylo_host::setmaxnreg(false, N);
 }
 
+inline void tma_store_2d(const CUtensorMap* map, int32_t c0, int32_t c1, uint32_t src) {
+  ::tylo_host::tma_store(map->opaque, {c0, c1}, src);
+}
+inline void tma_store_3d(const CUtensorMap* map, int32_t c0, int32_t c1, int32_t c2, uint32_t src) {
+  ::tylo_host::tma_store(map->opaque, {c0, c1, c2}, src);
+}
+// A TMA store is performed when issued: its group has nothing left to wait for, and the harness
+// has one proxy.
+inline void bulk_commit_group() {}
+template <int N>
+void bulk_wait_group_read() {}
+inline void fence_proxy_async_shared() {}
+
 enum class WgmmaType { f16, bf16 };
 inline void wgmma_on_host(int n, WgmmaType type, int transA, int transB, uint64_t descA, uint64_t descB,
                           int32_t scale, std::initializer_list<float*> d) {
