@@ -17,6 +17,7 @@ BlockState makeBlock(const LaunchContext& ctx, const std::array<int64_t, 3>& blo
   b.warps.reserve(warps);
   for (int i = 0; i < warps; ++i) b.warps.emplace_back(i, ctx.kernel, ctx.layout);
   b.async.resize(static_cast<size_t>(threads));
+  b.bulk.resize(static_cast<size_t>(threads));
   // The registers per thread the launch gives a block that is alone on its SM (tyloc emits
   // __launch_bounds__(threads, 1) for kernels that use setmaxnreg): 64K over its warps' threads,
   // in steps of 8, at most 248.

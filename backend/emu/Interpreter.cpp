@@ -103,8 +103,10 @@ bool Interpreter::exec(Warp& w, const tir::Stmt& s, Mask mask) {
         } else if constexpr (std::is_same_v<T, tir::FenceProxyAsync>) {
           for (int l = 0; l < kWarpSize; ++l)
             if (laneOn(mask, l)) ctx_.shared.fenceProxyAsync(static_cast<int32_t>(w.thread(l)));
-        } else if constexpr (std::is_same_v<T, tir::BulkCommit> || std::is_same_v<T, tir::BulkWait>) {
-          // A TMA store reads its source when it is issued: nothing is left to wait for.
+        } else if constexpr (std::is_same_v<T, tir::BulkCommit>) {
+          execBulkGroup(w, true, 0, mask);
+        } else if constexpr (std::is_same_v<T, tir::BulkWait>) {
+          execBulkGroup(w, false, n.n, mask);
         } else if constexpr (std::is_same_v<T, tir::SetMaxNReg>) {
           return execSetMaxNReg(w, n, mask);
         } else if constexpr (std::is_same_v<T, tir::FenceMbarrierInit>) {

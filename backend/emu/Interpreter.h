@@ -36,6 +36,13 @@ struct AsyncGroups {
   std::deque<std::vector<AsyncCopy>> committed;
 };
 
+// One thread's TMA store groups: the shared byte ranges [first, first + second) its stores may
+// still read, since the last commit and in committed groups, oldest first.
+struct BulkGroups {
+  std::vector<std::pair<int64_t, int64_t>> open;
+  std::deque<std::vector<std::pair<int64_t, int64_t>>> committed;
+};
+
 // An mbarrier of the block, with what its arrivals released: in the phase under way, and in the
 // phase that completed last (what a wait for it acquires).
 struct MbarrierState {
@@ -47,6 +54,7 @@ struct BlockState {
   std::array<int64_t, 3> idx{0, 0, 0};
   std::vector<Warp> warps;
   std::vector<AsyncGroups> async;  // per thread
+  std::vector<BulkGroups> bulk;    // per thread
   std::map<int64_t, MbarrierState> mbarriers;  // by shared byte
   uint64_t mbarrierChanges = 0;  // counts inits, arrivals, transactions and registers returned: waits may now succeed
   // setmaxnreg: each warp's registers per thread, and the block's pool (what the launch allocated).
@@ -112,6 +120,8 @@ class Interpreter {
   bool execMbarrierWait(Warp& w, const tir::MbarrierWait& op, Mask mask);
   bool execSetMaxNReg(Warp& w, const tir::SetMaxNReg& op, Mask mask);
   void execTmaStore(Warp& w, const tir::TmaStore& op, Mask mask);
+  // cp.async.bulk.commit_group (commit) or wait_group.read `pending`.
+  void execBulkGroup(Warp& w, bool commit, int pending, Mask mask);
   // TMA (TmaOps.cpp).
   void execTmaLoad(Warp& w, const tir::TmaLoad& op, Mask mask);
   // The shared byte of `lane`'s barrier; nullopt (reported) when it is not a barrier's place.

@@ -19,7 +19,16 @@ void SharedMemory::beginBlock(int64_t threads) {
   proxyWriter_.assign(data_.size(), Site{});
   proxyWriterFences_.assign(data_.size(), 0);
   proxyFences_.assign(static_cast<size_t>(threads), 0);
+  storeReader_.assign(data_.size(), Site{});
   barrier();
+}
+
+void SharedMemory::beginStoreRead(int64_t addr, int64_t n, Site who) {
+  for (int64_t a = addr; a < addr + n; ++a) storeReader_[static_cast<size_t>(a)] = who;
+}
+
+void SharedMemory::endStoreRead(int64_t addr, int64_t n) {
+  for (int64_t a = addr; a < addr + n; ++a) storeReader_[static_cast<size_t>(a)] = Site{};
 }
 
 void SharedMemory::fenceProxyAsync(int32_t thread) { ++proxyFences_.at(static_cast<size_t>(thread)); }
@@ -113,6 +122,8 @@ SharedCheck SharedMemory::write(int64_t addr, int n, Site who, const std::byte* 
     // of the two writes is unknown.
     if (s.async.thread >= 0 && !check.race) check.race = Conflict{s.async, true, a};
     if (!check.race) check.race = writeConflict(s, who.thread, a);
+    if (!check.race && !storeReader_.empty() && storeReader_[static_cast<size_t>(a)].thread >= 0)
+      check.race = Conflict{storeReader_[static_cast<size_t>(a)], false, a};
     s.writer = who;
     s.writerClock = clock(who.thread);
     written_[a] = 1;

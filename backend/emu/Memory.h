@@ -72,6 +72,10 @@ class SharedMemory {
   // The first byte of [addr, addr + n) whose last generic write its thread has not fenced, and
   // that thread.
   std::optional<std::pair<int64_t, Site>> unfenced(int64_t addr, int n) const;
+  // A TMA store may read [addr, addr + n) until its group is waited for: writing there races
+  // with it (the conflict names the store).
+  void beginStoreRead(int64_t addr, int64_t n, Site who);
+  void endStoreRead(int64_t addr, int64_t n);
 
  private:
   // Accesses to one byte during the barrier interval `epoch` (older epochs mean none). Two
@@ -103,6 +107,7 @@ class SharedMemory {
   std::vector<Site> proxyWriter_;
   std::vector<uint32_t> proxyWriterFences_;
   std::vector<uint32_t> proxyFences_;
+  std::vector<Site> storeReader_;  // per byte: the TMA store that may still read it
 };
 
 // The host buffers while a kernel runs, with per-byte written bits.

@@ -32,6 +32,7 @@ int registerBytes(const RegisterFile& regs, const std::vector<tir::Reg>& list, t
 }
 
 bool isAsyncCopy(const tir::Stmt* s) { return s && std::holds_alternative<tir::CpAsync>(s->node); }
+bool isTmaStore(const tir::Stmt* s) { return s && std::holds_alternative<tir::TmaStore>(s->node); }
 
 }  // namespace
 
@@ -140,7 +141,10 @@ void Interpreter::reportShared(const Warp& w, const SharedCheck& check, const ti
     const Conflict& c = *check.race;
     bool async = isAsyncCopy(c.other.stmt);
     std::string other = describeInBlock(c.other.thread);
-    std::string theirs = async ? "copies into with a cp.async" : c.otherWrote ? "wrote" : "read";
+    std::string theirs = async                      ? "copies into with a cp.async"
+                         : isTmaStore(c.other.stmt) ? "may still be reading with a TMA store that no wait_stores retired"
+                         : c.otherWrote             ? "wrote"
+                                                    : "read";
     Finding f =
         Finding::make(FindingKind::SharedRace,
                       fmt::format("shared-memory race: {} {} {}, which {} {} with no barrier in between", me,

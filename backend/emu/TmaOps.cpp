@@ -140,6 +140,25 @@ void Interpreter::execTmaStore(Warp& w, const tir::TmaStore& op, Mask mask) {
       for (size_t dim = 0; dim < rank && ++index[dim] == map.box[dim]; ++dim) index[dim] = 0;
     }
     ctx_.stats.tmaBytes += boxBytes;
+    // The store may read its box until a wait retires its group.
+    ctx_.shared.beginStoreRead(from.byte, boxBytes, Site{stmt_, static_cast<int32_t>(w.thread(l))});
+    block_.bulk[static_cast<size_t>(w.thread(l))].open.emplace_back(from.byte, boxBytes);
+  }
+}
+
+void Interpreter::execBulkGroup(Warp& w, bool commit, int pending, Mask mask) {
+  for (int l = 0; l < kWarpSize; ++l) {
+    if (!laneOn(mask, l)) continue;
+    BulkGroups& g = block_.bulk[static_cast<size_t>(w.thread(l))];
+    if (commit) {
+      g.committed.push_back(std::move(g.open));
+      g.open.clear();
+      continue;
+    }
+    while (g.committed.size() > static_cast<size_t>(pending)) {
+      for (const auto& [addr, n] : g.committed.front()) ctx_.shared.endStoreRead(addr, n);
+      g.committed.pop_front();
+    }
   }
 }
 

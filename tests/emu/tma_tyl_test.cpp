@@ -156,6 +156,17 @@ TEST_CASE("emu.tma: planted bugs around TMA are reported", "[tma]") {
                Catch::Contains("at setmaxnreg.inc to 240 registers per thread, while the warps hold 63232 of the "
                                "64512 registers the launch allocated"));
   }
+  SECTION("a tile rewritten while a TMA store may still read it") {
+    std::vector<emu::Buffer> io = {emu::makeBuffer(tir::Type::BF16, 32 * 64), emu::makeBuffer(tir::Type::BF16, 32 * 64)};
+    const tir::Kernel& k = c->kernel("store_overwrite");
+    emu::RunResult waited = emu::run(k, {emu::Arg::pointer(0), emu::Arg::pointer(1), emu::Arg::integer(1)}, io);
+    INFO(emu::renderFindings(waited.findings, c->sources));
+    CHECK(waited.ok());
+    emu::RunResult early = emu::run(k, {emu::Arg::pointer(0), emu::Arg::pointer(1), emu::Arg::integer(0)}, io);
+    REQUIRE_FALSE(early.findings.empty());
+    CHECK(early.findings[0].kind == emu::FindingKind::SharedRace);
+    CHECK_THAT(early.findings[0].message, Catch::Contains("may still be reading with a TMA store"));
+  }
   SECTION("tiles refilled before every warp has read them") {
     std::vector<emu::Buffer> g = {emu::makeBuffer(tir::Type::BF16, 64 * 128), emu::makeBuffer(tir::Type::BF16, 128 * 128),
                                   emu::makeBuffer(tir::Type::F32, 64 * 128, false)};
