@@ -223,11 +223,11 @@ class KernelLowering {
   void tmaCopy(SourceRange loc, const tile::Copy& c);
   void tmaStore(SourceRange loc, const tile::Copy& c);
   static bool hasTmaStores(const tile::Block& b);
-  // The boxes of a TMA copy between the shared view `sv` and the global view `gv`, and the tensor
-  // map of the global tensor for them (made, with its launch checks, when new); nullopt after a
+  // The boxes of a TMA copy between a shared tile and a global window, and the tensor map of
+  // the global tensor for them (made, with its launch checks, when new); nullopt after a
   // tma-layout error.
-  std::optional<std::pair<layout::TmaTileForm, uint32_t>> tmaPlan(SourceRange loc, const tile::View& sv,
-                                                                  const tile::View& gv);
+  std::optional<std::pair<layout::TmaTileForm, uint32_t>> tmaPlan(SourceRange loc, const tile::View& sharedView,
+                                                                  const tile::View& globalView);
 
   // LowerMbarriers.cpp
   void mbarrierOp(SourceRange loc, const tile::MbarrierOp& op);

@@ -22,41 +22,43 @@ using tir::ExprRef;
 using tir::Type;
 
 std::optional<std::pair<layout::TmaTileForm, uint32_t>> KernelLowering::tmaPlan(SourceRange loc,
-                                                                                const tile::View& dv,
-                                                                                const tile::View& sv) {
-  // dv: the shared tile (dt), sv: the global window (st).
-  const tile::Tensor& dt = tk_.tensors[dv.tensor];
-  const tile::Tensor& st = tk_.tensors[sv.tensor];
-  const int e = tile::dtypeBytes(dt.dtype);
+                                                                                const tile::View& sharedView,
+                                                                                const tile::View& globalView) {
+  const tile::View& sv = sharedView;
+  const tile::View& gv = globalView;
+  const tile::Tensor& st = tk_.tensors[sv.tensor];  // the shared tile
+  const tile::Tensor& gt = tk_.tensors[gv.tensor];  // the global tensor
+  const int e = tile::dtypeBytes(st.dtype);
   auto refuse = [&](const std::string& why) { diags_.report(kTmaLayout, loc, why); };
-  if (dv.rank() != 2 || sv.rank() != 2 || st.shape.size() != 2) {
+  if (sv.rank() != 2 || gv.rank() != 2 || gt.shape.size() != 2) {
     refuse(fmt::format("a TMA copy moves a two-dimensional tile of a two-dimensional global tensor; this one "
                        "moves a {}-D tile of the {}-D tensor '{}'",
-                       dv.rank(), st.shape.size(), st.name));
+                       sv.rank(), gt.shape.size(), gt.name));
     return std::nullopt;
   }
-  if (st.dtype != dt.dtype) {
-    refuse(fmt::format("this TMA copy would convert {} into {}, but TMA copies bytes as they are",
-                       tile::dtypeName(st.dtype), tile::dtypeName(dt.dtype)));
+  if (gt.dtype != st.dtype) {
+    refuse(fmt::format("the shared tile '{}' holds {} and the global tensor '{}' {}, but TMA copies bytes as they "
+                       "are, without converting",
+                       st.name, tile::dtypeName(st.dtype), gt.name, tile::dtypeName(gt.dtype)));
     return std::nullopt;
   }
   int64_t unit = 0;
-  if (!tir::isIntConst(st.strides[1], &unit) || unit != 1) {
-    refuse(fmt::format("TMA reads rows of contiguous elements, but the last dimension of '{}' has stride {}", st.name,
-                       tir::isIntConst(st.strides[1], &unit) ? std::to_string(unit) : "known only at run time"));
+  if (!tir::isIntConst(gt.strides[1], &unit) || unit != 1) {
+    refuse(fmt::format("TMA reads rows of contiguous elements, but the last dimension of '{}' has stride {}", gt.name,
+                       tir::isIntConst(gt.strides[1], &unit) ? std::to_string(unit) : "known only at run time"));
     return std::nullopt;
   }
 
   // The boxes, the same for every value of a run-time origin of the tile's left-out dimensions.
   layout::TmaTile tile;
-  tile.layout = &*dt.layout;
-  tile.shape = dt.staticShape;
-  tile.rowDim = dv.dims[0];
-  tile.colDim = dv.dims[1];
-  tile.rows = dv.shape[0];
-  tile.cols = dv.shape[1];
+  tile.layout = &*st.layout;
+  tile.shape = st.staticShape;
+  tile.rowDim = sv.dims[0];
+  tile.colDim = sv.dims[1];
+  tile.rows = sv.shape[0];
+  tile.cols = sv.shape[1];
   tile.elemBytes = e;
-  const TileOrigins places = tileOrigins(dv, dt.staticShape);
+  const TileOrigins places = tileOrigins(sv, st.staticShape);
   if (places.runtimeKeptDim) {
     refuse(fmt::format("this TMA copy writes a shared window whose origin along dimension {} is known only at run "
                        "time; a TMA destination starts at a compile-time offset in the dimensions it keeps",
@@ -74,28 +76,28 @@ std::optional<std::pair<layout::TmaTileForm, uint32_t>> KernelLowering::tmaPlan(
     auto r = layout::tmaTileForm(tile);
     if (const auto* m = std::get_if<layout::TmaFormMismatch>(&r)) {
       diags_.report(kTmaLayout, loc,
-                    fmt::format("TMA cannot write the shared tile '{}'{}: {}", dt.name,
+                    fmt::format("TMA cannot write the shared tile '{}'{}: {}", st.name,
                                 places.varies ? fmt::format(" at origin {}", layout::shapeToString(origin)) : "",
                                 m->message))
-          .note(dt.layoutLoc, fmt::format("'{}' is allocated here, with the layout {}", dt.name,
-                                          layout::toString(*dt.layout)));
+          .note(st.layoutLoc, fmt::format("'{}' is allocated here, with the layout {}", st.name,
+                                          layout::toString(*st.layout)));
       return std::nullopt;
     }
     const auto& f = std::get<layout::TmaTileForm>(r);
     if (form && (f.swizzle != form->swizzle || f.boxRows != form->boxRows || f.boxCols != form->boxCols)) {
-      refuse(fmt::format("this TMA copy writes '{}' in boxes that differ between its stages", dt.name));
+      refuse(fmt::format("this TMA copy writes '{}' in boxes that differ between its stages", st.name));
       return std::nullopt;
     }
     if (!form) form = f;
   }
 
   // The tensor map: the global tensor innermost first, its row stride in bytes.
-  const int param = k_.buffers[st.buffer].param;
-  const ExprRef rowStride = tir::binary(tir::BinOp::Mul, tir::cast(Type::I64, st.strides[0]),
+  const int param = k_.buffers[gt.buffer].param;
+  const ExprRef rowStride = tir::binary(tir::BinOp::Mul, tir::cast(Type::I64, gt.strides[0]),
                                         tir::intConst(e, Type::I64));
   tir::TensorMap map;
   map.param = param;
-  map.dims = {tir::cast(Type::I64, st.shape[1]), tir::cast(Type::I64, st.shape[0])};
+  map.dims = {tir::cast(Type::I64, gt.shape[1]), tir::cast(Type::I64, gt.shape[0])};
   map.strides = {rowStride};
   map.box = {form->boxCols, form->boxRows};
   map.swizzle = form->swizzle;
@@ -105,28 +107,40 @@ std::optional<std::pair<layout::TmaTileForm, uint32_t>> KernelLowering::tmaPlan(
     if (m.param == map.param && m.box == map.box && m.swizzle == map.swizzle) break;
   }
   if (mapId == k_.tensorMaps.size()) {
-    map.name = fmt::format("{}_tma{}", st.name, mapId);
+    map.name = fmt::format("{}_tma{}", gt.name, mapId);
     k_.tensorMaps.push_back(std::move(map));
-    // What the driver requires of the map: a 16-byte aligned pointer and row stride.
-    if (st.alignBytes < 16) {
+    // What the driver requires of the map: extents of at least 1, a 16-byte aligned pointer and
+    // row stride.
+    for (int d = 0; d < 2; ++d) {
+      if (int64_t extent = 0; tir::isIntConst(gt.shape[static_cast<size_t>(d)], &extent) && extent >= 1) continue;
+      tir::LaunchCheck nonEmpty;
+      nonEmpty.cond = tir::binary(tir::BinOp::Ge, tir::cast(Type::I64, gt.shape[static_cast<size_t>(d)]),
+                                  tir::intConst(1, Type::I64));
+      nonEmpty.message =
+          fmt::format("dimension {} of {} must not be empty: TMA reads it, and a tensor map has no empty extent", d,
+                      gt.name);
+      nonEmpty.loc = loc;
+      addLaunchCheck(std::move(nonEmpty));
+    }
+    if (gt.alignBytes < 16) {
       tir::LaunchCheck align;
       align.kind = tir::LaunchCheck::Kind::PointerAlignment;
       align.param = param;
       align.alignBytes = 16;
-      align.message = fmt::format("{} must be aligned to 16 bytes (TMA reads it)", st.name);
+      align.message = fmt::format("{} must be aligned to 16 bytes (TMA reads it)", gt.name);
       align.loc = loc;
       addLaunchCheck(std::move(align));
     }
     if (int64_t stride = 0; !tir::isIntConst(rowStride, &stride) || stride % 16 != 0) {
       if (tir::isIntConst(rowStride, &stride)) {
         refuse(fmt::format("this TMA copy reads rows of '{}' {} bytes apart, but TMA needs a multiple of 16 bytes",
-                           st.name, stride));
+                           gt.name, stride));
         return std::nullopt;
       }
       tir::LaunchCheck rows;
       rows.cond = tir::binary(tir::BinOp::Eq, tir::binary(tir::BinOp::Rem, rowStride, tir::intConst(16, Type::I64)),
                               tir::intConst(0, Type::I64));
-      rows.message = fmt::format("the rows of {} must be a multiple of 16 bytes apart (TMA reads it)", st.name);
+      rows.message = fmt::format("the rows of {} must be a multiple of 16 bytes apart (TMA reads it)", gt.name);
       rows.loc = loc;
       addLaunchCheck(std::move(rows));
     }

@@ -61,6 +61,16 @@ TEST_CASE("emu.tma: a TMA-fed wgmma GEMM computes A @ B for any M, N and K", "[t
   }
 }
 
+TEST_CASE("emu.tma: a launch with an empty tensor that TMA reads is refused, as the driver refuses its map", "[tma]") {
+  auto c = compile("tma_tiles.tyl");
+  const test::TmaGemmCase empty{64, 128, 0};
+  std::vector<emu::Buffer> buffers = test::tmaGemmInputs(empty);
+  emu::RunResult r = emu::run(c->kernel("tma_gemm"), test::tmaGemmArgs(empty), buffers);
+  REQUIRE(r.findings.size() == 1);
+  CHECK(r.findings[0].kind == emu::FindingKind::LaunchFailure);
+  CHECK_THAT(r.findings[0].message, Catch::Contains("dimension 1 of A must not be empty"));
+}
+
 TEST_CASE("emu.tma: a warp-specialized GEMM (TMA producer, wgmma consumers, setmaxnreg) computes A @ B", "[tma]") {
   auto c = compile("ws_gemm.tyl");
   for (const test::TmaGemmCase& g : test::kWsGemmCases) {
