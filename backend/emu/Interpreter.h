@@ -120,6 +120,8 @@ class Interpreter {
   bool execMbarrierWait(Warp& w, const tir::MbarrierWait& op, Mask mask);
   bool execSetMaxNReg(Warp& w, const tir::SetMaxNReg& op, Mask mask);
   void execTmaStore(Warp& w, const tir::TmaStore& op, Mask mask);
+  struct TmaBox;  // TmaOps.cpp
+  TmaBox tmaBox(Warp& w, uint32_t map, const std::vector<tir::ExprRef>& coords, Mask mask);
   // cp.async.bulk.commit_group (commit) or wait_group.read `pending`.
   void execBulkGroup(Warp& w, bool commit, int pending, Mask mask);
   // TMA (TmaOps.cpp).

@@ -13,21 +13,57 @@
 
 namespace tyl::emu {
 
-void Interpreter::execTmaLoad(Warp& w, const tir::TmaLoad& op, Mask mask) {
-  const tir::TensorMap& map = ctx_.kernel.tensorMaps.at(op.map);
-  const tir::Param& param = ctx_.kernel.params.at(static_cast<size_t>(map.param));
-  const tir::MemRef global{static_cast<uint32_t>(param.buffer), nullptr};
-  const int e = tir::typeBytes(param.type);
-  const size_t rank = map.dims.size();
-  int64_t boxElems = 1;
-  for (int64_t b : map.box) boxElems *= b;
-  const int64_t boxBytes = boxElems * e;
-  const Lanes dst = eval(w, op.dst.offset, mask), bar = eval(w, op.bar.offset, mask);
+// A TMA box of one tensor map, evaluated for a warp: its element size and count, and each lane's
+// coordinates, extents and strides, from which the global byte of every box element follows.
+struct Interpreter::TmaBox {
+  const tir::TensorMap* map = nullptr;
+  const tir::Param* param = nullptr;
+  const PointerBinding* pointer = nullptr;
+  int e = 0;
+  int64_t elems = 1, bytes = 0;
   std::vector<Lanes> coords, dims, strides;
-  for (const tir::ExprRef& c : op.coords) coords.push_back(eval(w, c, mask));
-  for (const tir::ExprRef& d : map.dims) dims.push_back(eval(w, d, mask));
-  for (const tir::ExprRef& s : map.strides) strides.push_back(eval(w, s, mask));
-  const PointerBinding& pointer = ctx_.pointers.at(static_cast<size_t>(map.param));
+
+  // The global byte of the element at `index` (innermost dimension first) for `lane`, and
+  // whether it lies inside the tensor.
+  std::pair<int64_t, bool> globalByte(int lane, const std::vector<int64_t>& index) const {
+    bool inside = true;
+    int64_t byte = pointer->offset;
+    for (size_t dim = 0; dim < index.size(); ++dim) {
+      const int64_t g = static_cast<int64_t>(static_cast<int32_t>(coords[dim][static_cast<size_t>(lane)])) + index[dim];
+      inside = inside && g >= 0 && g < static_cast<int64_t>(dims[dim][static_cast<size_t>(lane)]);
+      byte += dim == 0 ? g * e : g * static_cast<int64_t>(strides[dim - 1][static_cast<size_t>(lane)]);
+    }
+    return {byte, inside};
+  }
+  // The next element, innermost dimension fastest.
+  void next(std::vector<int64_t>& index) const {
+    for (size_t dim = 0; dim < index.size() && ++index[dim] == map->box[dim]; ++dim) index[dim] = 0;
+  }
+};
+
+Interpreter::TmaBox Interpreter::tmaBox(Warp& w, uint32_t mapId, const std::vector<tir::ExprRef>& coords, Mask mask) {
+  TmaBox b;
+  b.map = &ctx_.kernel.tensorMaps.at(mapId);
+  b.param = &ctx_.kernel.params.at(static_cast<size_t>(b.map->param));
+  b.pointer = &ctx_.pointers.at(static_cast<size_t>(b.map->param));
+  b.e = tir::typeBytes(b.param->type);
+  for (int64_t x : b.map->box) b.elems *= x;
+  b.bytes = b.elems * b.e;
+  for (const tir::ExprRef& c : coords) b.coords.push_back(eval(w, c, mask));
+  for (const tir::ExprRef& d : b.map->dims) b.dims.push_back(eval(w, d, mask));
+  for (const tir::ExprRef& st : b.map->strides) b.strides.push_back(eval(w, st, mask));
+  return b;
+}
+
+void Interpreter::execTmaLoad(Warp& w, const tir::TmaLoad& op, Mask mask) {
+  const TmaBox box = tmaBox(w, op.map, op.coords, mask);
+  const tir::TensorMap& map = *box.map;
+  const tir::Param& param = *box.param;
+  const tir::MemRef global{static_cast<uint32_t>(param.buffer), nullptr};
+  const int e = box.e;
+  const int64_t boxElems = box.elems, boxBytes = box.bytes;
+  const Lanes dst = eval(w, op.dst.offset, mask), bar = eval(w, op.bar.offset, mask);
+  const PointerBinding& pointer = *box.pointer;
   for (int l = 0; l < kWarpSize; ++l) {
     if (!laneOn(mask, l)) continue;
     Place d;
@@ -35,16 +71,10 @@ void Interpreter::execTmaLoad(Warp& w, const tir::TmaLoad& op, Mask mask) {
     std::optional<int64_t> barByte = mbarrierByte(w, op.bar, bar[l], l);
     if (!barByte) continue;
     // Every element of the box, innermost dimension fastest.
-    std::vector<int64_t> index(rank, 0);
+    std::vector<int64_t> index(map.dims.size(), 0);
     std::vector<std::byte> value(static_cast<size_t>(e));
     for (int64_t i = 0; i < boxElems; ++i) {
-      bool inside = true;
-      int64_t byte = pointer.offset;
-      for (size_t dim = 0; dim < rank; ++dim) {
-        const int64_t g = static_cast<int64_t>(static_cast<int32_t>(coords[dim][l])) + index[dim];
-        inside = inside && g >= 0 && g < static_cast<int64_t>(dims[dim][l]);
-        byte += dim == 0 ? g * e : g * static_cast<int64_t>(strides[dim - 1][l]);
-      }
+      const auto [byte, inside] = box.globalByte(l, index);
       std::fill(value.begin(), value.end(), std::byte{0});
       if (inside) {
         if (byte < 0 || byte > ctx_.global.size(pointer.buffer) - e) {
@@ -60,7 +90,7 @@ void Interpreter::execTmaLoad(Warp& w, const tir::TmaLoad& op, Mask mask) {
           layout::tmaElementAddress(map.swizzle, kSharedWindowBase + d.byte, map.box[0], e, i / map.box[0], i % map.box[0]);
       writeBytes(w, op.dst, Place{true, -1, address - kSharedWindowBase}, e, l, value.data());
       ctx_.shared.asyncProxyWrote(address - kSharedWindowBase, e);
-      for (size_t dim = 0; dim < rank && ++index[dim] == map.box[dim]; ++dim) index[dim] = 0;
+      box.next(index);
     }
     ctx_.stats.tmaBytes += boxBytes;
     // The transaction completes on the barrier, releasing the writes.
@@ -87,26 +117,20 @@ void Interpreter::execTmaLoad(Warp& w, const tir::TmaLoad& op, Mask mask) {
 // skipped. The bytes must be visible to the async proxy: every generic write to them fenced by
 // its thread (fence.proxy.async) before the store.
 void Interpreter::execTmaStore(Warp& w, const tir::TmaStore& op, Mask mask) {
-  const tir::TensorMap& map = ctx_.kernel.tensorMaps.at(op.map);
-  const tir::Param& param = ctx_.kernel.params.at(static_cast<size_t>(map.param));
+  const TmaBox box = tmaBox(w, op.map, op.coords, mask);
+  const tir::TensorMap& map = *box.map;
+  const tir::Param& param = *box.param;
   const tir::MemRef global{static_cast<uint32_t>(param.buffer), nullptr};
-  const int e = tir::typeBytes(param.type);
-  const size_t rank = map.dims.size();
-  int64_t boxElems = 1;
-  for (int64_t b : map.box) boxElems *= b;
-  const int64_t boxBytes = boxElems * e;
+  const int e = box.e;
+  const int64_t boxElems = box.elems, boxBytes = box.bytes;
   const Lanes src = eval(w, op.src.offset, mask);
-  std::vector<Lanes> coords, dims, strides;
-  for (const tir::ExprRef& c : op.coords) coords.push_back(eval(w, c, mask));
-  for (const tir::ExprRef& d : map.dims) dims.push_back(eval(w, d, mask));
-  for (const tir::ExprRef& s : map.strides) strides.push_back(eval(w, s, mask));
-  const PointerBinding& pointer = ctx_.pointers.at(static_cast<size_t>(map.param));
+  const PointerBinding& pointer = *box.pointer;
   for (int l = 0; l < kWarpSize; ++l) {
     if (!laneOn(mask, l)) continue;
     Place from;
     if (!place(w, op.src, static_cast<int64_t>(src[l]), static_cast<int>(boxBytes), 128, l, "TMA store read", &from))
       continue;
-    std::vector<int64_t> index(rank, 0);
+    std::vector<int64_t> index(map.dims.size(), 0);
     std::vector<std::byte> value(static_cast<size_t>(e));
     for (int64_t i = 0; i < boxElems; ++i) {
       const int64_t address = layout::tmaElementAddress(map.swizzle, kSharedWindowBase + from.byte, map.box[0], e,
@@ -120,13 +144,7 @@ void Interpreter::execTmaStore(Warp& w, const tir::TmaStore& op, Mask mask) {
         return;
       }
       readBytes(w, op.src, Place{true, -1, byte}, e, l, value.data());
-      bool inside = true;
-      int64_t to = pointer.offset;
-      for (size_t dim = 0; dim < rank; ++dim) {
-        const int64_t g = static_cast<int64_t>(static_cast<int32_t>(coords[dim][l])) + index[dim];
-        inside = inside && g >= 0 && g < static_cast<int64_t>(dims[dim][l]);
-        to += dim == 0 ? g * e : g * static_cast<int64_t>(strides[dim - 1][l]);
-      }
+      const auto [to, inside] = box.globalByte(l, index);
       if (inside) {
         if (to < 0 || to > ctx_.global.size(pointer.buffer) - e) {
           report(FindingKind::OutOfBounds, w, l,
@@ -137,7 +155,7 @@ void Interpreter::execTmaStore(Warp& w, const tir::TmaStore& op, Mask mask) {
         }
         writeBytes(w, global, Place{false, pointer.buffer, to}, e, l, value.data());
       }
-      for (size_t dim = 0; dim < rank && ++index[dim] == map.box[dim]; ++dim) index[dim] = 0;
+      box.next(index);
     }
     ctx_.stats.tmaBytes += boxBytes;
     // The store may read its box until a wait retires its group.

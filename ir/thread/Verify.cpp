@@ -488,7 +488,7 @@ class Verifier {
             if constexpr (std::is_same_v<T, MbarrierArrive>)
               if (n.expectTx) integer(n.expectTx, where, "a transaction byte count");
             if constexpr (std::is_same_v<T, MbarrierWait>) integer(n.parity, where, "a parity");
-          } else if constexpr (std::is_same_v<T, TmaLoad>) {
+          } else if constexpr (std::is_same_v<T, TmaLoad> || std::is_same_v<T, TmaStore>) {
             if (n.map >= k_.tensorMaps.size()) {
               fail(where, fmt::format("tensor map {} of {}", n.map, k_.tensorMaps.size()));
             } else if (n.coords.size() != k_.tensorMaps[n.map].dims.size()) {
@@ -496,23 +496,18 @@ class Verifier {
                                       k_.tensorMaps[n.map].dims.size()));
             }
             for (const ExprRef& c : n.coords) integer(c, where, "a coordinate");
-            if (std::optional<Space> s = mem(n.dst, where); s && *s != Space::Shared)
-              fail(where, "a TMA destination outside shared memory");
-            if (std::optional<Space> s = mem(n.bar, where);
-                s && (*s != Space::Shared || k_.buffers[n.bar.buffer].elem != Type::I64))
-              fail(where, "a TMA completing on something that is not an mbarrier");
+            if constexpr (std::is_same_v<T, TmaLoad>) {
+              if (std::optional<Space> s = mem(n.dst, where); s && *s != Space::Shared)
+                fail(where, "a TMA destination outside shared memory");
+              if (std::optional<Space> s = mem(n.bar, where);
+                  s && (*s != Space::Shared || k_.buffers[n.bar.buffer].elem != Type::I64))
+                fail(where, "a TMA completing on something that is not an mbarrier");
+            } else {
+              if (std::optional<Space> s = mem(n.src, where); s && *s != Space::Shared)
+                fail(where, "a TMA store source outside shared memory");
+            }
           } else if constexpr (std::is_same_v<T, WgmmaWait>) {
             if (n.n < 0 || n.n > 7) fail(where, fmt::format("waits for {} groups (0 to 7)", n.n));
-          } else if constexpr (std::is_same_v<T, TmaStore>) {
-            if (n.map >= k_.tensorMaps.size()) {
-              fail(where, fmt::format("tensor map {} of {}", n.map, k_.tensorMaps.size()));
-            } else if (n.coords.size() != k_.tensorMaps[n.map].dims.size()) {
-              fail(where, fmt::format("{} coordinates for a tensor map of rank {}", n.coords.size(),
-                                      k_.tensorMaps[n.map].dims.size()));
-            }
-            for (const ExprRef& c : n.coords) integer(c, where, "a coordinate");
-            if (std::optional<Space> s = mem(n.src, where); s && *s != Space::Shared)
-              fail(where, "a TMA store source outside shared memory");
           } else if constexpr (std::is_same_v<T, BulkWait>) {
             if (n.n < 0 || n.n > 8) fail(where, fmt::format("waits for {} bulk groups", n.n));
           } else if constexpr (std::is_same_v<T, SetMaxNReg>) {
