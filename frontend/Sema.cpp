@@ -34,6 +34,7 @@ bool knownAtLaunch(const ExprRef& e) {
     case tir::ExprKind::IntConst:
     case tir::ExprKind::FloatConst:
     case tir::ExprKind::ParamRef: return true;
+    case tir::ExprKind::SpecialReg: return e->special == tir::Special::SmCount;
     case tir::ExprKind::Binary:
     case tir::ExprKind::Unary:
     case tir::ExprKind::Select:
@@ -466,11 +467,15 @@ bool KernelSema::globalLayout(const ast::Expr& e, const std::vector<std::string>
 bool KernelSema::declareLaunch() {
   const ast::Expr* grid = nullptr;
   const ast::Expr* block = nullptr;
+  const ast::Expr* cluster = nullptr;
   for (const ast::Arg& a : decl_.launch) {
-    const ast::Expr** slot = a.name == "grid" ? &grid : a.name == "block" ? &block : nullptr;
+    const ast::Expr** slot = a.name == "grid"      ? &grid
+                             : a.name == "block"   ? &block
+                             : a.name == "cluster" ? &cluster
+                                                   : nullptr;
     if (!slot) {
       diags_.report(kBadLaunch, a.name.empty() ? a.value->range : a.nameRange,
-                    "launch takes 'grid = ...' and 'block = ...'");
+                    "launch takes 'grid = ...', 'block = ...' and optionally 'cluster = ...'");
       return false;
     }
     if (*slot) {
@@ -512,6 +517,27 @@ bool KernelSema::declareLaunch() {
     return false;
   }
   blockKnown_ = true;
+  // A cluster: blocks that run together on neighbouring SMs (sm_90); at most 8, the portable size.
+  if (cluster) {
+    std::optional<std::vector<Entry>> clusterEntries = dims(*cluster);
+    if (!clusterEntries) return false;
+    int64_t blocks = 1;
+    for (size_t i = 0; i < clusterEntries->size(); ++i) {
+      std::optional<int64_t> n = constInt((*clusterEntries)[i], "a cluster dimension");
+      if (!n) return false;
+      if (*n < 1) {
+        diags_.report(kBadLaunch, (*clusterEntries)[i].range, fmt::format("a cluster dimension must be positive, found {}", *n));
+        return false;
+      }
+      k_.skeleton.cluster[i] = *n;
+      blocks *= *n;
+    }
+    if (blocks > 8) {
+      diags_.report(kBadLaunch, cluster->range,
+                    fmt::format("a cluster has at most 8 blocks (the portable size), this one has {}", blocks));
+      return false;
+    }
+  }
   std::optional<std::vector<Entry>> gridEntries = dims(*grid);
   if (!gridEntries) return false;
   const std::vector<Entry>& g = *gridEntries;
@@ -529,8 +555,8 @@ bool KernelSema::declareLaunch() {
     // The launcher computes the grid on the host, before any thread exists.
     if (!knownAtLaunch(*v)) {
       diags_.report(kBadLaunch, g[i].range,
-                    "a grid dimension may use only scalar parameters and constants: the launcher computes it "
-                    "before any thread runs");
+                    "a grid dimension may use only scalar parameters, constants and sm_count(): the launcher "
+                    "computes it before any thread runs");
       return false;
     }
     int64_t c = 0;
@@ -543,6 +569,12 @@ bool KernelSema::declareLaunch() {
     if (tir::isIntConst(*v, &c) && c > most) {
       diags_.report(kBadLaunch, g[i].range,
                     fmt::format("grid dimension {} is {}, more than the {} CUDA allows", "xyz"[i], c, most));
+      return false;
+    }
+    if (tir::isIntConst(*v, &c) && c % k_.skeleton.cluster[i] != 0) {
+      diags_.report(kBadLaunch, g[i].range,
+                    fmt::format("grid dimension {} is {}, not a multiple of the cluster's {}", "xyz"[i], c,
+                                k_.skeleton.cluster[i]));
       return false;
     }
     k_.skeleton.grid[i] = tir::cast(tir::Type::I64, *v);

@@ -44,19 +44,23 @@ std::optional<Value> KernelSema::barrierOp(const ast::Expr& e, const ast::Call& 
   const bool init = fn == "init_barriers", wait = fn == "wait_barrier";
   const char* usage = init   ? "init_barriers(bars, arrivals = n)"
                       : wait ? "wait_barrier(bars[i], parity)"
-                             : "arrive(bars[i]) or arrive(bars[i], expect_tx = bytes)";
+                             : "arrive(bars[i]), with 'expect_tx = bytes' and 'cta = rank' as needed";
   auto wrong = [&](SourceRange where) {
     diags_.report(kBadArgument, where, fmt::format("{} is called as {}", fn, usage));
     return std::nullopt;
   };
-  if (c.args.empty() || !c.args[0].name.empty() || c.args.size() > 2) return wrong(e.range);
-  if (c.args.size() == 2) {
-    const std::string& name = c.args[1].name;
-    if ((init && name != "arrivals") || (wait && !name.empty()) || (!init && !wait && name != "expect_tx"))
-      return wrong(c.args[1].value ? c.args[1].value->range : e.range);
-  } else if (init || wait) {
-    return wrong(e.range);
+  if (c.args.empty() || !c.args[0].name.empty() || c.args.size() > (init || wait ? 2 : 3)) return wrong(e.range);
+  const ast::Arg* valueArg = nullptr;  // arrivals, parity or expect_tx
+  const ast::Arg* ctaArg = nullptr;
+  for (size_t i = 1; i < c.args.size(); ++i) {
+    const std::string& name = c.args[i].name;
+    const ast::Arg*& slot = !init && !wait && name == "cta" ? ctaArg : valueArg;
+    const bool ok = (init && name == "arrivals") || (wait && name.empty()) || (!init && !wait && name == "expect_tx") ||
+                    (!init && !wait && name == "cta");
+    if (!ok || slot) return wrong(c.args[i].value ? c.args[i].value->range : e.range);
+    slot = &c.args[i];
   }
+  if ((init || wait) && !valueArg) return wrong(e.range);
   std::optional<Value> bar = expr(*c.args[0].value);
   if (!bar) return std::nullopt;
   const bool isBarriers = bar->kind == Value::Kind::View && k_.tensors[bar->view.tensor].mbarriers;
@@ -70,18 +74,22 @@ std::optional<Value> KernelSema::barrierOp(const ast::Expr& e, const ast::Call& 
   tile::MbarrierOp op;
   op.kind = init ? tile::MbarrierOp::Kind::Init : wait ? tile::MbarrierOp::Kind::Wait : tile::MbarrierOp::Kind::Arrive;
   op.bar = bar->view;
-  if (c.args.size() == 2) {
-    std::optional<Value> v = expr(*c.args[1].value);
+  if (ctaArg) {
+    op.cta = clusterRankArg(*ctaArg, "cta");
+    if (!op.cta) return std::nullopt;
+  }
+  if (valueArg) {
+    std::optional<Value> v = expr(*valueArg->value);
     if (!v) return std::nullopt;
-    std::optional<tir::ExprRef> s = toScalar(*v, c.args[1].value->range, tir::Type::I32);
+    std::optional<tir::ExprRef> s = toScalar(*v, valueArg->value->range, tir::Type::I32);
     if (!s) return std::nullopt;
     if (!tir::isInt((*s)->type)) {
-      diags_.report(kTypeMismatch, c.args[1].value->range, fmt::format("{} takes an integer", fn));
+      diags_.report(kTypeMismatch, valueArg->value->range, fmt::format("{} takes an integer", fn));
       return std::nullopt;
     }
     int64_t k = 0;
     if (tir::isIntConst(*s, &k) && (init ? k < 1 || k > (1 << 20) - 1 : wait ? k < 0 || k > 1 : k < 0 || k > (1 << 20) - 1)) {
-      diags_.report(kBadArgument, c.args[1].value->range,
+      diags_.report(kBadArgument, valueArg->value->range,
                     fmt::format("{} {} must lie in {}, found {}", fn,
                                 init ? "arrivals" : wait ? "parity" : "expect_tx",
                                 wait ? "0..1" : init ? "1..1048575" : "0..1048575", k));
@@ -91,6 +99,30 @@ std::optional<Value> KernelSema::barrierOp(const ast::Expr& e, const ast::Call& 
   }
   emit(e.range, std::move(op));
   return Value{};
+}
+
+// A cluster rank (`cta = r`) or a mask of ranks (`multicast = m`): an integer, which a constant
+// must fit: a rank below the kernel's cluster size, a mask of its ranks. Null when reported.
+tir::ExprRef KernelSema::clusterRankArg(const ast::Arg& a, const char* what) {
+  std::optional<Value> v = expr(*a.value);
+  if (!v) return nullptr;
+  std::optional<tir::ExprRef> s = toScalar(*v, a.value->range, tir::Type::I32);
+  if (!s) return nullptr;
+  if (!tir::isInt((*s)->type)) {
+    diags_.report(kTypeMismatch, a.value->range, fmt::format("'{}' takes an integer", what));
+    return nullptr;
+  }
+  const int64_t blocks = k_.skeleton.clusterSize();
+  const bool mask = std::string_view(what) == "multicast";
+  int64_t k = 0;
+  if (tir::isIntConst(*s, &k) && (mask ? k < 1 || k >= (int64_t{1} << blocks) : k < 0 || k >= blocks)) {
+    diags_.report(kBadArgument, a.value->range,
+                  mask ? fmt::format("multicast takes a mask of the cluster's {} ranks, 1..{}, found {}", blocks,
+                                     (int64_t{1} << blocks) - 1, k)
+                       : fmt::format("cta takes a rank of the cluster's {} blocks, 0..{}, found {}", blocks, blocks - 1, k));
+    return nullptr;
+  }
+  return tir::cast(tir::Type::I32, *s);
 }
 
 // increase_registers(n) / decrease_registers(n): setmaxnreg.inc / .dec, the registers per thread

@@ -426,21 +426,29 @@ std::optional<Value> KernelSema::copy(const ast::Expr& e, const ast::Call& c, bo
   // copy_async(dst, src, enable = cond): when cond is false nothing is read and dst is
   // zero-filled, without a branch.
   // copy_async(dst, src, barrier = bars[i]): a TMA copy completing on an mbarrier.
+  // copy_async(dst, src, barrier = bars[i], multicast = mask): into every block of the mask.
   const ast::Arg* enableArg = nullptr;
   const ast::Arg* barrierArg = nullptr;
+  const ast::Arg* multicastArg = nullptr;
   bool argsOk = c.args.size() >= 2 && c.args[0].name.empty() && c.args[1].name.empty();
   for (size_t i = 2; i < c.args.size() && argsOk; ++i) {
-    const ast::Arg*& slot = c.args[i].name == "enable" ? enableArg : barrierArg;
-    argsOk = async && (c.args[i].name == "enable" || c.args[i].name == "barrier") && !slot;
+    const std::string& name = c.args[i].name;
+    const ast::Arg*& slot = name == "enable" ? enableArg : name == "barrier" ? barrierArg : multicastArg;
+    argsOk = async && (name == "enable" || name == "barrier" || name == "multicast") && !slot;
     slot = &c.args[i];
   }
-  if (!argsOk || (enableArg && barrierArg)) {
+  if (!argsOk || (enableArg && barrierArg) || (multicastArg && !barrierArg)) {
     diags_.report(kBadArgument, e.range,
                   async ? "copy_async takes a destination, a source and optionally a condition or an mbarrier: "
                           "copy_async(dst, src), copy_async(dst, src, enable = cond) or copy_async(dst, src, "
-                          "barrier = bars[i])"
+                          "barrier = bars[i]), the last with 'multicast = mask' in a cluster"
                         : "copy takes a destination and a source: copy(dst, src)");
     return std::nullopt;
+  }
+  tir::ExprRef multicast;
+  if (multicastArg) {
+    multicast = clusterRankArg(*multicastArg, "multicast");
+    if (!multicast) return std::nullopt;
   }
   tir::ExprRef enable = copyEnable_;
   if (enableArg) {
@@ -498,6 +506,7 @@ std::optional<Value> KernelSema::copy(const ast::Expr& e, const ast::Call& c, bo
   cp.dst = dst->view;
   cp.async = async;
   cp.barrier = barrier;
+  cp.multicast = multicast;
   if (async && !tir::isTrue(enable)) cp.enable = enable;
   if (cp.barrier && cp.enable) {
     diags_.report(kBadArgument, e.range,
@@ -587,7 +596,7 @@ std::optional<Value> KernelSema::call(const ast::Expr& e, const ast::Call& c) {
   static const std::set<std::string, std::less<>> kBodyOnly = {
       "alloc_local", "alloc_shared", "copy", "store", "copy_async", "barrier", "commit_copies", "wait_copies",
       "alloc_barriers", "init_barriers", "arrive", "wait_barrier", "elect_one", "increase_registers",
-      "decrease_registers", "store_async", "commit_stores", "wait_stores"};
+      "decrease_registers", "store_async", "commit_stores", "wait_stores", "cluster_rank", "cluster_barrier"};
   if (out_.empty() && kBodyOnly.count(fn)) {
     diags_.report(kNotConstant, e.range, fmt::format("{}() can only be called in a kernel body", fn));
     return std::nullopt;
@@ -598,6 +607,23 @@ std::optional<Value> KernelSema::call(const ast::Expr& e, const ast::Call& c) {
   if (fn == "warpgroup_id") {
     if (!noArgs()) return std::nullopt;
     return Value::runtime(tir::binary(tir::BinOp::Shr, tir::special(S::WarpId), tir::intConst(2, tir::Type::I32)));
+  }
+  // The device's multiprocessor count, which the launcher reads: for the grid of a persistent kernel.
+  if (fn == "sm_count") {
+    if (!noArgs()) return std::nullopt;
+    if (!out_.empty() || !blockKnown_) {
+      diags_.report(kBadArgument, e.range,
+                    "sm_count() is the device's SM count, which the launcher reads: use it in the launch clause's "
+                    "grid (a thread reads the grid's size as grid_dim)");
+      return std::nullopt;
+    }
+    return Value::runtime(tir::special(S::SmCount));
+  }
+  if (fn == "cluster_rank") return noArgs() ? std::optional(Value::runtime(tir::special(S::ClusterRank))) : std::nullopt;
+  if (fn == "cluster_barrier") {
+    if (!noArgs()) return std::nullopt;
+    emit(e.range, tile::Barrier{true});
+    return Value{};
   }
   // elect.sync: true in one lane of the warp, which must run it whole.
   if (fn == "elect_one") return noArgs() ? std::optional(Value::runtime(tir::special(S::ElectOne))) : std::nullopt;

@@ -268,6 +268,7 @@ class KernelSema {
   // mbarriers: alloc_barriers(n), init_barriers(bars, arrivals = c), arrive(bars[i]) (or with
   // expect_tx = bytes), wait_barrier(bars[i], parity). SemaBarriers.cpp.
   std::optional<Value> allocBarriers(const ast::Expr& e, const ast::Call& c);
+  tir::ExprRef clusterRankArg(const ast::Arg& a, const char* what);
   std::optional<Value> barrierOp(const ast::Expr& e, const ast::Call& c, const std::string& fn);
   std::optional<Value> setMaxRegisters(const ast::Expr& e, const ast::Call& c, bool increase);
   std::optional<Value> storeAsync(const ast::Expr& e, const ast::Call& c);

@@ -346,6 +346,8 @@ ExprRef KernelSema::atSurePoint(const ExprRef& e, const SurePoint& p, const std:
       case tir::Special::WarpId: return tir::intConst(p.thread / 32, atom.type);
       case tir::Special::SharedBase: return nullptr;  // made by lowering, never by analysis
       case tir::Special::ElectOne: return nullptr;    // which lane is not known
+      case tir::Special::ClusterRank: return nullptr;
+      case tir::Special::SmCount: return nullptr;
     }
     return nullptr;
   };

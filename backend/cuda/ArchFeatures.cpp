@@ -33,27 +33,30 @@ std::optional<Need> need(const tir::Stmt& s) {
                       std::is_same_v<T, tir::FenceProxyAsync>)
           return Need{"a TMA copy (cp.async.bulk.tensor)", true};
         if constexpr (std::is_same_v<T, tir::SetMaxNReg>) return Need{"setmaxnreg", false};
+        if constexpr (std::is_same_v<T, tir::Barrier>)
+          if (n.cluster) return Need{"a cluster barrier (barrier.cluster)", true};
         return std::nullopt;
       },
       s.node);
 }
 
-// Whether the statement itself (not the blocks nested in it) evaluates elect_one (elect.sync, sm_90).
-bool elects(const tir::Stmt& s) {
+// Whether the statement itself (not the blocks nested in it) reads special register `reg`
+// (elect_one is elect.sync, cluster_rank %cluster_ctarank: both sm_90).
+bool reads(const tir::Stmt& s, tir::Special reg) {
   bool found = false;
   tir::Block one;
   std::visit(
       [&](const auto& n) {
         using T = std::decay_t<decltype(n)>;
         if constexpr (std::is_same_v<T, tir::If>) {
-          found = tir::mentionsSpecial(n.cond, tir::Special::ElectOne);
+          found = tir::mentionsSpecial(n.cond, reg);
         } else if constexpr (std::is_same_v<T, tir::For>) {
           for (const tir::ExprRef* e : {&n.begin, &n.end, &n.step})
-            found = found || tir::mentionsSpecial(*e, tir::Special::ElectOne);
+            found = found || tir::mentionsSpecial(*e, reg);
         } else {
           one.push_back(s);
           tir::forEachExpr(static_cast<const tir::Block&>(one), [&](const tir::ExprRef& e, const tir::Block&, size_t) {
-            found = found || tir::mentionsSpecial(e, tir::Special::ElectOne);
+            found = found || tir::mentionsSpecial(e, reg);
           });
         }
       },
@@ -65,7 +68,8 @@ bool elects(const tir::Stmt& s) {
 const tir::Stmt* firstMissing(const tir::Block& b, Arch arch, Need* what) {
   for (const tir::Stmt& s : b) {
     std::optional<Need> n = need(s);
-    if (!n && elects(s)) n = Need{"elect_one (elect.sync)", true};
+    if (!n && reads(s, tir::Special::ElectOne)) n = Need{"elect_one (elect.sync)", true};
+    if (!n && reads(s, tir::Special::ClusterRank)) n = Need{"cluster_rank (%cluster_ctarank)", true};
     if (n && arch != Arch::Sm90a && !(n->sm90 && arch == Arch::Sm90)) {
       *what = *n;
       return &s;
@@ -87,7 +91,12 @@ bool checkArchFeatures(const tir::Module& module, Arch arch, DiagnosticEngine& d
   bool ok = true;
   for (const tir::Kernel& k : module.kernels) {
     Need what{};
-    if (const tir::Stmt* s = firstMissing(k.body, arch, &what)) {
+    if (k.clusterSize() > 1 && arch != Arch::Sm90 && arch != Arch::Sm90a) {
+      diags.report(kArchFeature, k.launchLoc,
+                   fmt::format("a launch in clusters needs --arch sm_90 or sm_90a; '{}' is compiled for {}", k.name,
+                               archName(arch)));
+      ok = false;
+    } else if (const tir::Stmt* s = firstMissing(k.body, arch, &what)) {
       diags.report(kArchFeature, s->loc,
                    fmt::format("{} needs --arch {}; '{}' is compiled for {}", what.instruction,
                                what.sm90 ? "sm_90 or sm_90a" : "sm_90a", k.name, archName(arch)));

@@ -256,6 +256,8 @@ std::string ExprPrinter::print(const tir::ExprRef& e) const {
         case tir::Special::WarpId: return fmt::format("({} >> 5)", linear);
         case tir::Special::SharedBase: return "static_cast<int32_t>(tylo::smem_addr(tylo_smem))";
         case tir::Special::ElectOne: return "tylo::elect_one()";
+        case tir::Special::ClusterRank: return "tylo::cluster_rank()";
+        case tir::Special::SmCount: return "static_cast<int32_t>(tylo::sm_count())";  // in the launcher
       }
       return "0";
     }

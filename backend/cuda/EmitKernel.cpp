@@ -45,8 +45,12 @@ class KernelPrinter {
     // one block per SM, so that its pool is what the emulator assumes.
     bool setsRegisters = false;
     tir::forEachStmt(k_.body, [&](const tir::Stmt& s) { setsRegisters |= std::holds_alternative<tir::SetMaxNReg>(s.node); });
-    out_ += fmt::format("__global__ void __launch_bounds__({}{}) {}({}) {{\n", k_.threadsPerBlock(),
-                        setsRegisters ? ", 1" : "", kernelSymbol(k_), params);
+    // A cluster is a property of the kernel: the launch needs no attribute.
+    const std::string cluster = k_.clusterSize() > 1 ? fmt::format(" __cluster_dims__({}, {}, {})", k_.cluster[0],
+                                                                   k_.cluster[1], k_.cluster[2])
+                                                     : "";
+    out_ += fmt::format("__global__ void __launch_bounds__({}{}){} {}({}) {{\n", k_.threadsPerBlock(),
+                        setsRegisters ? ", 1" : "", cluster, kernelSymbol(k_), params);
     if (k_.sharedBytes > 0) {
       out_ += "  extern __shared__ __align__(1024) unsigned char tylo_smem[];\n";
       for (size_t i = 0; i < k_.buffers.size(); ++i) {
@@ -303,7 +307,7 @@ class KernelPrinter {
             loopWritten_ = outer;
             line(depth, "}");
           } else if constexpr (std::is_same_v<T, tir::Barrier>) {
-            line(depth, "__syncthreads();");
+            line(depth, n.cluster ? "tylo::cluster_barrier();" : "__syncthreads();");
           } else if constexpr (std::is_same_v<T, tir::CpAsync>) {
             std::string src = n.srcBytes ? expr_.print(n.srcBytes) : std::to_string(n.bytes);
             // With a source size the address may lie outside the tensor (nothing is read).
@@ -344,19 +348,27 @@ class KernelPrinter {
             line(depth, fmt::format("tylo::mbarrier_init({}, static_cast<uint32_t>({}));", sharedAddress(n.bar),
                                     expr_.print(n.count)));
           } else if constexpr (std::is_same_v<T, tir::MbarrierArrive>) {
+            const std::string cta =
+                n.cta ? fmt::format(", static_cast<uint32_t>({})", expr_.print(n.cta)) : std::string();
+            const char* remote = n.cta ? "_cluster" : "";
             if (n.expectTx)
-              line(depth, fmt::format("tylo::mbarrier_arrive_expect_tx({}, static_cast<uint32_t>({}));",
-                                      sharedAddress(n.bar), expr_.print(n.expectTx)));
+              line(depth, fmt::format("tylo::mbarrier_arrive_expect_tx{}({}, static_cast<uint32_t>({}){});", remote,
+                                      sharedAddress(n.bar), expr_.print(n.expectTx), cta));
             else
-              line(depth, fmt::format("tylo::mbarrier_arrive({});", sharedAddress(n.bar)));
+              line(depth, fmt::format("tylo::mbarrier_arrive{}({}{});", remote, sharedAddress(n.bar), cta));
           } else if constexpr (std::is_same_v<T, tir::MbarrierWait>) {
             line(depth, fmt::format("tylo::mbarrier_wait({}, static_cast<uint32_t>({}));", sharedAddress(n.bar),
                                     expr_.print(n.parity)));
           } else if constexpr (std::is_same_v<T, tir::TmaLoad>) {
             std::string coords;
             for (const tir::ExprRef& c : n.coords) coords += ", static_cast<int32_t>(" + expr_.print(c) + ")";
-            line(depth, fmt::format("tylo::tma_load_{}d({}, &{}{}, {});", n.coords.size(), sharedAddress(n.dst),
-                                    tensorMapName(n.map), coords, sharedAddress(n.bar)));
+            if (n.multicast)
+              line(depth, fmt::format("tylo::tma_load_{}d_multicast({}, &{}{}, {}, static_cast<uint16_t>({}));",
+                                      n.coords.size(), sharedAddress(n.dst), tensorMapName(n.map), coords,
+                                      sharedAddress(n.bar), expr_.print(n.multicast)));
+            else
+              line(depth, fmt::format("tylo::tma_load_{}d({}, &{}{}, {});", n.coords.size(), sharedAddress(n.dst),
+                                      tensorMapName(n.map), coords, sharedAddress(n.bar)));
           } else if constexpr (std::is_same_v<T, tir::TmaStore>) {
             std::string coords;
             for (const tir::ExprRef& c : n.coords) coords += ", static_cast<int32_t>(" + expr_.print(c) + ")";

@@ -1,5 +1,7 @@
-// Runs one thread block: its warps take turns, each running until it reaches a barrier or
-// exits (warp 0 first, then 1, ...), and a barrier releases once every warp waits at it.
+// Runs one cluster of thread blocks (one block, without clusters): the warps of its blocks take
+// turns, each running until it reaches a barrier or exits (block rank 0 first, warp 0 first, then
+// 1, ...); a block's barrier releases once every warp of the block waits at it, a cluster barrier
+// once every warp of the cluster does.
 #pragma once
 
 #include <array>
@@ -9,6 +11,7 @@
 
 namespace tyl::emu {
 
-void runBlock(LaunchContext& ctx, const std::array<int64_t, 3>& blockIdx);
+// `firstBlock` is the index of the cluster's block of rank 0.
+void runCluster(LaunchContext& ctx, const std::array<int64_t, 3>& firstBlock);
 
 }  // namespace tyl::emu

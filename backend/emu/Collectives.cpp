@@ -155,7 +155,7 @@ float Interpreter::wgmmaElement(const Warp& w, int lane, int64_t address, tir::T
     if (k.buffers[b].space == tir::Space::Shared && byte >= k.buffers[b].sharedOffset &&
         byte < k.buffers[b].sharedOffset + k.buffers[b].sharedBytes)
       buffer = b;
-  if (byte < 0 || byte > ctx_.shared.size() - 2 || !buffer) {
+  if (byte < 0 || byte > shared().size() - 2 || !buffer) {
     report(FindingKind::OutOfBounds, w, lane,
            fmt::format("wgmma reads its {} at shared address {}, outside every shared allocation of the block (by {})",
                        operand, address, describe(threadRef(w, lane))));
@@ -163,7 +163,7 @@ float Interpreter::wgmmaElement(const Warp& w, int lane, int64_t address, tir::T
   }
   std::array<std::byte, 2> raw{};
   const tir::MemRef at{*buffer, nullptr};
-  reportShared(w, ctx_.shared.read(byte, 2, Site{stmt_, static_cast<int32_t>(w.thread(lane))}, raw.data()), at, lane,
+  reportShared(w, shared().read(byte, 2, site(w, lane), raw.data()), at, lane,
                false);
   ctx_.stats.sharedBytesRead += 2;
   const uint64_t bits = std::to_integer<uint64_t>(raw[0]) | (std::to_integer<uint64_t>(raw[1]) << 8);

@@ -22,7 +22,8 @@ LaunchContext::LaunchContext(const tir::Kernel& kernel_, const Options& options_
       layout(kernel_),
       global(buffers),
       // A launch asking for too much is refused before any block runs; never allocate it.
-      shared(std::clamp<int64_t>(kernel_.sharedBytes, 0, options_.maxSharedBytes)),
+      shared(static_cast<size_t>(std::clamp<int64_t>(kernel_.clusterSize(), 1, 16)),
+             SharedMemory(std::clamp<int64_t>(kernel_.sharedBytes, 0, options_.maxSharedBytes))),
       findings(options_.maxFindings) {}
 
 namespace {
@@ -139,6 +140,15 @@ bool checkLaunch(LaunchContext& ctx) {
                               ctx.options.maxSharedBytes));
   for (const tir::LaunchCheck& c : k.checks)
     if (!c.beforeGrid) check(c);
+  // What CUDA refuses of clusters, where the launcher's checks have let it through.
+  if (ctx.findings.findings().size() != before) return false;
+  for (int d = 0; d < 3; ++d)
+    if (k.cluster[d] < 1 || ctx.grid[d] % k.cluster[d] != 0)
+      launchFailure(ctx, k.loc, &k.cluster[d],
+                    fmt::format("grid dimension {} is {}, not a multiple of the cluster's {}", axes[d], ctx.grid[d],
+                                k.cluster[d]));
+  if (k.clusterSize() > 8)
+    launchFailure(ctx, k.loc, &k.cluster, fmt::format("a cluster of {} blocks (at most 8)", k.clusterSize()));
   return ctx.findings.findings().size() == before;
 }
 
@@ -164,10 +174,11 @@ RunResult run(const tir::Kernel& kernel, const std::vector<Arg>& args, std::vect
       ctx.findings.stop();
       return false;
     };
-    for (int64_t z = 0; z < ctx.grid[2] && !ctx.findings.stopped(); ++z)
-      for (int64_t y = 0; y < ctx.grid[1] && !ctx.findings.stopped(); ++y)
-        for (int64_t x = 0; x < ctx.grid[0] && !ctx.findings.stopped(); ++x)
-          if (startBlock()) runBlock(ctx, {x, y, z});
+    const auto& cluster = kernel.cluster;
+    for (int64_t z = 0; z < ctx.grid[2] && !ctx.findings.stopped(); z += cluster[2])
+      for (int64_t y = 0; y < ctx.grid[1] && !ctx.findings.stopped(); y += cluster[1])
+        for (int64_t x = 0; x < ctx.grid[0] && !ctx.findings.stopped(); x += cluster[0])
+          if (startBlock()) runCluster(ctx, {x, y, z});
     result.completed = !ctx.findings.stopped();
   } else {
     // An empty grid is a successful launch of nothing.

@@ -24,6 +24,7 @@ struct Options {
   int64_t maxWarpInstructions = int64_t{1} << 31;  // guards against runaway loops
   int64_t maxSharedBytes = 227 * 1024;             // per block (sm_90's opt-in maximum)
   int64_t maxThreadsPerBlock = 1024;
+  int smCount = 132;                               // what the launcher's sm_count() reads (an H100 SXM)
 };
 
 struct Stats {

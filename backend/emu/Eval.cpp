@@ -25,6 +25,7 @@ Lanes Evaluator::special(tir::Special s) const {
     case Special::NctaidX: return splat(static_cast<uint64_t>(ctx_.grid[0]));
     case Special::NctaidY: return splat(static_cast<uint64_t>(ctx_.grid[1]));
     case Special::NctaidZ: return splat(static_cast<uint64_t>(ctx_.grid[2]));
+    case Special::SmCount: return splat(static_cast<uint64_t>(ctx_.options.smCount));
     default: break;
   }
   if (!ids_ || !blockIdx_)
@@ -39,6 +40,7 @@ Lanes Evaluator::special(tir::Special s) const {
     case Special::LaneId: return ids_->laneId;
     case Special::WarpId: return ids_->warpId;
     case Special::SharedBase: return splat(static_cast<uint64_t>(kSharedWindowBase));
+    case Special::ClusterRank: return splat(static_cast<uint64_t>(clusterRank_));
     default: break;
   }
   TYL_UNREACHABLE("{}", "emulator: unknown special register");

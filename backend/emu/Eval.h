@@ -29,8 +29,8 @@ class Evaluator {
   // Without registers and ids (and block index), only constants and scalar parameters can be
   // evaluated: that is how grid sizes and launch checks are computed.
   Evaluator(const LaunchContext& ctx, const std::array<int64_t, 3>* blockIdx, const RegisterFile* regs,
-            const WarpIds* ids)
-      : ctx_(ctx), blockIdx_(blockIdx), regs_(regs), ids_(ids) {}
+            const WarpIds* ids, int clusterRank = 0)
+      : ctx_(ctx), blockIdx_(blockIdx), regs_(regs), ids_(ids), clusterRank_(clusterRank) {}
 
   // Lanes outside `mask` get values too (they are harmless), but only lanes in `mask` can
   // report a division by zero, in `*divByZero`.
@@ -49,6 +49,7 @@ class Evaluator {
   const std::array<int64_t, 3>* blockIdx_;
   const RegisterFile* regs_;
   const WarpIds* ids_;
+  int clusterRank_;
 };
 
 }  // namespace tyl::emu

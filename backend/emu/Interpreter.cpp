@@ -75,7 +75,7 @@ bool Interpreter::exec(Warp& w, const tir::Stmt& s, Mask mask) {
                        mask);
           if (Mask active = loopTest(w, n, mask)) w.frames.push_back(Frame{&n.body, 0, active, &n, &s});
         } else if constexpr (std::is_same_v<T, tir::Barrier>) {
-          return execBarrier(w, mask);
+          return execBarrier(w, n, mask);
         } else if constexpr (std::is_same_v<T, tir::CpAsync>) {
           execCpAsync(w, n, mask);
         } else if constexpr (std::is_same_v<T, tir::CpAsyncCommit>) {
@@ -102,7 +102,7 @@ bool Interpreter::exec(Warp& w, const tir::Stmt& s, Mask mask) {
           execTmaStore(w, n, mask);
         } else if constexpr (std::is_same_v<T, tir::FenceProxyAsync>) {
           for (int l = 0; l < kWarpSize; ++l)
-            if (laneOn(mask, l)) ctx_.shared.fenceProxyAsync(static_cast<int32_t>(w.thread(l)));
+            if (laneOn(mask, l)) shared().fenceProxyAsync(clusterThread(w, l));
         } else if constexpr (std::is_same_v<T, tir::BulkCommit>) {
           execBulkGroup(w, true, 0, mask);
         } else if constexpr (std::is_same_v<T, tir::BulkWait>) {
@@ -181,7 +181,7 @@ void Interpreter::exitWarp(Warp& w) {
 }
 
 Evaluator Interpreter::evaluator(const Warp& w) const {
-  return Evaluator(ctx_, &block_.idx, &w.regs, &w.ids);
+  return Evaluator(ctx_, &block_.idx, &w.regs, &w.ids, block_.rank);
 }
 
 Lanes Interpreter::evalValue(const Warp& w, const tir::ExprRef& e, Mask mask, Taint& taint) {
@@ -251,17 +251,18 @@ void Interpreter::reportUnwritten(const Warp& w, Mask lanes, const tir::Reg& reg
 
 // bar.sync must be reached by every thread of the warp together (.aligned); a warp that
 // arrives split would hang or misbehave on the GPU, and the run cannot go on meaningfully.
-bool Interpreter::execBarrier(Warp& w, Mask mask) {
+// So must barrier.cluster (.aligned), which every thread of the cluster reaches.
+bool Interpreter::execBarrier(Warp& w, const tir::Barrier& b, Mask mask) {
   if (mask != w.live) {
     int lane = firstLane(w.live & ~mask);
     report(
         FindingKind::DivergentBarrier, w, firstLane(mask),
-        fmt::format("bar.sync reached by only part of warp {} (lanes {:#010x} of {:#010x}); {} is elsewhere",
-                    w.index, mask, w.live, describe(threadRef(w, lane))));
+        fmt::format("{} reached by only part of warp {} (lanes {:#010x} of {:#010x}); {} is elsewhere",
+                    b.cluster ? "barrier.cluster" : "bar.sync", w.index, mask, w.live, describe(threadRef(w, lane))));
     ctx_.findings.stop();
     return true;
   }
-  w.state = WarpState::AtBarrier;
+  w.state = b.cluster ? WarpState::AtClusterBarrier : WarpState::AtBarrier;
   w.waitingAt = stmt_;
   return true;
 }
@@ -273,8 +274,39 @@ void Interpreter::report(FindingKind kind, const Warp& w, int lane, std::string 
   ctx_.findings.add(std::move(f), stmt_);
 }
 
-std::string Interpreter::describeInBlock(int64_t thread) {
-  return fmt::format("thread {} (warp {}, lane {})", thread, thread / kWarpSize, thread % kWarpSize);
+ThreadRef Interpreter::threadRef(int64_t clusterThread) const {
+  const int64_t threads = ctx_.kernel.threadsPerBlock();
+  return ThreadRef{cluster_.blocks.at(static_cast<size_t>(clusterThread / threads)).idx, clusterThread % threads};
+}
+
+std::string Interpreter::describeInBlock(int64_t clusterThread) const {
+  const int64_t threads = ctx_.kernel.threadsPerBlock();
+  const int64_t thread = clusterThread % threads;
+  std::string s = fmt::format("thread {} (warp {}, lane {})", thread, thread / kWarpSize, thread % kWarpSize);
+  if (clusterThread / threads != block_.rank) {
+    const auto& idx = cluster_.blocks.at(static_cast<size_t>(clusterThread / threads)).idx;
+    s += fmt::format(" of block ({}, {}, {})", idx[0], idx[1], idx[2]);
+  }
+  return s;
+}
+
+BlockState* Interpreter::clusterBlock(const Warp& w, int lane, uint64_t rank, const char* what) {
+  if (rank >= cluster_.blocks.size()) {
+    report(FindingKind::InvalidOperand, w, lane,
+           fmt::format("{} addresses cluster rank {}, but the cluster has {} blocks (by {})", what, rank,
+                       cluster_.blocks.size(), describe(threadRef(w, lane))));
+    return nullptr;
+  }
+  BlockState& b = cluster_.blocks[rank];
+  if (b.exited()) {
+    report(FindingKind::ClusterExited, w, lane,
+           fmt::format("{} addresses the shared memory of block ({}, {}, {}) (cluster rank {}), whose threads have all "
+                       "exited: a block must not exit while the others of its cluster may still use its shared memory "
+                       "(end the kernel with cluster_barrier()) (by {})",
+                       what, b.idx[0], b.idx[1], b.idx[2], rank, describe(threadRef(w, lane))));
+    return nullptr;
+  }
+  return &b;
 }
 
 }  // namespace tyl::emu

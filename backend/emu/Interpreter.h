@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <deque>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,19 +53,35 @@ struct MbarrierState {
 
 struct BlockState {
   std::array<int64_t, 3> idx{0, 0, 0};
+  int rank = 0;                     // in its cluster
+  int64_t threadBase = 0;           // the cluster thread id of its thread 0: rank * threads per block
+  SharedMemory* shared = nullptr;   // its shared memory
   std::vector<Warp> warps;
   std::vector<AsyncGroups> async;  // per thread
   std::vector<BulkGroups> bulk;    // per thread
   std::map<int64_t, MbarrierState> mbarriers;  // by shared byte
-  uint64_t mbarrierChanges = 0;  // counts inits, arrivals, transactions and registers returned: waits may now succeed
   // setmaxnreg: each warp's registers per thread, and the block's pool (what the launch allocated).
   std::vector<int> registers;
   int64_t registerPool = 0;
+
+  bool exited() const {
+    for (const Warp& w : warps)
+      if (w.state != WarpState::Exited) return false;
+    return true;
+  }
+};
+
+// The blocks of one cluster (one block without clusters), which run together: their threads
+// arrive on each other's mbarriers and TMA multicasts into each other's shared memory.
+struct ClusterState {
+  std::vector<BlockState> blocks;  // by rank
+  uint64_t mbarrierChanges = 0;  // counts inits, arrivals, transactions and registers returned: waits may now succeed
 };
 
 class Interpreter {
  public:
-  Interpreter(LaunchContext& ctx, BlockState& block) : ctx_(ctx), block_(block) {}
+  Interpreter(LaunchContext& ctx, ClusterState& cluster, BlockState& block)
+      : ctx_(ctx), cluster_(cluster), block_(block) {}
 
   // Runs `w` until it waits at a barrier, exits, or the run must stop.
   void run(Warp& w);
@@ -93,7 +110,7 @@ class Interpreter {
   void reportUnwritten(const Warp& w, Mask lanes, const tir::Reg& reg, const char* use);
   Mask predicate(const Warp& w, const tir::ExprRef& pred, Mask mask);
   void execAssign(Warp& w, const tir::Assign& a, Mask mask);
-  bool execBarrier(Warp& w, Mask mask);
+  bool execBarrier(Warp& w, const tir::Barrier& b, Mask mask);
 
   // Memory (MemoryOps.cpp).
   void execLoad(Warp& w, const tir::Load& load, Mask mask);
@@ -106,6 +123,9 @@ class Interpreter {
              const char* verb, Place* out);
   void readBytes(const Warp& w, const tir::MemRef& m, const Place& p, int n, int lane, std::byte* out);
   void writeBytes(const Warp& w, const tir::MemRef& m, const Place& p, int n, int lane, const std::byte* in);
+  // A write of `lane` to shared memory `to` (this block's, or another's of the cluster).
+  void writeShared(const Warp& w, const tir::MemRef& m, SharedMemory& to, int64_t byte, int n, int lane,
+                   const std::byte* in);
   void reportShared(const Warp& w, const SharedCheck& check, const tir::MemRef& m, int lane, bool writing);
   std::string where(const tir::MemRef& m, const Place& p) const;
 
@@ -134,14 +154,30 @@ class Interpreter {
   void execCheck(const Warp& w, const tir::Check& c, Mask mask);
   void checkCollective(const Warp& w, Mask mask, const char* name);
 
+  // Clusters: the block of `rank` that a remote operation of `lane` addresses (reported and null
+  // when there is none, or it has exited), and arrivals on an mbarrier state.
+  BlockState* clusterBlock(const Warp& w, int lane, uint64_t rank, const char* what);
+  // An arrive (with `amount` expected bytes first, for ArriveExpectTx) or a transaction of `amount`
+  // bytes by `lane` on the mbarrier at shared byte `byte` of `target`, releasing what the lane did.
+  enum class Signal { Arrive, ArriveExpectTx, CompleteTx };
+  void signalMbarrier(const Warp& w, int lane, BlockState& target, int64_t byte, Signal signal, int64_t amount);
+
+  // Shared memory of this block, and the cluster thread id of a lane, as Sites name threads.
+  SharedMemory& shared() { return *block_.shared; }
+  int32_t clusterThread(const Warp& w, int lane) const { return static_cast<int32_t>(block_.threadBase + w.thread(lane)); }
+  Site site(const Warp& w, int lane) const { return Site{stmt_, clusterThread(w, lane)}; }
+
   // Findings.
   ThreadRef threadRef(const Warp& w, int lane) const { return ThreadRef{block_.idx, w.thread(lane)}; }
-  ThreadRef threadRef(int64_t thread) const { return ThreadRef{block_.idx, thread}; }
+  // A thread named by its cluster thread id.
+  ThreadRef threadRef(int64_t clusterThread) const;
   void report(FindingKind kind, const Warp& w, int lane, std::string message);
-  // "thread 3 (warp 0, lane 3)": another thread of the same block.
-  static std::string describeInBlock(int64_t thread);
+  // "thread 3 (warp 0, lane 3)": another thread of the same block, or of another block of the
+  // cluster ("... of block (1, 0, 0)"), by its cluster thread id.
+  std::string describeInBlock(int64_t clusterThread) const;
 
   LaunchContext& ctx_;
+  ClusterState& cluster_;
   BlockState& block_;
   const tir::Stmt* stmt_ = nullptr;  // the statement being executed, for findings
 };

@@ -34,7 +34,8 @@ struct LaunchContext {
   std::vector<PointerBinding> pointers;  // per parameter (buffer -1 for scalars)
   std::array<int64_t, 3> grid{1, 1, 1};
   GlobalMemory global;
-  SharedMemory shared;  // reused by every block
+  std::vector<SharedMemory> shared;  // one per block of a cluster, reused by every cluster
+  ThreadClocks clocks;               // of the cluster's threads
   FindingLog findings;
   Stats stats;
   uint64_t nextCopyId = 1;  // cp.async identities, unique in the launch

@@ -25,28 +25,46 @@ void Interpreter::execMbarrierInit(Warp& w, const tir::MbarrierInit& op, Mask ma
     s = MbarrierState{};
     if (Mbarrier::Problem p = s.barrier.init(static_cast<int64_t>(count[l])); !p.empty())
       report(FindingKind::InvalidOperand, w, l, fmt::format("{} (by {})", p, describe(threadRef(w, l))));
-    ++block_.mbarrierChanges;
+    ++cluster_.mbarrierChanges;
   }
 }
 
+void Interpreter::signalMbarrier(const Warp& w, int l, BlockState& target, int64_t byte, Signal signal,
+                                 int64_t amount) {
+  MbarrierState& s = target.mbarriers[byte];
+  if (signal == Signal::CompleteTx && !s.barrier.initialized()) {
+    report(FindingKind::InvalidOperand, w, l,
+           fmt::format("a TMA completes on an mbarrier that was never initialized (by {})", describe(threadRef(w, l))));
+    return;
+  }
+  const int64_t phase = s.barrier.phase();
+  ctx_.clocks.release(clusterThread(w, l), s.current);
+  Mbarrier::Problem p = signal == Signal::Arrive           ? s.barrier.arrive()
+                        : signal == Signal::ArriveExpectTx ? s.barrier.arriveExpectTx(amount)
+                                                           : s.barrier.completeTx(amount);
+  if (!p.empty()) report(FindingKind::InvalidOperand, w, l, fmt::format("{} (by {})", p, describe(threadRef(w, l))));
+  if (s.barrier.phase() != phase) {
+    s.completed = std::move(s.current);
+    s.current.clear();
+  }
+  ++cluster_.mbarrierChanges;
+}
+
+// With a cluster rank, the arrive is on the barrier at the same offset in that block's shared
+// memory (mapa + mbarrier.arrive.shared::cluster).
 void Interpreter::execMbarrierArrive(Warp& w, const tir::MbarrierArrive& op, Mask mask) {
   const Lanes offset = eval(w, op.bar.offset, mask);
-  Lanes bytes{};
+  Lanes bytes{}, cta{};
   if (op.expectTx) bytes = eval(w, op.expectTx, mask);
+  if (op.cta) cta = eval(w, op.cta, mask);
   for (int l = 0; l < kWarpSize; ++l) {
     if (!laneOn(mask, l)) continue;
     std::optional<int64_t> byte = mbarrierByte(w, op.bar, offset[l], l);
     if (!byte) continue;
-    MbarrierState& s = block_.mbarriers[*byte];
-    const int64_t phase = s.barrier.phase();
-    ctx_.shared.release(static_cast<int32_t>(w.thread(l)), s.current);
-    Mbarrier::Problem p = op.expectTx ? s.barrier.arriveExpectTx(static_cast<int64_t>(bytes[l])) : s.barrier.arrive();
-    if (!p.empty()) report(FindingKind::InvalidOperand, w, l, fmt::format("{} (by {})", p, describe(threadRef(w, l))));
-    if (s.barrier.phase() != phase) {
-      s.completed = std::move(s.current);
-      s.current.clear();
-    }
-    ++block_.mbarrierChanges;
+    BlockState* target = op.cta ? clusterBlock(w, l, static_cast<uint32_t>(cta[l]), "a remote mbarrier arrive") : &block_;
+    if (!target) continue;
+    signalMbarrier(w, l, *target, *byte, op.expectTx ? Signal::ArriveExpectTx : Signal::Arrive,
+                   static_cast<int64_t>(bytes[l]));
   }
 }
 
@@ -78,7 +96,7 @@ bool Interpreter::execMbarrierWait(Warp& w, const tir::MbarrierWait& op, Mask ma
     }
     done.emplace_back(l, &it->second);
   }
-  for (const auto& [l, s] : done) ctx_.shared.acquire(static_cast<int32_t>(w.thread(l)), s->completed);
+  for (const auto& [l, s] : done) ctx_.clocks.acquire(clusterThread(w, l), s->completed);
   return false;
 }
 
@@ -110,7 +128,7 @@ bool Interpreter::execSetMaxNReg(Warp& w, const tir::SetMaxNReg& op, Mask mask) 
       return true;
     }
   } else {
-    ++block_.mbarrierChanges;
+    ++cluster_.mbarrierChanges;
   }
   mine = op.count;
   return false;

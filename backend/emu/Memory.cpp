@@ -10,12 +10,12 @@ SharedMemory::SharedMemory(int64_t bytes)
       written_(static_cast<size_t>(bytes)),
       shadow_(static_cast<size_t>(bytes)) {}
 
-void SharedMemory::beginBlock(int64_t threads) {
+void SharedMemory::beginBlock(int64_t threads, ThreadClocks& clocks) {
   std::fill(data_.begin(), data_.end(), std::byte{0});
   std::fill(written_.begin(), written_.end(), uint8_t{0});
   // No copy is pending: every warp lands its copies when it exits. Epochs never repeat, so
   // the rest of the shadow state from earlier blocks reads as "no access".
-  threads_ = threads;
+  clocks_ = &clocks;
   proxyWriter_.assign(data_.size(), Site{});
   proxyWriterFences_.assign(data_.size(), 0);
   proxyFences_.assign(static_cast<size_t>(threads), 0);
@@ -46,12 +46,31 @@ std::optional<std::pair<int64_t, Site>> SharedMemory::unfenced(int64_t addr, int
   return std::nullopt;
 }
 
-void SharedMemory::barrier() {
-  ++epoch_;
+void SharedMemory::barrier() { ++epoch_; }
+
+void ThreadClocks::reset(int64_t threads) {
+  threads_ = threads;
   clocks_.clear();
 }
 
-void SharedMemory::release(int32_t thread, VectorClock& into) {
+void ThreadClocks::barrier(int64_t first, int64_t n) {
+  if (clocks_.empty()) return;
+  if (first == 0 && n == threads_) {
+    clocks_.clear();  // every thread has seen everything
+    return;
+  }
+  VectorClock all(static_cast<size_t>(threads_), 0);
+  for (int64_t t = first; t < first + n; ++t)
+    for (size_t u = 0; u < all.size(); ++u) all[u] = std::max(all[u], clocks_[static_cast<size_t>(t)][u]);
+  for (int64_t t = first; t < first + n; ++t) {
+    VectorClock& mine = clocks_[static_cast<size_t>(t)];
+    const uint32_t own = mine[static_cast<size_t>(t)];
+    mine = all;
+    mine[static_cast<size_t>(t)] = own + 1;
+  }
+}
+
+void ThreadClocks::release(int32_t thread, VectorClock& into) {
   if (clocks_.empty()) {
     clocks_.assign(static_cast<size_t>(threads_), VectorClock(static_cast<size_t>(threads_), 0));
     for (int64_t t = 0; t < threads_; ++t) clocks_[static_cast<size_t>(t)][static_cast<size_t>(t)] = 1;
@@ -62,13 +81,13 @@ void SharedMemory::release(int32_t thread, VectorClock& into) {
   ++mine[static_cast<size_t>(thread)];  // what the thread does next is not released
 }
 
-void SharedMemory::acquire(int32_t thread, const VectorClock& from) {
-  if (clocks_.empty() || from.empty()) return;  // nothing released since the last bar.sync
+void ThreadClocks::acquire(int32_t thread, const VectorClock& from) {
+  if (clocks_.empty() || from.empty()) return;  // nothing released since the last barrier
   VectorClock& mine = clocks_[static_cast<size_t>(thread)];
   for (size_t u = 0; u < from.size() && u < mine.size(); ++u) mine[u] = std::max(mine[u], from[u]);
 }
 
-bool SharedMemory::ordered(const Site& site, uint32_t clock, int32_t thread) const {
+bool ThreadClocks::ordered(const Site& site, uint32_t clock, int32_t thread) const {
   if (site.thread < 0 || site.thread == thread) return true;
   return !clocks_.empty() && clocks_[static_cast<size_t>(thread)][static_cast<size_t>(site.thread)] >= clock;
 }

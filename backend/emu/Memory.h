@@ -18,7 +18,7 @@ namespace tyl::emu {
 // One thread's access at one statement.
 struct Site {
   const tir::Stmt* stmt = nullptr;
-  int32_t thread = -1;  // linear thread id in the block
+  int32_t thread = -1;  // linear thread id in the cluster: rank * threads per block + id in the block
 };
 
 // An earlier access that conflicts with the current one, at shared byte `byte`.
@@ -39,22 +39,42 @@ struct SharedCheck {
 // u whose accesses happen before this thread's next ones. A thread's own entry is its clock.
 using VectorClock = std::vector<uint32_t>;
 
+// The vector clocks of the threads of a cluster (of a block, without clusters), by cluster thread
+// id. Between barriers an mbarrier orders threads: an arrive releases what the arriving thread did
+// so far into the barrier's phase (`into` joins its clock), and a wait that sees the phase
+// complete acquires it. Two accesses of different threads race unless one happens before the
+// other so. Empty until a release: then no access of one thread is ordered before another's.
+class ThreadClocks {
+ public:
+  // A new cluster of `threads` threads: nothing ordered yet.
+  void reset(int64_t threads);
+  void release(int32_t thread, VectorClock& into);
+  void acquire(int32_t thread, const VectorClock& from);
+  // A barrier of threads [first, first + n): each has seen what all of them did. For all the
+  // threads, the clocks start over (what came before is ordered by the memories' epochs).
+  void barrier(int64_t first, int64_t n);
+  // Whether `site`'s access at its thread's clock `clock` happens before `thread`'s next access.
+  bool ordered(const Site& site, uint32_t clock, int32_t thread) const;
+  uint32_t clock(int32_t thread) const {
+    return clocks_.empty() ? 1 : clocks_[static_cast<size_t>(thread)][static_cast<size_t>(thread)];
+  }
+
+ private:
+  int64_t threads_ = 0;
+  std::vector<VectorClock> clocks_;  // per thread; empty: no mbarrier has ordered threads yet
+};
+
 class SharedMemory {
  public:
   explicit SharedMemory(int64_t bytes);
 
   int64_t size() const { return static_cast<int64_t>(data_.size()); }
-  // A new block of `threads` threads: undefined contents, nothing written, nothing shared with
-  // earlier blocks.
-  void beginBlock(int64_t threads);
-  // bar.sync: accesses before it no longer race with accesses after it.
+  // A new block, of a cluster of `threads` threads whose clocks are `clocks`: undefined contents,
+  // nothing written, nothing shared with earlier blocks.
+  void beginBlock(int64_t threads, ThreadClocks& clocks);
+  // bar.sync of the block (or a cluster barrier): accesses before it no longer race with accesses
+  // after it (ThreadClocks::barrier orders the threads).
   void barrier();
-  // Between bar.syncs, an mbarrier orders threads: an arrive releases what the arriving thread
-  // did so far into the barrier's phase (`into` joins its clock), and a wait that sees the phase
-  // complete acquires it. Two accesses of different threads race unless one happens before the
-  // other so.
-  void release(int32_t thread, VectorClock& into);
-  void acquire(int32_t thread, const VectorClock& from);
 
   SharedCheck read(int64_t addr, int n, Site who, std::byte* out);
   SharedCheck write(int64_t addr, int n, Site who, const std::byte* in);
@@ -89,19 +109,15 @@ class SharedMemory {
   };
 
   ByteState& fresh(int64_t addr);
-  // Whether `site`'s access at its thread's clock `clock` happens before `thread`'s next access.
-  bool ordered(const Site& site, uint32_t clock, int32_t thread) const;
-  uint32_t clock(int32_t thread) const { return clocks_.empty() ? 1 : clocks_[static_cast<size_t>(thread)][static_cast<size_t>(thread)]; }
+  bool ordered(const Site& site, uint32_t clock, int32_t thread) const { return clocks_->ordered(site, clock, thread); }
+  uint32_t clock(int32_t thread) const { return clocks_->clock(thread); }
   std::optional<Conflict> writeConflict(const ByteState& s, int32_t thread, int64_t addr) const;
 
   std::vector<std::byte> data_;
   std::vector<uint8_t> written_;
   std::vector<ByteState> shadow_;
   uint64_t epoch_ = 1;
-  int64_t threads_ = 0;
-  // Per thread; empty until an mbarrier first orders threads in the interval (then every access
-  // of another thread is a race, as without them).
-  std::vector<VectorClock> clocks_;
+  ThreadClocks* clocks_ = nullptr;
   // Per byte: the last generic write (thread < 0: none, or fenced) and its thread's fence count
   // then; per thread, its fence.proxy.async count.
   std::vector<Site> proxyWriter_;

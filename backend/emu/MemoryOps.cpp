@@ -69,7 +69,7 @@ bool Interpreter::place(const Warp& w, const tir::MemRef& m, int64_t elemOffset,
       return outOfBounds(fmt::format("byte {} of a {}-byte buffer", byte, size));
     *out = Place{false, ptr.buffer, byte};
   } else {
-    int64_t size = ctx_.shared.size();
+    int64_t size = shared().size();
     if (overflow || __builtin_add_overflow(b.sharedOffset, rel, &byte))
       return outOfBounds("the address overflows");
     if (byte < 0 || byte > size - bytes)
@@ -92,7 +92,7 @@ void Interpreter::readBytes(const Warp& w, const tir::MemRef& m, const Place& p,
                             std::byte* out) {
   if (p.shared) {
     ctx_.stats.sharedBytesRead += n;
-    reportShared(w, ctx_.shared.read(p.byte, n, Site{stmt_, static_cast<int32_t>(w.thread(lane))}, out), m,
+    reportShared(w, shared().read(p.byte, n, site(w, lane), out), m,
                  lane, false);
     return;
   }
@@ -103,14 +103,15 @@ void Interpreter::readBytes(const Warp& w, const tir::MemRef& m, const Place& p,
                        where(m, Place{false, p.buffer, *unwritten}), describe(threadRef(w, lane))));
 }
 
+void Interpreter::writeShared(const Warp& w, const tir::MemRef& m, SharedMemory& to, int64_t byte, int n, int lane,
+                              const std::byte* in) {
+  ctx_.stats.sharedBytesWritten += n;
+  reportShared(w, to.write(byte, n, site(w, lane), in), m, lane, true);
+}
+
 void Interpreter::writeBytes(const Warp& w, const tir::MemRef& m, const Place& p, int n, int lane,
                              const std::byte* in) {
-  if (p.shared) {
-    ctx_.stats.sharedBytesWritten += n;
-    reportShared(w, ctx_.shared.write(p.byte, n, Site{stmt_, static_cast<int32_t>(w.thread(lane))}, in), m,
-                 lane, true);
-    return;
-  }
+  if (p.shared) return writeShared(w, m, shared(), p.byte, n, lane, in);
   ctx_.stats.globalBytesWritten += n;
   ctx_.global.write(p.buffer, p.byte, n, in);
 }
@@ -241,8 +242,8 @@ void Interpreter::execCpAsync(Warp& w, const tir::CpAsync& cp, Mask mask) {
     copy.bytes = cp.bytes;
     copy.stmt = stmt_;
     copy.id = ctx_.nextCopyId++;
-    Site who{stmt_, static_cast<int32_t>(w.thread(l))};
-    reportShared(w, ctx_.shared.beginAsync(d.byte, cp.bytes, who, copy.id), cp.dst, l, true);
+    Site who = site(w, l);
+    reportShared(w, shared().beginAsync(d.byte, cp.bytes, who, copy.id), cp.dst, l, true);
     block_.async[w.thread(l)].open.push_back(copy);
   }
 }
@@ -270,7 +271,7 @@ void Interpreter::execWait(Warp& w, const tir::CpAsyncWait& wait, Mask mask) {
 
 void Interpreter::landGroup(int64_t thread, std::vector<AsyncCopy>& group) {
   for (const AsyncCopy& c : group) {
-    ctx_.shared.land(c.dst, c.bytes, Site{c.stmt, static_cast<int32_t>(thread)}, c.id, c.data.data());
+    shared().land(c.dst, c.bytes, Site{c.stmt, static_cast<int32_t>(block_.threadBase + thread)}, c.id, c.data.data());
     ctx_.stats.sharedBytesWritten += c.bytes;
     ctx_.stats.asyncBytesLanded += c.bytes;
   }

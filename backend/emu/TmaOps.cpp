@@ -55,6 +55,8 @@ Interpreter::TmaBox Interpreter::tmaBox(Warp& w, uint32_t mapId, const std::vect
   return b;
 }
 
+// With a multicast mask, the box lands at the same offset in the shared memory of each block of
+// the mask, and completes on the barrier at the same offset in each.
 void Interpreter::execTmaLoad(Warp& w, const tir::TmaLoad& op, Mask mask) {
   const TmaBox box = tmaBox(w, op.map, op.coords, mask);
   const tir::TensorMap& map = *box.map;
@@ -63,7 +65,10 @@ void Interpreter::execTmaLoad(Warp& w, const tir::TmaLoad& op, Mask mask) {
   const int e = box.e;
   const int64_t boxElems = box.elems, boxBytes = box.bytes;
   const Lanes dst = eval(w, op.dst.offset, mask), bar = eval(w, op.bar.offset, mask);
+  Lanes ctaMask{};
+  if (op.multicast) ctaMask = eval(w, op.multicast, mask);
   const PointerBinding& pointer = *box.pointer;
+  std::vector<std::byte> data(static_cast<size_t>(boxBytes));
   for (int l = 0; l < kWarpSize; ++l) {
     if (!laneOn(mask, l)) continue;
     Place d;
@@ -72,43 +77,41 @@ void Interpreter::execTmaLoad(Warp& w, const tir::TmaLoad& op, Mask mask) {
     if (!barByte) continue;
     // Every element of the box, innermost dimension fastest.
     std::vector<int64_t> index(map.dims.size(), 0);
-    std::vector<std::byte> value(static_cast<size_t>(e));
-    for (int64_t i = 0; i < boxElems; ++i) {
+    std::fill(data.begin(), data.end(), std::byte{0});
+    bool ok = true;
+    for (int64_t i = 0; i < boxElems && ok; ++i, box.next(index)) {
       const auto [byte, inside] = box.globalByte(l, index);
-      std::fill(value.begin(), value.end(), std::byte{0});
-      if (inside) {
-        if (byte < 0 || byte > ctx_.global.size(pointer.buffer) - e) {
-          report(FindingKind::OutOfBounds, w, l,
-                 fmt::format("TMA reads byte {} of global buffer '{}', outside its {} bytes: the tensor map's extents "
-                             "or strides do not fit the buffer (by {})",
-                             byte, param.name, ctx_.global.size(pointer.buffer), describe(threadRef(w, l))));
-          break;
-        }
-        readBytes(w, global, Place{false, pointer.buffer, byte}, e, l, value.data());
+      if (!inside) continue;
+      if (byte < 0 || byte > ctx_.global.size(pointer.buffer) - e) {
+        report(FindingKind::OutOfBounds, w, l,
+               fmt::format("TMA reads byte {} of global buffer '{}', outside its {} bytes: the tensor map's extents "
+                           "or strides do not fit the buffer (by {})",
+                           byte, param.name, ctx_.global.size(pointer.buffer), describe(threadRef(w, l))));
+        ok = false;
+        break;
       }
-      const int64_t address =
-          layout::tmaElementAddress(map.swizzle, kSharedWindowBase + d.byte, map.box[0], e, i / map.box[0], i % map.box[0]);
-      writeBytes(w, op.dst, Place{true, -1, address - kSharedWindowBase}, e, l, value.data());
-      ctx_.shared.asyncProxyWrote(address - kSharedWindowBase, e);
-      box.next(index);
+      readBytes(w, global, Place{false, pointer.buffer, byte}, e, l, data.data() + i * e);
     }
-    ctx_.stats.tmaBytes += boxBytes;
-    // The transaction completes on the barrier, releasing the writes.
-    MbarrierState& s = block_.mbarriers[*barByte];
-    if (!s.barrier.initialized()) {
-      report(FindingKind::InvalidOperand, w, l,
-             fmt::format("a TMA completes on an mbarrier that was never initialized (by {})", describe(threadRef(w, l))));
-      continue;
+    std::vector<BlockState*> targets;
+    if (!op.multicast) {
+      targets.push_back(&block_);
+    } else {
+      const uint64_t ranks = ctaMask[static_cast<size_t>(l)] & 0xffff;
+      for (uint64_t r = 0; r < 16; ++r)
+        if (ranks >> r & 1)
+          if (BlockState* t = clusterBlock(w, l, r, "a TMA multicast")) targets.push_back(t);
     }
-    const int64_t phase = s.barrier.phase();
-    ctx_.shared.release(static_cast<int32_t>(w.thread(l)), s.current);
-    if (Mbarrier::Problem p = s.barrier.completeTx(boxBytes); !p.empty())
-      report(FindingKind::InvalidOperand, w, l, fmt::format("{} (by {})", p, describe(threadRef(w, l))));
-    if (s.barrier.phase() != phase) {
-      s.completed = std::move(s.current);
-      s.current.clear();
+    for (BlockState* t : targets) {
+      for (int64_t i = 0; i < boxElems; ++i) {
+        const int64_t address = layout::tmaElementAddress(map.swizzle, kSharedWindowBase + d.byte, map.box[0], e,
+                                                          i / map.box[0], i % map.box[0]);
+        writeShared(w, op.dst, *t->shared, address - kSharedWindowBase, e, l, data.data() + i * e);
+        t->shared->asyncProxyWrote(address - kSharedWindowBase, e);
+      }
+      ctx_.stats.tmaBytes += boxBytes;
+      // The transaction completes on the barrier, releasing the writes.
+      signalMbarrier(w, l, *t, *barByte, Signal::CompleteTx, boxBytes);
     }
-    ++block_.mbarrierChanges;
   }
 }
 
@@ -136,7 +139,7 @@ void Interpreter::execTmaStore(Warp& w, const tir::TmaStore& op, Mask mask) {
       const int64_t address = layout::tmaElementAddress(map.swizzle, kSharedWindowBase + from.byte, map.box[0], e,
                                                         i / map.box[0], i % map.box[0]);
       const int64_t byte = address - kSharedWindowBase;
-      if (auto bad = ctx_.shared.unfenced(byte, e)) {
+      if (auto bad = shared().unfenced(byte, e)) {
         report(FindingKind::AsyncProxy, w, l,
                fmt::format("a TMA store reads shared byte {}, which thread {} wrote without a fence.proxy.async "
                            "after it: the async proxy may not see the write (by {})",
@@ -159,7 +162,7 @@ void Interpreter::execTmaStore(Warp& w, const tir::TmaStore& op, Mask mask) {
     }
     ctx_.stats.tmaBytes += boxBytes;
     // The store may read its box until a wait retires its group.
-    ctx_.shared.beginStoreRead(from.byte, boxBytes, Site{stmt_, static_cast<int32_t>(w.thread(l))});
+    shared().beginStoreRead(from.byte, boxBytes, site(w, l));
     block_.bulk[static_cast<size_t>(w.thread(l))].open.emplace_back(from.byte, boxBytes);
   }
 }
@@ -174,7 +177,7 @@ void Interpreter::execBulkGroup(Warp& w, bool commit, int pending, Mask mask) {
       continue;
     }
     while (g.committed.size() > static_cast<size_t>(pending)) {
-      for (const auto& [addr, n] : g.committed.front()) ctx_.shared.endStoreRead(addr, n);
+      for (const auto& [addr, n] : g.committed.front()) shared().endStoreRead(addr, n);
       g.committed.pop_front();
     }
   }

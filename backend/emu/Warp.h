@@ -27,8 +27,9 @@ struct Frame {
 };
 
 // AtMbarrier: some lane waits for an mbarrier phase that has not completed; the warp retries the
-// wait once a barrier changes.
-enum class WarpState : uint8_t { Running, AtBarrier, AtMbarrier, Exited };
+// wait once a barrier changes. AtClusterBarrier: at barrier.cluster, which every warp of the
+// cluster must reach.
+enum class WarpState : uint8_t { Running, AtBarrier, AtClusterBarrier, AtMbarrier, Exited };
 // Warp::waitingFor of a warp at setmaxnreg.inc, waiting for the pool to have its registers
 // (waitingParity then holds the count it asks for).
 inline constexpr int64_t kWaitingForRegisters = -2;

@@ -1,11 +1,17 @@
 // The bytes an arrive.expect_tx announces against the bytes its TMA copies deliver. A phase
 // completes only when the two are equal, so a difference hangs the GPU. Where one block of
-// statements holds both the arrive (with a constant count) and the TMA copies completing on the
-// same barrier, tyloc compares them: TMA delivers the whole box, zeros included, so a copy
+// statements holds both the arrive (with a constant count) and all the TMA copies completing on
+// the same barrier, tyloc compares them: TMA delivers the whole box, zeros included, so a copy
 // delivers its tile's bytes. Other arrangements (the count computed at run time, the arrive and
 // the copies in different blocks) are left to the emulator, which reports the phase that never
-// completes (emu-deadlock).
+// completes (emu-deadlock). A multicast copy with a constant mask counts once per block of its
+// mask: every block of a cluster runs the same statements, so each issues its part and receives
+// those of the others (an arrive on another block's barrier leaves the barrier to the emulator).
 #include <fmt/format.h>
+
+#include <bit>
+#include <functional>
+#include <tuple>
 
 #include "ir/lower/LowerImpl.h"
 #include "ir/thread/Builder.h"
@@ -41,7 +47,7 @@ void KernelLowering::checkExpectTx(const tile::Block& block) {
     SourceRange firstArrive;
     int64_t expected = 0;
     bool known = true;
-    std::vector<std::pair<SourceRange, int64_t>> copies;
+    std::vector<std::tuple<SourceRange, int64_t, int>> copies;  // bytes landing here; the multicast's blocks
   };
   std::vector<Barrier> barriers;
   auto entry = [&](const tile::View& v) -> Barrier& {
@@ -49,30 +55,49 @@ void KernelLowering::checkExpectTx(const tile::Block& block) {
       if (sameView(*b.bar, v)) return b;
     return barriers.emplace_back(Barrier{&v, {}, 0, true, {}});
   };
+  // A barrier that copies in nested blocks complete on too is left to the emulator.
+  std::function<void(const tile::Block&)> nested = [&](const tile::Block& b) {
+    for (const tile::Stmt& s : b) {
+      if (const auto* copy = std::get_if<tile::Copy>(&s.node); copy && copy->barrier) entry(*copy->barrier).known = false;
+      if (const auto* f = std::get_if<tile::For>(&s.node)) nested(f->body);
+      if (const auto* i = std::get_if<tile::If>(&s.node)) {
+        nested(i->then);
+        nested(i->otherwise);
+      }
+    }
+  };
   for (const tile::Stmt& s : block) {
-    if (const auto* f = std::get_if<tile::For>(&s.node)) checkExpectTx(f->body);
+    if (const auto* f = std::get_if<tile::For>(&s.node)) {
+      checkExpectTx(f->body);
+      nested(f->body);
+    }
     if (const auto* i = std::get_if<tile::If>(&s.node)) {
       checkExpectTx(i->then);
       checkExpectTx(i->otherwise);
+      nested(i->then);
+      nested(i->otherwise);
     }
     if (const auto* arrive = std::get_if<tile::MbarrierOp>(&s.node);
         arrive && arrive->kind == tile::MbarrierOp::Kind::Arrive) {
       Barrier& b = entry(arrive->bar);
       if (!b.firstArrive.valid()) b.firstArrive = s.loc;
       int64_t bytes = 0;
-      if (arrive->value && !tir::isIntConst(arrive->value, &bytes)) b.known = false;
+      if ((arrive->value && !tir::isIntConst(arrive->value, &bytes)) || arrive->cta) b.known = false;
       b.expected += bytes;
     }
     if (const auto* copy = std::get_if<tile::Copy>(&s.node); copy && copy->barrier) {
       int64_t bytes = tile::dtypeBytes(tk_.tensors[copy->dst.tensor].dtype);
       for (int64_t e : copy->dst.shape) bytes *= e;
-      entry(*copy->barrier).copies.emplace_back(s.loc, bytes);
+      int64_t ctas = 0;
+      if (copy->multicast && !tir::isIntConst(copy->multicast, &ctas)) entry(*copy->barrier).known = false;
+      const int blocks = copy->multicast ? std::popcount(static_cast<uint64_t>(ctas)) : 0;
+      entry(*copy->barrier).copies.emplace_back(s.loc, copy->multicast ? bytes * blocks : bytes, blocks);
     }
   }
   for (const Barrier& b : barriers) {
     if (!b.known || !b.firstArrive.valid() || b.copies.empty()) continue;
     int64_t delivered = 0;
-    for (const auto& c : b.copies) delivered += c.second;
+    for (const auto& c : b.copies) delivered += std::get<1>(c);
     if (delivered == b.expected) continue;
     DiagBuilder d = diags_.report(
         kTmaExpectTx, b.firstArrive,
@@ -80,9 +105,13 @@ void KernelLowering::checkExpectTx(const tile::Block& block) {
                     "it deliver{} {}: the phase would never complete",
                     barrierName(*b.bar), b.expected, b.copies.size(), b.copies.size() == 1 ? "y" : "ies",
                     b.copies.size() == 1 ? "s" : "", delivered));
-    for (const auto& [loc, bytes] : b.copies)
-      d.note(loc, fmt::format("this TMA copy delivers {} bytes (its whole tile, zeros past the tensor's edges included)",
-                              bytes));
+    for (const auto& [loc, bytes, blocks] : b.copies)
+      d.note(loc, blocks ? fmt::format("this TMA multicast delivers {} bytes to each block: its tile, {} bytes, from each "
+                                       "of the {} blocks of its mask",
+                                       bytes, bytes / blocks, blocks)
+                         : fmt::format("this TMA copy delivers {} bytes (its whole tile, zeros past the tensor's edges "
+                                       "included)",
+                                       bytes));
   }
 }
 

@@ -31,8 +31,13 @@ std::optional<tir::Range> KernelLowering::atomRange(const tir::Expr& atom) const
     case tir::ExprKind::ParamRef:
       if (checkedDims_.count(atom.id)) return tir::Range{0, std::numeric_limits<int64_t>::max()};
       return std::nullopt;
-    case tir::ExprKind::SpecialReg:
-      return tir::specialRange(atom.special, k_.block, {gridLimit(0), gridLimit(1), gridLimit(2)});
+    case tir::ExprKind::SpecialReg: {
+      // Only block ids and grid sizes depend on the grid (which may itself read the SM count).
+      const bool gridDependent = atom.special >= tir::Special::CtaidX && atom.special <= tir::Special::NctaidZ;
+      return tir::specialRange(atom.special, k_.block,
+                               gridDependent ? std::array<int64_t, 3>{gridLimit(0), gridLimit(1), gridLimit(2)}
+                                             : std::array<int64_t, 3>{1, 1, 1});
+    }
     default: return std::nullopt;
   }
 }

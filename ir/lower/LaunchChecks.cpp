@@ -90,6 +90,25 @@ void KernelLowering::addGridDivisorChecks() {
       c.beforeGrid = true;
       addLaunchCheck(std::move(c));
     }
+    // A grid of whole clusters (a constant grid sema has checked; a product with a multiple of the
+    // cluster needs no check).
+    const ExprRef& grid = k_.grid[static_cast<size_t>(d)];
+    const int64_t size = k_.cluster[static_cast<size_t>(d)];
+    std::function<bool(const ExprRef&)> whole = [&](const ExprRef& e) {
+      int64_t c = 0;
+      // A power of two divides a product that wraps, too.
+      if (tir::isIntConst(e, &c)) return c % size == 0 && (size & (size - 1)) == 0;
+      if (e->kind == tir::ExprKind::Cast && tir::isInt(e->args[0]->type)) return whole(e->args[0]);
+      return e->kind == tir::ExprKind::Binary && e->bin == tir::BinOp::Mul && (whole(e->args[0]) || whole(e->args[1]));
+    };
+    if (size > 1 && grid && !tir::isIntConst(grid) && !whole(grid)) {
+      tir::LaunchCheck c;
+      c.cond = tir::binary(tir::BinOp::Eq, tir::binary(tir::BinOp::Rem, grid, tir::intConst(size, grid->type)),
+                           tir::intConst(0, grid->type));
+      c.message = fmt::format("grid dimension {} must be a multiple of the cluster's {}", "xyz"[d], size);
+      c.loc = k_.loc;
+      addLaunchCheck(std::move(c));
+    }
   }
 }
 

@@ -160,7 +160,7 @@ void KernelLowering::tmaCopy(SourceRange loc, const tile::Copy& c) {
     const tir::MemRef to = memRef(tk_.tensors[dv.tensor], tensorCoord(dv, {row, col}));
     const ExprRef gRow = tir::cast(Type::I32, tir::add(sv.origin[0], tir::intConst(box.row, sv.origin[0]->type)));
     const ExprRef gCol = tir::cast(Type::I32, tir::add(sv.origin[1], tir::intConst(box.col, sv.origin[1]->type)));
-    emit(loc, tir::TmaLoad{plan->second, to, {gCol, gRow}, bar});
+    emit(loc, tir::TmaLoad{plan->second, to, {gCol, gRow}, bar, c.multicast});
   }
 }
 

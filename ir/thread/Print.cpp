@@ -22,6 +22,8 @@ const char* specialName(Special s) {
     case Special::WarpId: return "warpid";
     case Special::SharedBase: return "smem_base";
     case Special::ElectOne: return "elect_one";
+    case Special::ClusterRank: return "cluster_ctarank";
+    case Special::SmCount: return "sm_count";
   }
   return "?";
 }

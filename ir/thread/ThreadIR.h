@@ -89,8 +89,11 @@ enum class Special : uint8_t {
   WarpId,                  // linear thread id / 32
   SharedBase,              // the shared-window byte address of the block's dynamic shared memory
   ElectOne,                // elect.sync over the whole warp: true in one lane (pred); a warp-wide instruction
+  ClusterRank,             // %cluster_ctarank: the block's rank in its cluster (sm_90)
+  SmCount,                 // the device's multiprocessor count: read by the launcher, in launch-time
+                           // expressions (the grid) only
 };
-inline constexpr int kSpecialCount = static_cast<int>(Special::ElectOne) + 1;
+inline constexpr int kSpecialCount = static_cast<int>(Special::SmCount) + 1;
 
 enum class BinOp : uint8_t {
   Add, Sub, Mul, Div, Rem,  // integer Div/Rem truncate toward zero, as in C++
@@ -191,8 +194,12 @@ struct For {
   Block body;
 };
 
-// bar.sync 0: every thread of the block waits here.
-struct Barrier {};
+// bar.sync 0: every thread of the block waits here. With `cluster`, barrier.cluster.arrive.release
+// + barrier.cluster.wait.acquire (sm_90): every thread of every block of the cluster waits here,
+// and what each did before is visible to all after, shared memory of the other blocks included.
+struct Barrier {
+  bool cluster = false;
+};
 
 // cp.async of `bytes` (4, 8 or 16) from global to shared. Only `srcBytes` bytes are read
 // (null: all); the rest of the destination is zero-filled.
@@ -281,10 +288,13 @@ struct MbarrierInit {
   ExprRef count;
 };
 // mbarrier.arrive.shared::cta.b64, or with `expectTx`, mbarrier.arrive.expect_tx: first adds
-// that many bytes to the phase's expected transactions, then arrives once.
+// that many bytes to the phase's expected transactions, then arrives once. With `cta` (I32), the
+// barrier at the same offset in the shared memory of that block of the cluster (its rank):
+// mapa.shared::cluster, then mbarrier.arrive.release.cluster.shared::cluster.
 struct MbarrierArrive {
   MemRef bar;
   ExprRef expectTx;
+  ExprRef cta;
 };
 // mbarrier.try_wait.parity.shared::cta.b64 in a loop: waits until the phase of parity `parity`
 // (0 or 1) has completed; the thread then sees what the arrivals of that phase released.
@@ -302,11 +312,15 @@ struct FenceMbarrierInit {};
 // elements outside the tensor read as zeros. When the bytes have landed, the copy completes
 // that many transaction bytes on the mbarrier `bar` (the whole box counts, zeros included).
 // One thread issues it: every thread that executes the statement issues its own copy.
+// With `multicast` (I32, .multicast::cluster), a 16-bit mask of cluster ranks: the box lands at the
+// same offset in the shared memory of every block of the mask, and completes its bytes on the
+// mbarrier at `bar`'s offset in each.
 struct TmaLoad {
   uint32_t map = 0;
   MemRef dst;
   std::vector<ExprRef> coords;
   MemRef bar;
+  ExprRef multicast;
 };
 
 // cp.async.bulk.tensor, shared to global (TMA store, sm_90): the box of tensor map `map` whose
@@ -409,12 +423,14 @@ struct Kernel {
   std::vector<Buffer> buffers;
   std::array<ExprRef, 3> grid;       // over scalar parameters
   std::array<int64_t, 3> block{1, 1, 1};
+  std::array<int64_t, 3> cluster{1, 1, 1};  // blocks per cluster (sm_90); the grid is a multiple
   int64_t sharedBytes = 0;           // dynamic shared memory per block
   std::vector<LaunchCheck> checks;
   std::vector<TensorMap> tensorMaps;
   Block body;
 
   int64_t threadsPerBlock() const { return block[0] * block[1] * block[2]; }
+  int64_t clusterSize() const { return cluster[0] * cluster[1] * cluster[2]; }
 };
 
 struct Module {

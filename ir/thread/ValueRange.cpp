@@ -115,6 +115,8 @@ Range specialRange(Special s, const std::array<int64_t, 3>& block, const std::ar
     case Special::WarpId: return {0, (block[0] * block[1] * block[2] + 31) / 32 - 1};
     case Special::SharedBase: return {0, (int64_t{1} << 18) - 1};  // a shared window is below 256 KiB
     case Special::ElectOne: return {0, 1};
+    case Special::ClusterRank: return {0, 15};
+    case Special::SmCount: return {1, 1024};
   }
   return {0, 0};
 }

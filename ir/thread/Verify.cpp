@@ -172,12 +172,14 @@ class Verifier {
   struct Facts {
     bool registers = false;  // a variable or register element
     bool special = false;    // a special register
+    bool smCount = false;    // Special::SmCount, which only the launcher reads
     std::shared_ptr<const std::vector<uint32_t>> singles;  // `single` variables, sorted; null: none
   };
 
   static void merge(Facts& into, const Facts& from) {
     into.registers |= from.registers;
     into.special |= from.special;
+    into.smCount |= from.smCount;
     if (!from.singles || from.singles == into.singles) return;
     if (!into.singles) {
       into.singles = from.singles;
@@ -196,6 +198,7 @@ class Verifier {
       return;
     }
     const Facts& f = node(e, where);
+    if (f.smCount && inBody_) fail(where, "a thread reads the SM count, which only the launcher knows");
     if (!f.singles || !inBody_) return;
     for (uint32_t v : *f.singles)
       if (inScope_[v] == 0)
@@ -207,7 +210,7 @@ class Verifier {
     if (auto it = facts_.find(e.get()); it != facts_.end()) return it->second;
     Facts f;
     if (e->kind == ExprKind::VarRef || e->kind == ExprKind::Elem) f.registers = true;
-    if (e->kind == ExprKind::SpecialReg) f.special = true;
+    if (e->kind == ExprKind::SpecialReg) (e->special == Special::SmCount ? f.smCount : f.special) = true;
     if (e->kind == ExprKind::VarRef && e->id < k_.vars.size() && k_.vars[e->id].single)
       f.singles = std::make_shared<const std::vector<uint32_t>>(1, e->id);
     auto arg = [&](int i) -> const Expr* {

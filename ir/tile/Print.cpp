@@ -56,7 +56,8 @@ class Printer {
             } else if constexpr (std::is_same_v<T, Copy>) {
               line(depth, fmt::format("{}({}, {}){}", n.async ? "copy_async" : "copy", view(n.dst),
                                       n.src ? view(*n.src) : frag(n.value),
-                                      n.enable ? fmt::format(" if {}", e(n.enable)) : ""));
+                                      n.enable ? fmt::format(" if {}", e(n.enable)) : "") +
+                              (n.multicast ? fmt::format(" multicast {}", e(n.multicast)) : ""));
             } else if constexpr (std::is_same_v<T, FragAssign>) {
               line(depth, fmt::format("{} = {}", k_.tensors[n.dst].name, frag(n.value)));
             } else if constexpr (std::is_same_v<T, Mma>) {
@@ -72,13 +73,14 @@ class Printer {
               const char* name = n.kind == MbarrierOp::Kind::Init     ? "init_barriers"
                                  : n.kind == MbarrierOp::Kind::Arrive ? "arrive"
                                                                       : "wait_barrier";
-              line(depth, fmt::format("{}({}{})", name, view(n.bar), n.value ? ", " + e(n.value) : ""));
+              line(depth, fmt::format("{}({}{}{})", name, view(n.bar), n.value ? ", " + e(n.value) : "",
+                                      n.cta ? ", cta = " + e(n.cta) : ""));
             } else if constexpr (std::is_same_v<T, CommitCopies>) {
               line(depth, "commit_copies()");
             } else if constexpr (std::is_same_v<T, WaitCopies>) {
               line(depth, fmt::format("wait_copies({})", n.pending));
             } else if constexpr (std::is_same_v<T, Barrier>) {
-              line(depth, "barrier()");
+              line(depth, n.cluster ? "cluster_barrier()" : "barrier()");
             } else if constexpr (std::is_same_v<T, CommitStores>) {
               line(depth, "commit_stores()");
             } else if constexpr (std::is_same_v<T, WaitStores>) {

@@ -140,6 +140,8 @@ struct Copy {
   // copy_async only: a TMA copy (sm_90) that completes its bytes on this mbarrier (a rank-0 view of
   // an alloc_barriers array), issued by each thread that runs it.
   std::optional<View> barrier;
+  // With `barrier`: a 16-bit mask of cluster ranks (I32) to multicast the box to (null: this block).
+  tir::ExprRef multicast;
   // store_async: a TMA store (sm_90) from a shared tile to a global window, in the issuing
   // thread's bulk group; async is set too.
   bool tmaStore = false;
@@ -192,13 +194,17 @@ struct MbarrierOp {
   Kind kind = Kind::Arrive;
   View bar;
   tir::ExprRef value;
+  tir::ExprRef cta;  // Arrive: the cluster rank of the block whose barrier it is (null: this block's)
 };
 
 struct CommitCopies {};
 struct WaitCopies {
   int pending = 0;
 };
-struct Barrier {};
+// barrier(), or with `cluster`, cluster_barrier(): every thread of the cluster.
+struct Barrier {
+  bool cluster = false;
+};
 // commit_stores() / wait_stores(n): cp.async.bulk.commit_group / wait_group.read (TMA stores).
 struct CommitStores {};
 struct WaitStores {

@@ -106,6 +106,16 @@ __device__ __forceinline__ void stmatrix_x4_trans(uint32_t addr, uint32_t r0, ui
 #undef TYLO_STMATRIX_ASM
 #endif
 
+// The current device's multiprocessor count, which a persistent kernel's grid reads (sm_count()
+// in the launch clause); 1 when the runtime cannot say (the launch then reports the error).
+inline int sm_count() {
+  int device = 0, count = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || count < 1)
+    return 1;
+  return count;
+}
+
 // ---- TMA -------------------------------------------------------------------------
 
 // Encodes a tiled tensor map (dims and the box innermost first, strides in bytes for dims 1 ..)
@@ -161,6 +171,16 @@ __device__ __forceinline__ void tma_load_3d(uint32_t dst, const CUtensorMap* map
       "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
       : "memory");
 }
+// The same with .multicast::cluster: the box lands at `dst` in the shared memory of every block of
+// the cluster whose rank is set in `ctas`, and completes on the mbarrier at `bar` in each (sm_90).
+__device__ __forceinline__ void tma_load_2d_multicast(uint32_t dst, const CUtensorMap* map, int32_t c0, int32_t c1,
+                                                      uint32_t bar, uint16_t ctas) {
+  TYLO_TMA_ASM(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, "
+      "{%2, %3}], [%4], %5;\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar), "h"(ctas)
+      : "memory");
+}
 // cp.async.bulk.tensor, shared to global: the box of `map` at the coordinates from shared memory
 // at `src`, in this thread's bulk group; elements outside the tensor are not written (sm_90).
 __device__ __forceinline__ void tma_store_2d(const CUtensorMap* map, int32_t c0, int32_t c1, uint32_t src) {
@@ -214,6 +234,32 @@ __device__ __forceinline__ void mbarrier_wait(uint32_t bar, uint32_t parity) {
 }
 __device__ __forceinline__ void fence_mbarrier_init() {
   TYLO_MBARRIER_ASM("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+// An arrive on the barrier at the same offset in the shared memory of the cluster's block of rank
+// `cta` (mapa gives its shared::cluster address), releasing this thread's writes to the cluster.
+__device__ __forceinline__ void mbarrier_arrive_cluster(uint32_t bar, uint32_t cta) {
+  TYLO_MBARRIER_ASM(
+      "{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
+      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
+      "r"(cta)
+      : "memory");
+}
+__device__ __forceinline__ void mbarrier_arrive_expect_tx_cluster(uint32_t bar, uint32_t bytes, uint32_t cta) {
+  TYLO_MBARRIER_ASM(
+      "{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %2;\n"
+      "mbarrier.arrive.expect_tx.release.cluster.shared::cluster.b64 _, [remote], %1;\n}\n" ::"r"(bar),
+      "r"(bytes), "r"(cta)
+      : "memory");
+}
+// The block's rank in its cluster, and the barrier every thread of the cluster reaches, after
+// which each sees what all did before it (shared memory of the other blocks included).
+__device__ __forceinline__ int32_t cluster_rank() {
+  uint32_t r = 0;
+  TYLO_MBARRIER_ASM("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return static_cast<int32_t>(r);
+}
+__device__ __forceinline__ void cluster_barrier() {
+  TYLO_MBARRIER_ASM("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
 }
 #undef TYLO_MBARRIER_ASM
 

@@ -720,6 +720,34 @@ TEST_CASE("a warp-specialized kernel builds for sm_90a: setmaxnreg, elect.sync, 
   });
 }
 
+// Clusters (sm_90): cluster_gemm.tyl's blocks run in pairs (.reqnctapercluster), multicast half of
+// B each to both, arrive on the peer's barriers through mapa, read their rank, and meet at cluster
+// barriers; its persistent grid is sized by the SM count the launcher reads.
+TEST_CASE("a clustered kernel builds for sm_90a: multicast TMA, remote arrives, cluster barriers") {
+  buildSm90a("cluster_gemm.tyl", 2, [](const std::string& name, const std::string& body) {
+    if (name.find("cluster_ranks") != std::string::npos) {
+      CHECK(body.find(".reqnctapercluster 2, 2, 1") != std::string::npos);
+      CHECK(body.find("%cluster_ctarank") != std::string::npos);
+      return;
+    }
+    CHECK(body.find(".reqnctapercluster 2, 1, 1") != std::string::npos);
+    CHECK(body.find("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster") !=
+          std::string::npos);
+    CHECK(body.find("mapa.shared::cluster.u32") != std::string::npos);
+    CHECK(body.find("mbarrier.arrive.release.cluster.shared::cluster.b64") != std::string::npos);
+    CHECK(body.find("%cluster_ctarank") != std::string::npos);
+    CHECK(body.find("barrier.cluster.arrive.release.aligned") != std::string::npos);
+    CHECK(body.find("barrier.cluster.wait.acquire.aligned") != std::string::npos);
+    CHECK(body.find("fence.mbarrier_init.release.cluster") != std::string::npos);
+  });
+  const std::string cu = readFile((fs::path(TYLO_SCRATCH_DIR) / "cluster_gemm_sm_90a" / "cluster_gemm.cu").string());
+  CHECK(cu.find("tylo::sm_count()") != std::string::npos);
+  // cluster_gemm's grid is a multiple of 2 by its form: its launcher has no check of whole clusters
+  // to make; cluster_ranks's grid is a parameter.
+  CHECK(cu.find("cluster_gemm: grid dimension x must be a multiple of the cluster") == std::string::npos);
+  CHECK(cu.find("cluster_ranks: grid dimension x must be a multiple of the cluster's 2") != std::string::npos);
+}
+
 // The IR rounds a product, then the sum; nvcc would fuse `a * b + c` into one FMA (rounded
 // once), and the GPU would then differ from the emulator. A literal past the largest f32 is an
 // infinity, spelled so that nvcc takes it.

@@ -91,6 +91,49 @@ TEST_CASE("emu.tma: a warp-specialized GEMM (TMA producer, wgmma consumers, setm
          k == emu::FindingKind::Deadlock));
 }
 
+TEST_CASE("emu.tma: a persistent GEMM in clusters of two, B multicast to both blocks, computes A @ B", "[tma]") {
+  auto c = compile("cluster_gemm.tyl");
+  for (const test::ClusterGemmCase& g : test::kClusterGemmCases) {
+    INFO("M = " << g.size.m << " N = " << g.size.n << " K = " << g.size.k << " on " << g.sms << " SMs");
+    std::vector<emu::Buffer> buffers = test::tmaGemmInputs(g.size);
+    emu::Options options;
+    options.smCount = g.sms;
+    emu::RunResult r = emu::run(c->kernel("cluster_gemm"), test::clusterGemmArgs(g), buffers, options);
+    INFO(emu::renderFindings(r.findings, c->sources));
+    REQUIRE(r.ok());
+    // Every cluster took more than one unit of work (a pair of tiles).
+    CHECK(r.stats.blocks == 2 * std::min<int64_t>(g.sms / 2, (g.size.m + 255) / 256 * ((g.size.n + 127) / 128)));
+    CHECK(r.stats.blocks < 2 * ((g.size.m + 255) / 256) * ((g.size.n + 127) / 128));
+    CHECK(test::tmaGemmError(g.size, buffers) == "");
+  }
+  // Without the cluster barrier at the end, a block exits while its peer's consumers still arrive
+  // on its barriers.
+  const test::ClusterGemmCase g = test::kClusterGemmCases[0];
+  std::vector<emu::Buffer> buffers = test::tmaGemmInputs(g.size);
+  emu::Options options;
+  options.smCount = g.sms;
+  emu::RunResult r = emu::run(c->kernel("cluster_gemm"), test::clusterGemmArgs(g, 1), buffers, options);
+  REQUIRE_FALSE(r.findings.empty());
+  CHECK(r.findings[0].kind == emu::FindingKind::ClusterExited);
+  CHECK_THAT(r.findings[0].message, Catch::Contains("whose threads have all exited"));
+}
+
+TEST_CASE("emu.tma: cluster ranks count x first, and a grid of partial clusters is refused", "[tma]") {
+  auto c = compile("cluster_gemm.tyl");
+  std::vector<emu::Buffer> buffers = {emu::makeBuffer(tir::Type::I32, 2 * 6, false)};
+  emu::RunResult r = emu::run(c->kernel("cluster_ranks"), {emu::Arg::integer(6), emu::Arg::pointer(0)}, buffers);
+  INFO(emu::renderFindings(r.findings, c->sources));
+  REQUIRE(r.ok());
+  CHECK(r.stats.blocks == 12);
+  for (int64_t y = 0; y < 2; ++y)
+    for (int64_t x = 0; x < 6; ++x)
+      CHECK(emu::getElement(buffers[0], tir::Type::I32, y * 6 + x) == static_cast<double>(x % 2 + 2 * (y % 2)));
+  r = emu::run(c->kernel("cluster_ranks"), {emu::Arg::integer(5), emu::Arg::pointer(0)}, buffers);
+  REQUIRE(r.findings.size() == 1);
+  CHECK(r.findings[0].kind == emu::FindingKind::LaunchFailure);
+  CHECK_THAT(r.findings[0].message, Catch::Contains("grid dimension x must be a multiple of the cluster's 2"));
+}
+
 // Drops every fence.proxy.async from `b`.
 void dropProxyFences(tir::Block& b) {
   std::erase_if(b, [](const tir::Stmt& s) { return std::holds_alternative<tir::FenceProxyAsync>(s.node); });

@@ -1,6 +1,6 @@
 // The Hopper kernels on a GPU (sm_90): the wgmma tiles of tests/emu/kernels/wgmma_tiles.tyl, the
 // TMA copies, stores and TMA-fed GEMM of tma_tiles.tyl and the warp-specialized GEMM of
-// ws_gemm.tyl, with the cases and CPU checks the emulator and the host run use
+// ws_gemm.tyl and cluster_gemm.tyl, with the cases and CPU checks the emulator and the host run use
 // (tests/support/WgmmaTiles.h, TmaTiles.h). Exits 77 (skipped) without an sm_90 device.
 #include <cuda_runtime.h>
 
@@ -90,6 +90,18 @@ int main() {
     onDevice("ws_gemm", tyl::test::wsGemmArgs(g), b);
     const std::string error = tyl::test::tmaGemmError(g, b);
     check(error.empty(), "ws_gemm " + std::to_string(g.m) + " x " + std::to_string(g.n) + " x " + std::to_string(g.k) + ": " + error);
+  }
+  // The device's own SM count sizes cluster_gemm's grid: the emulator's cases, and one with more
+  // units of work (pairs of tiles) than an H100 has pairs of SMs.
+  std::vector<tyl::test::ClusterGemmCase> clusterCases(std::begin(tyl::test::kClusterGemmCases),
+                                                       std::end(tyl::test::kClusterGemmCases));
+  clusterCases.push_back({{2048, 2304, 136}, 0});
+  for (const tyl::test::ClusterGemmCase& g : clusterCases) {
+    std::vector<Buffer> b = tyl::test::tmaGemmInputs(g.size);
+    onDevice("cluster_gemm", tyl::test::clusterGemmArgs(g), b);
+    const std::string error = tyl::test::tmaGemmError(g.size, b);
+    check(error.empty(), "cluster_gemm " + std::to_string(g.size.m) + " x " + std::to_string(g.size.n) + " x " +
+                             std::to_string(g.size.k) + ": " + error);
   }
   std::printf("%s: %d failures\n", failures ? "FAIL" : "ok", failures);
   return failures ? 1 : 0;

@@ -28,7 +28,7 @@ constexpr size_t kDefaultSharedLimit = 48 * 1024;
 constexpr size_t kMaxShared = 227 * 1024;
 
 // AtMbarrier: waiting for an mbarrier phase; retried once a barrier changes.
-enum class State { Ready, AtCollective, AtBarrier, AtMbarrier, Done };
+enum class State { Ready, AtCollective, AtBarrier, AtClusterBarrier, AtMbarrier, Done };
 enum class Collective { Ldmatrix, Stmatrix, Mma, Wgmma, Elect, SetMaxNReg };
 
 // What one lane brings to a warp collective.
@@ -57,7 +57,10 @@ struct Copy {
   std::array<unsigned char, 16> data;  // the source's bytes, zeros past the source size
 };
 
+struct Block;
+
 struct Thread {
+  Block* block = nullptr;
   ucontext_t context{};
   std::unique_ptr<char[]> stack;
   uint3 id{};
@@ -67,18 +70,30 @@ struct Thread {
   std::vector<std::vector<Copy>> groups;  // committed, oldest first
 };
 
+// One block of the cluster that runs (one block without clusters): its threads, its shared
+// memory and its mbarriers, by shared address.
+struct Block {
+  uint3 id{};
+  unsigned rank = 0;
+  std::vector<Thread> threads;
+  unsigned char* shared = nullptr;
+  std::map<uint32_t, tyl::emu::Mbarrier> mbarriers;
+
+  bool exited() const {
+    for (const Thread& t : threads)
+      if (t.state != State::Done) return false;
+    return true;
+  }
+};
+
 struct Launch {
   const std::function<void()>* body = nullptr;
-  dim3 grid, block;
-  uint3 blockId{};
-  std::vector<Thread> threads;
+  dim3 grid, block, cluster;
+  std::vector<Block> blocks;  // the running cluster's, by rank
   Thread* current = nullptr;
   ucontext_t scheduler{};
-  unsigned char* shared = nullptr;
   size_t sharedBytes = 0;
-  // The block's mbarriers, by shared address, and how often one has changed.
-  std::map<uint32_t, tyl::emu::Mbarrier> mbarriers;
-  uint64_t mbarrierChanges = 0;
+  uint64_t mbarrierChanges = 0;  // how often a barrier has changed
   std::vector<std::string> problems;
 };
 
@@ -98,12 +113,17 @@ Launch& launch() {
 }
 
 Thread& self() { return *launch().current; }
+// The block of the running thread (of the warp whose collective is performed).
+Block& here() { return *self().block; }
 
 void problem(const std::string& what) {
   Launch& l = launch();
   if (l.problems.size() >= 20) return;
   std::ostringstream os;
-  os << "block (" << l.blockId.x << ", " << l.blockId.y << ", " << l.blockId.z << ")";
+  if (l.current) {
+    const uint3& b = l.current->block->id;
+    os << "block (" << b.x << ", " << b.y << ", " << b.z << ")";
+  }
   if (l.current) os << " thread (" << l.current->id.x << ", " << l.current->id.y << ", " << l.current->id.z << ")";
   os << ": " << what;
   l.problems.push_back(os.str());
@@ -149,7 +169,7 @@ bool sharedRange(uint32_t offset, size_t bytes, size_t align, const char* what) 
 }
 
 void perform(const Copy& c) {
-  std::memcpy(launch().shared + c.dst, c.data.data(), static_cast<size_t>(c.bytes));
+  std::memcpy(here().shared + c.dst, c.data.data(), static_cast<size_t>(c.bytes));
   asyncBytesLanded += c.bytes;
 }
 
@@ -170,7 +190,7 @@ void doLdmatrix(Thread* const* lanes) {
     std::array<uint32_t, 8> rows;
     Matrix8x8 m{};
     if (!rowAddresses(lanes, i, "ldmatrix", rows)) return;
-    for (int r = 0; r < 8; ++r) std::memcpy(m[r].data(), launch().shared + rows[r], 16);
+    for (int r = 0; r < 8; ++r) std::memcpy(m[r].data(), here().shared + rows[r], 16);
     for (int lane = 0; lane < kWarp; ++lane) *lanes[lane]->op.wordsOut[i] = tyl::emu::ldmatrixWord(m, lane, first.flag);
   }
 }
@@ -182,7 +202,7 @@ void doStmatrix(Thread* const* lanes) {
     Matrix8x8 m{};
     if (!rowAddresses(lanes, i, "stmatrix", rows)) return;
     for (int lane = 0; lane < kWarp; ++lane) tyl::emu::stmatrixWord(m, lane, first.flag, lanes[lane]->op.words[i]);
-    for (int r = 0; r < 8; ++r) std::memcpy(launch().shared + rows[r], m[r].data(), 16);
+    for (int r = 0; r < 8; ++r) std::memcpy(here().shared + rows[r], m[r].data(), 16);
   }
 }
 
@@ -219,7 +239,7 @@ void doWgmma(Thread* const* lanes) {
     return;
   }
   const tyl::tir::Type type = first.flag ? tyl::tir::Type::BF16 : tyl::tir::Type::F16;
-  Launch& l = launch();
+  Block& b0 = here();
   bool ok = true;
   auto element = [&](int64_t address) -> double {
     if (!sharedRange(static_cast<uint32_t>(address), 2, 2, "wgmma operand")) {
@@ -227,11 +247,11 @@ void doWgmma(Thread* const* lanes) {
       return 0.0;
     }
     uint16_t bits = 0;
-    std::memcpy(&bits, l.shared + address, 2);
+    std::memcpy(&bits, b0.shared + address, 2);
     return tyl::emu::toFloat(type, bits);
   };
   const uint3 id = lanes[0]->id;
-  const int64_t thread = id.x + int64_t{l.block.x} * (id.y + int64_t{l.block.y} * id.z);
+  const int64_t thread = id.x + int64_t{launch().block.x} * (id.y + int64_t{launch().block.y} * id.z);
   const int64_t firstRow = 16 * ((thread / kWarp) % 4);
   const int n = first.count;
   std::vector<double> A(16 * 16), B(static_cast<size_t>(n) * 16);
@@ -266,12 +286,12 @@ const char* collectiveName(Collective c) {
 }
 
 // Performs warp `w`'s collective when all its lanes wait at one; whether it released them.
-bool releaseWarp(Launch& l, size_t w) {
-  size_t begin = w * kWarp, end = std::min(begin + kWarp, l.threads.size());
+bool releaseWarp(Launch& l, Block& b, size_t w) {
+  size_t begin = w * kWarp, end = std::min(begin + kWarp, b.threads.size());
   std::vector<Thread*> lanes;
   for (size_t i = begin; i < end; ++i) {
-    if (l.threads[i].state != State::AtCollective) return false;
-    lanes.push_back(&l.threads[i]);
+    if (b.threads[i].state != State::AtCollective) return false;
+    lanes.push_back(&b.threads[i]);
   }
   l.current = lanes[0];
   const LaneOp& first = lanes[0]->op;
@@ -302,56 +322,79 @@ bool releaseWarp(Launch& l, size_t w) {
   return true;
 }
 
-// Runs one block to its end; false if it deadlocked.
-bool runBlock(Launch& l) {
-  l.mbarriers.clear();
+// Runs one cluster (one block without clusters) to its end; false if it deadlocked.
+bool runCluster(Launch& l) {
   uint64_t seenChanges = l.mbarrierChanges;
-  for (Thread& t : l.threads) {
-    t.state = State::Ready;
-    t.open.clear();
-    t.groups.clear();
-    getcontext(&t.context);
-    t.context.uc_stack.ss_sp = t.stack.get();
-    t.context.uc_stack.ss_size = kStackBytes;
-    t.context.uc_link = &l.scheduler;
-    makecontext(&t.context, threadEntry, 0);
+  for (Block& b : l.blocks) {
+    b.mbarriers.clear();
+    for (Thread& t : b.threads) {
+      t.state = State::Ready;
+      t.open.clear();
+      t.groups.clear();
+      getcontext(&t.context);
+      t.context.uc_stack.ss_sp = t.stack.get();
+      t.context.uc_stack.ss_size = kStackBytes;
+      t.context.uc_link = &l.scheduler;
+      makecontext(&t.context, threadEntry, 0);
+    }
   }
   while (true) {
     bool ran = false;
-    for (Thread& t : l.threads) {
-      if (t.state != State::Ready) continue;
-      l.current = &t;
-      swapcontext(&l.scheduler, &t.context);
-      ran = true;
-    }
+    for (Block& b : l.blocks)
+      for (Thread& t : b.threads) {
+        if (t.state != State::Ready) continue;
+        l.current = &t;
+        swapcontext(&l.scheduler, &t.context);
+        ran = true;
+      }
     l.current = nullptr;
     bool released = false;
-    for (size_t w = 0; w * kWarp < l.threads.size(); ++w) released |= releaseWarp(l, w);
+    for (Block& b : l.blocks)
+      for (size_t w = 0; w * kWarp < b.threads.size(); ++w) released |= releaseWarp(l, b, w);
     l.current = nullptr;
     if (released) continue;
-    size_t done = 0, atBarrier = 0;
-    for (const Thread& t : l.threads) {
-      done += t.state == State::Done;
-      atBarrier += t.state == State::AtBarrier;
-    }
-    if (done == l.threads.size()) return true;
-    if (atBarrier > 0 && atBarrier + done == l.threads.size()) {
-      if (done > 0) {
-        problem("__syncthreads() with " + std::to_string(done) + " of the block's threads already exited");
-        return false;
+    size_t done = 0, atCluster = 0, all = 0;
+    bool passed = false;
+    for (Block& b : l.blocks) {
+      size_t blockDone = 0, atBarrier = 0;
+      for (const Thread& t : b.threads) {
+        blockDone += t.state == State::Done;
+        atBarrier += t.state == State::AtBarrier;
+        atCluster += t.state == State::AtClusterBarrier;
       }
-      for (Thread& t : l.threads) t.state = State::Ready;
+      done += blockDone;
+      all += b.threads.size();
+      if (atBarrier > 0 && atBarrier + blockDone == b.threads.size()) {
+        if (blockDone > 0) {
+          l.current = &b.threads[0];
+          problem("__syncthreads() with " + std::to_string(blockDone) + " of the block's threads already exited");
+          l.current = nullptr;
+          return false;
+        }
+        for (Thread& t : b.threads) t.state = State::Ready;
+        passed = true;
+      }
+    }
+    if (done == all) return true;
+    if (passed) continue;
+    if (atCluster > 0 && atCluster == all) {
+      for (Block& b : l.blocks)
+        for (Thread& t : b.threads) t.state = State::Ready;
       continue;
     }
     if (l.mbarrierChanges != seenChanges) {  // a barrier changed: the waits may now succeed
       seenChanges = l.mbarrierChanges;
-      for (Thread& t : l.threads)
-        if (t.state == State::AtMbarrier) t.state = State::Ready;
+      for (Block& b : l.blocks)
+        for (Thread& t : b.threads)
+          if (t.state == State::AtMbarrier) t.state = State::Ready;
       continue;
     }
     if (!ran) {
-      problem("deadlock: threads wait at a __syncthreads(), a warp collective or an mbarrier phase that the others "
-              "(waiting elsewhere, or exited) never reach or complete");
+      for (Block& b : l.blocks)  // the problem names the first block with a waiting thread
+        for (Thread& t : b.threads)
+          if (!l.current && t.state != State::Done) l.current = &t;
+      problem("deadlock: threads wait at a __syncthreads(), a cluster barrier, a warp collective or an mbarrier phase "
+              "that the others (waiting elsewhere, or exited) never reach or complete");
       return false;
     }
   }
@@ -360,23 +403,31 @@ bool runBlock(Launch& l) {
 }  // namespace
 
 const uint3& thread_idx() { return self().id; }
-const uint3& block_idx() { return launch().blockId; }
+const uint3& block_idx() { return here().id; }
 const dim3& block_dim() { return launch().block; }
 const dim3& grid_dim() { return launch().grid; }
 
 void syncthreads() { suspend(State::AtBarrier); }
 
-unsigned char* shared_memory() { return launch().shared; }
+unsigned char* shared_memory() { return here().shared; }
 
 uint32_t shared_address(const void* p) {
   Launch& l = launch();
   const unsigned char* q = static_cast<const unsigned char*>(p);
-  if (q < l.shared || q > l.shared + l.sharedBytes) {
+  const unsigned char* shared = here().shared;
+  if (q < shared || q > shared + l.sharedBytes) {
     problem("a shared address was taken of a pointer outside shared memory");
     return 0xffffffffu;
   }
-  return static_cast<uint32_t>(q - l.shared);
+  return static_cast<uint32_t>(q - shared);
 }
+
+int sm_count_value = 132;
+int sm_count() { return sm_count_value; }
+void set_sm_count(int sms) { sm_count_value = sms; }
+
+unsigned cluster_rank() { return here().rank; }
+void cluster_barrier() { suspend(State::AtClusterBarrier); }
 
 void cp_async(uint32_t dst, const void* src, int bytes, uint32_t src_bytes) {
   if (!sharedRange(dst, static_cast<size_t>(bytes), static_cast<size_t>(bytes), "cp.async")) return;
@@ -474,10 +525,27 @@ void setmaxnreg(bool increase, int count) {
 
 namespace {
 
-// The barrier at shared address `addr`, or null (reported) when there is none.
-tyl::emu::Mbarrier* mbarrierAt(uint32_t addr, const char* what) {
+// The barrier at shared address `addr` of `block` (this thread's when null), or null (reported)
+// when there is none.
+tyl::emu::Mbarrier* mbarrierAt(uint32_t addr, const char* what, Block* block = nullptr) {
   if (!sharedRange(addr, 8, 8, what)) return nullptr;
-  return &launch().mbarriers[addr];
+  return &(block ? *block : here()).mbarriers[addr];
+}
+
+// The cluster's block of rank `rank`, or null (reported) when there is none or it has exited.
+Block* clusterBlock(unsigned rank, const char* what) {
+  Launch& l = launch();
+  if (rank >= l.blocks.size()) {
+    problem(std::string(what) + ": cluster rank " + std::to_string(rank) + " in a cluster of " +
+            std::to_string(l.blocks.size()) + " blocks");
+    return nullptr;
+  }
+  if (l.blocks[rank].exited()) {
+    problem(std::string(what) + ": the block of cluster rank " + std::to_string(rank) +
+            " has exited, and its shared memory with it");
+    return nullptr;
+  }
+  return &l.blocks[rank];
 }
 
 void mbarrierProblem(const std::string& p) {
@@ -494,8 +562,10 @@ void mbarrier_init(uint32_t addr, uint32_t count) {
   }
 }
 
-void mbarrier_arrive(uint32_t addr, int64_t expectTx) {
-  if (tyl::emu::Mbarrier* b = mbarrierAt(addr, "mbarrier.arrive")) {
+void mbarrier_arrive(uint32_t addr, int64_t expectTx, int cta) {
+  Block* target = cta < 0 ? &here() : clusterBlock(static_cast<unsigned>(cta), "mbarrier.arrive.shared::cluster");
+  if (!target) return;
+  if (tyl::emu::Mbarrier* b = mbarrierAt(addr, "mbarrier.arrive", target)) {
     mbarrierProblem(expectTx >= 0 ? b->arriveExpectTx(expectTx) : b->arrive());
     ++launch().mbarrierChanges;
   }
@@ -563,7 +633,8 @@ bool encode_tensor_map(uint64_t (&map)[16], const void* base, int elemBytes, int
   return true;
 }
 
-void tma_load(uint32_t dst, const uint64_t (&map)[16], std::initializer_list<int32_t> coordList, uint32_t bar) {
+void tma_load(uint32_t dst, const uint64_t (&map)[16], std::initializer_list<int32_t> coordList, uint32_t bar,
+              int ctaMask) {
   const TensorMapFields f = readTensorMap(map);
   if (f.rank == 0) {
     problem("cp.async.bulk.tensor: the tensor map was never encoded");
@@ -579,8 +650,13 @@ void tma_load(uint32_t dst, const uint64_t (&map)[16], std::initializer_list<int
   for (int d = 0; d < f.rank; ++d) boxElems *= f.box[d];
   const int64_t boxBytes = boxElems * f.elemBytes;
   if (!sharedRange(dst, static_cast<size_t>(boxBytes), 128, "cp.async.bulk.tensor")) return;
-  tyl::emu::Mbarrier* b = mbarrierAt(bar, "cp.async.bulk.tensor's mbarrier");
-  if (!b) return;
+  // The blocks it lands in: this one, or those of the multicast mask.
+  std::vector<Block*> targets;
+  if (ctaMask < 0) targets.push_back(&here());
+  for (unsigned r = 0; ctaMask >= 0 && r < 16; ++r)
+    if (ctaMask >> r & 1)
+      if (Block* t = clusterBlock(r, "cp.async.bulk.tensor .multicast::cluster")) targets.push_back(t);
+  std::vector<unsigned char> box(static_cast<size_t>(boxBytes));
   std::vector<int64_t> index(static_cast<size_t>(f.rank), 0);
   for (int64_t i = 0; i < boxElems; ++i) {
     bool inside = true;
@@ -590,16 +666,23 @@ void tma_load(uint32_t dst, const uint64_t (&map)[16], std::initializer_list<int
       inside = inside && g >= 0 && static_cast<uint64_t>(g) < f.dims[d];
       address += static_cast<uint64_t>(g) * (d == 0 ? static_cast<uint64_t>(f.elemBytes) : f.strides[d - 1]);
     }
-    const int64_t to = tyl::layout::tmaElementAddress(f.swizzle, dst, f.box[0], f.elemBytes, i / f.box[0], i % f.box[0]);
-    unsigned char* out = launch().shared + to;
+    unsigned char* out = box.data() + i * f.elemBytes;
     if (inside)
       std::memcpy(out, reinterpret_cast<const void*>(static_cast<uintptr_t>(address)), static_cast<size_t>(f.elemBytes));
     else
       std::memset(out, 0, static_cast<size_t>(f.elemBytes));
     for (int d = 0; d < f.rank && ++index[static_cast<size_t>(d)] == f.box[d]; ++d) index[static_cast<size_t>(d)] = 0;
   }
-  mbarrierProblem(b->completeTx(boxBytes));
-  ++launch().mbarrierChanges;
+  for (Block* t : targets) {
+    tyl::emu::Mbarrier* b = mbarrierAt(bar, "cp.async.bulk.tensor's mbarrier", t);
+    if (!b) return;
+    for (int64_t i = 0; i < boxElems; ++i) {
+      const int64_t to = tyl::layout::tmaElementAddress(f.swizzle, dst, f.box[0], f.elemBytes, i / f.box[0], i % f.box[0]);
+      std::memcpy(t->shared + to, box.data() + i * f.elemBytes, static_cast<size_t>(f.elemBytes));
+    }
+    mbarrierProblem(b->completeTx(boxBytes));
+    ++launch().mbarrierChanges;
+  }
 }
 
 void tma_store(const uint64_t (&map)[16], std::initializer_list<int32_t> coordList, uint32_t src) {
@@ -623,7 +706,7 @@ void tma_store(const uint64_t (&map)[16], std::initializer_list<int32_t> coordLi
     }
     const int64_t from = tyl::layout::tmaElementAddress(f.swizzle, src, f.box[0], f.elemBytes, i / f.box[0], i % f.box[0]);
     if (inside)
-      std::memcpy(reinterpret_cast<void*>(static_cast<uintptr_t>(address)), launch().shared + from,
+      std::memcpy(reinterpret_cast<void*>(static_cast<uintptr_t>(address)), here().shared + from,
                   static_cast<size_t>(f.elemBytes));
     for (int d = 0; d < f.rank && ++index[static_cast<size_t>(d)] == f.box[d]; ++d) index[static_cast<size_t>(d)] = 0;
   }
@@ -639,7 +722,7 @@ cudaError_t set_kernel_attribute(const void* kernel, int attribute, int value) {
 cudaError_t take_last_error() { return std::exchange(lastError, cudaSuccess); }
 
 cudaError_t launch_kernel(const void* kernel, const std::function<void()>& body, dim3 grid, dim3 block,
-                          size_t shared_bytes) {
+                          size_t shared_bytes, dim3 cluster) {
   ++launchCount;
   auto refuse = [&](const std::string& why) {
     problemLog += "launch refused: " + why + "\n";
@@ -648,6 +731,9 @@ cudaError_t launch_kernel(const void* kernel, const std::function<void()>& body,
   size_t threads = size_t{block.x} * block.y * block.z;
   if (threads == 0 || threads > 1024 || block.z > 64) return refuse("block of " + std::to_string(threads) + " threads");
   if (grid.x == 0 || grid.y == 0 || grid.z == 0 || grid.y > 65535 || grid.z > 65535) return refuse("empty or too large grid");
+  const size_t clusterBlocks = size_t{cluster.x} * cluster.y * cluster.z;
+  if (clusterBlocks == 0 || clusterBlocks > 8 || grid.x % cluster.x || grid.y % cluster.y || grid.z % cluster.z)
+    return refuse("a grid that is not a whole number of clusters of at most 8 blocks");
   auto limit = sharedLimits.find(kernel);
   size_t allowed = limit == sharedLimits.end() ? kDefaultSharedLimit : std::max<size_t>(kDefaultSharedLimit, static_cast<size_t>(limit->second));
   if (shared_bytes > allowed)
@@ -658,28 +744,39 @@ cudaError_t launch_kernel(const void* kernel, const std::function<void()>& body,
   l.body = &body;
   l.grid = grid;
   l.block = block;
+  l.cluster = cluster;
   l.sharedBytes = shared_bytes;
   // Exactly the bytes asked for, 1024-aligned as the declaration says; poisoned, since
   // shared memory starts with whatever the last block left.
-  std::unique_ptr<unsigned char, decltype(&std::free)> shared(
-      static_cast<unsigned char*>(std::aligned_alloc(1024, std::max<size_t>(1024, (shared_bytes + 1023) / 1024 * 1024))),
-      &std::free);
-  l.shared = shared.get();
-  l.threads.resize(threads);
-  for (size_t i = 0; i < threads; ++i) {
-    Thread& t = l.threads[i];
-    t.stack.reset(new char[kStackBytes]);
-    t.id = uint3{static_cast<unsigned>(i % block.x), static_cast<unsigned>(i / block.x % block.y),
-                 static_cast<unsigned>(i / (size_t{block.x} * block.y))};
+  std::vector<std::unique_ptr<unsigned char, decltype(&std::free)>> shared;
+  l.blocks.resize(clusterBlocks);
+  for (size_t r = 0; r < clusterBlocks; ++r) {
+    Block& b = l.blocks[r];
+    b.rank = static_cast<unsigned>(r);
+    shared.emplace_back(
+        static_cast<unsigned char*>(std::aligned_alloc(1024, std::max<size_t>(1024, (shared_bytes + 1023) / 1024 * 1024))),
+        &std::free);
+    b.shared = shared.back().get();
+    b.threads.resize(threads);
+    for (size_t i = 0; i < threads; ++i) {
+      Thread& t = b.threads[i];
+      t.block = &b;
+      t.stack.reset(new char[kStackBytes]);
+      t.id = uint3{static_cast<unsigned>(i % block.x), static_cast<unsigned>(i / block.x % block.y),
+                   static_cast<unsigned>(i / (size_t{block.x} * block.y))};
+    }
   }
   active = &l;
   bool ok = true;
-  for (unsigned z = 0; z < grid.z && ok; ++z)
-    for (unsigned y = 0; y < grid.y && ok; ++y)
-      for (unsigned x = 0; x < grid.x && ok; ++x) {
-        l.blockId = uint3{x, y, z};
-        std::memset(l.shared, 0xa5, shared_bytes);
-        ok = runBlock(l) && l.problems.empty();
+  for (unsigned z = 0; z < grid.z && ok; z += cluster.z)
+    for (unsigned y = 0; y < grid.y && ok; y += cluster.y)
+      for (unsigned x = 0; x < grid.x && ok; x += cluster.x) {
+        // Ranks as %cluster_ctarank numbers them: x fastest.
+        for (Block& b : l.blocks) {
+          b.id = uint3{x + b.rank % cluster.x, y + b.rank / cluster.x % cluster.y, z + b.rank / (cluster.x * cluster.y)};
+          std::memset(b.shared, 0xa5, shared_bytes);
+        }
+        ok = runCluster(l) && l.problems.empty();
       }
   active = nullptr;
   for (const std::string& p : l.problems) problemLog += p + "\n";

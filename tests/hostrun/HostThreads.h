@@ -1,6 +1,8 @@
 // The host-thread harness: runs the CUDA C++ that tyloc generates, compiled as host C++, with
-// every thread of a block as a fiber (tests/hostrun/README.md). Blocks run one after another;
-// within a block the harness runs each thread until it reaches __syncthreads() or a warp
+// every thread of a block as a fiber (tests/hostrun/README.md). Blocks run one after another (the
+// blocks of a cluster together, with their own shared memories, mbarriers that the others may arrive
+// on and TMA multicast into); within a block the harness runs each thread until it reaches
+// __syncthreads() or a warp
 // collective (ldmatrix, stmatrix, mma.sync), and performs the collective once every lane of
 // the warp has arrived, with the emulator's PTX semantics (backend/emu/Ptx.h). A cp.async
 // lands when a cp.async.wait_group retires its group, the latest moment PTX allows, so that
@@ -58,7 +60,8 @@ void mma(bool bf16, std::initializer_list<float*> d, std::initializer_list<uint3
 // with that many expected transaction bytes), and a wait for the phase of `parity` that holds
 // the thread until it completes.
 void mbarrier_init(uint32_t addr, uint32_t count);
-void mbarrier_arrive(uint32_t addr, int64_t expectTx = -1);
+// With `cta` >= 0: on the barrier at `addr` in the cluster's block of that rank.
+void mbarrier_arrive(uint32_t addr, int64_t expectTx = -1, int cta = -1);
 void mbarrier_wait(uint32_t addr, uint32_t parity);
 
 // The tensor-map stand-in: what the launcher passes cuTensorMapEncodeTiled, kept in the map's 128
@@ -70,7 +73,10 @@ bool encode_tensor_map(uint64_t (&map)[16], const void* base, int elemBytes, int
 // cp.async.bulk.tensor by the running thread: the box of `map` at `coords` (innermost first),
 // zeros outside the tensor, written at shared address `dst` as TMA writes it (the swizzle on
 // absolute addresses, ir/layout/Tma.h), then its bytes completed on the mbarrier at `bar`.
-void tma_load(uint32_t dst, const uint64_t (&map)[16], std::initializer_list<int32_t> coords, uint32_t bar);
+// With `ctaMask` >= 0 (.multicast::cluster): into the shared memory of each block of the cluster
+// whose rank is in the mask, completing on the barrier at `bar` in each.
+void tma_load(uint32_t dst, const uint64_t (&map)[16], std::initializer_list<int32_t> coords, uint32_t bar,
+              int ctaMask = -1);
 
 // elect.sync and setmaxnreg, warp collectives: the elected lane is the highest of the warp (as
 // in the emulator); the register count is only checked (the emulator models the pool).
@@ -86,20 +92,32 @@ void tma_store(const uint64_t (&map)[16], std::initializer_list<int32_t> coords,
 void wgmma(int n, bool bf16, bool transA, bool transB, uint64_t descA, uint64_t descB, int32_t scale,
            std::initializer_list<float*> d);
 
+// Clusters: the block's rank in its cluster, and barrier.cluster (every thread of the cluster).
+unsigned cluster_rank();
+void cluster_barrier();
+// What the launchers' sm_count() reads (132 unless set).
+int sm_count();
+void set_sm_count(int sms);
+
 cudaError_t set_kernel_attribute(const void* kernel, int attribute, int value);
 cudaError_t take_last_error();
 
-// Runs `body` for every thread of the grid. `kernel` identifies the kernel (its shared-memory
-// attribute).
+// Runs `body` for every thread of the grid, the blocks of each cluster together. `kernel`
+// identifies the kernel (its shared-memory attribute).
 cudaError_t launch_kernel(const void* kernel, const std::function<void()>& body, dim3 grid, dim3 block,
-                          size_t shared_bytes);
+                          size_t shared_bytes, dim3 cluster = dim3(1, 1, 1));
 
-// What `kernel<<<grid, block, shared_bytes, stream>>>(args...)` becomes in the host build.
+// What `kernel<<<grid, block, shared_bytes, stream>>>(args...)` becomes in the host build, and for
+// a kernel declared with __cluster_dims__(cluster) (hostify.py passes them).
 template <class... P, class... A>
 cudaError_t launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared_bytes, cudaStream_t, A... args) {
-  cudaError_t e = launch_kernel(reinterpret_cast<const void*>(kernel), [&] { kernel(args...); }, grid, block,
-                                shared_bytes);
-  return e;
+  return launch_kernel(reinterpret_cast<const void*>(kernel), [&] { kernel(args...); }, grid, block, shared_bytes);
+}
+template <class... P, class... A>
+cudaError_t launch_cluster(void (*kernel)(P...), dim3 cluster, dim3 grid, dim3 block, size_t shared_bytes,
+                           cudaStream_t, A... args) {
+  return launch_kernel(reinterpret_cast<const void*>(kernel), [&] { kernel(args...); }, grid, block, shared_bytes,
+                       cluster);
 }
 
 // What went wrong in the launches since the last call (one line each), and the launches run.

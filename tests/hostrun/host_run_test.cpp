@@ -24,6 +24,7 @@
 #include "tests/support/ExampleCases.h"
 #include "tma_tiles.cuh"
 #include "ws_gemm.cuh"
+#include "cluster_gemm.cuh"
 #include "wgmma_tiles.cuh"
 #include "wide_elements.cuh"
 #ifdef TYLO_HOST_RUN_VARIANTS
@@ -310,6 +311,30 @@ TEST_CASE("the generated TMA code copies tiles and feeds wgmma, with zeros past 
     CHECK(tylo_host::runner(ws_gemm)(ws.module->kernels.at(0), tyl::test::wsGemmArgs(g), buffers, problems));
     CHECK(problems == "");
     CHECK(tyl::test::tmaGemmError(g, buffers) == "");
+  }
+  // Clusters of two, at a few SMs, so that each cluster takes several units of work; without the
+  // cluster barrier at its end, a block exits while its peer still arrives on its barriers.
+  tyl::examples::Example clustered;
+  REQUIRE(tyl::examples::compile(std::string(TYLO_SOURCE_DIR) + "/tests/emu/kernels/cluster_gemm.tyl", clustered));
+  for (const tyl::test::ClusterGemmCase& g : tyl::test::kClusterGemmCases) {
+    INFO("cluster_gemm M = " << g.size.m << " N = " << g.size.n << " K = " << g.size.k << " on " << g.sms << " SMs");
+    tylo_host::set_sm_count(g.sms);
+    std::vector<tyl::emu::Buffer> buffers = tyl::test::tmaGemmInputs(g.size);
+    std::string problems;
+    CHECK(tylo_host::runner(cluster_gemm)(clustered.module->kernels.at(0), tyl::test::clusterGemmArgs(g), buffers,
+                                          problems));
+    CHECK(problems == "");
+    CHECK(tyl::test::tmaGemmError(g.size, buffers) == "");
+  }
+  {
+    const tyl::test::ClusterGemmCase g = tyl::test::kClusterGemmCases[0];
+    tylo_host::set_sm_count(g.sms);
+    std::vector<tyl::emu::Buffer> buffers = tyl::test::tmaGemmInputs(g.size);
+    std::string problems;
+    CHECK_FALSE(tylo_host::runner(cluster_gemm)(clustered.module->kernels.at(0), tyl::test::clusterGemmArgs(g, 1),
+                                                buffers, problems));
+    CHECK_THAT(problems, Catch::Contains("has exited, and its shared memory with it"));
+    tylo_host::set_sm_count(132);
   }
   // What cuTensorMapEncodeTiled refuses, the launcher reports: rows not 16 bytes apart are caught
   // by its own check first.

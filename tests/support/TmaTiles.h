@@ -111,6 +111,22 @@ inline std::vector<emu::Arg> wsGemmArgs(const TmaGemmCase& c, int64_t consumerPa
   return a;
 }
 
+// cluster_gemm of cluster_gemm.tyl (pairs of 128 x 128 tiles, multicast B, a persistent grid of
+// min(SMs / 2, pairs of tiles) clusters), at `sms` SMs: fewer than the tiles, so that each cluster
+// takes several units of work. Its last argument, `hold`, is 0 (right) or 1 (no cluster barrier at
+// the end: a planted bug).
+struct ClusterGemmCase {
+  TmaGemmCase size;
+  int sms;
+};
+inline constexpr ClusterGemmCase kClusterGemmCases[] = {{{512, 128, 128}, 2}, {{300, 264, 136}, 4}, {{130, 392, 72}, 2}};
+
+inline std::vector<emu::Arg> clusterGemmArgs(const ClusterGemmCase& c, int64_t hold = 0) {
+  std::vector<emu::Arg> a = tmaGemmArgs(c.size);
+  a.push_back(emu::Arg::integer(hold));
+  return a;
+}
+
 inline std::string tmaGemmError(const TmaGemmCase& c, const std::vector<emu::Buffer>& b) {
   for (int64_t r = 0; r < c.m; ++r)
     for (int64_t col = 0; col < c.n; ++col) {

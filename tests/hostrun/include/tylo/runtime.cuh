@@ -58,6 +58,15 @@ inline void mbarrier_init(uint32_t bar, uint32_t count) { ::tylo_host::mbarrier_
 inline void mbarrier_arrive(uint32_t bar) { ::tylo_host::mbarrier_arrive(bar); }
 inline void mbarrier_arrive_expect_tx(uint32_t bar, uint32_t bytes) { ::tylo_host::mbarrier_arrive(bar, bytes); }
 inline void mbarrier_wait(uint32_t bar, uint32_t parity) { ::tylo_host::mbarrier_wait(bar, parity); }
+inline void mbarrier_arrive_cluster(uint32_t bar, uint32_t cta) {
+  ::tylo_host::mbarrier_arrive(bar, -1, static_cast<int>(cta));
+}
+inline void mbarrier_arrive_expect_tx_cluster(uint32_t bar, uint32_t bytes, uint32_t cta) {
+  ::tylo_host::mbarrier_arrive(bar, bytes, static_cast<int>(cta));
+}
+inline int32_t cluster_rank() { return static_cast<int32_t>(::tylo_host::cluster_rank()); }
+inline void cluster_barrier() { ::tylo_host::cluster_barrier(); }
+inline int sm_count() { return ::tylo_host::sm_count(); }
 inline void fence_mbarrier_init() {}
 
 inline bool encode_tensor_map(CUtensorMap* map, const void* base, int elemBytes, int rank, const uint64_t* dims,
@@ -66,6 +75,10 @@ inline bool encode_tensor_map(CUtensorMap* map, const void* base, int elemBytes,
 }
 inline void tma_load_2d(uint32_t dst, const CUtensorMap* map, int32_t c0, int32_t c1, uint32_t bar) {
   ::tylo_host::tma_load(dst, map->opaque, {c0, c1}, bar);
+}
+inline void tma_load_2d_multicast(uint32_t dst, const CUtensorMap* map, int32_t c0, int32_t c1, uint32_t bar,
+                                  uint16_t ctas) {
+  ::tylo_host::tma_load(dst, map->opaque, {c0, c1}, bar, ctas);
 }
 inline void tma_load_3d(uint32_t dst, const CUtensorMap* map, int32_t c0, int32_t c1, int32_t c2, uint32_t bar) {
   ::tylo_host::tma_load(dst, map->opaque, {c0, c1, c2}, bar);
