@@ -7,8 +7,6 @@
 namespace tyl {
 namespace sema {
 
-TYL_DIAG(kSetmaxnregRange, Error, "setmaxnreg-range",
-         "a register count for increase_registers or decrease_registers outside 24..256 or not a multiple of 8");
 
 namespace {
 

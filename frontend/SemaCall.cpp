@@ -445,6 +445,12 @@ std::optional<Value> KernelSema::copy(const ast::Expr& e, const ast::Call& c, bo
                         : "copy takes a destination and a source: copy(dst, src)");
     return std::nullopt;
   }
+  if (copyBarrier_ && (barrierArg || enableArg)) {
+    diags_.report(kBadArgument, e.range,
+                  "the copies of a warp-specialized pipeline complete on the pipeline's own barriers: write "
+                  "copy_async(dst, src)");
+    return std::nullopt;
+  }
   tir::ExprRef multicast;
   if (multicastArg) {
     multicast = clusterRankArg(*multicastArg, "multicast");
@@ -458,7 +464,7 @@ std::optional<Value> KernelSema::copy(const ast::Expr& e, const ast::Call& c, bo
     if (!p) return std::nullopt;
     enable = enable ? tir::land(enable, *p) : *p;
   }
-  std::optional<tile::View> barrier;
+  std::optional<tile::View> barrier = async ? copyBarrier_ : std::nullopt;
   if (barrierArg) {
     std::optional<Value> b = expr(*barrierArg->value);
     if (!b) return std::nullopt;

@@ -16,6 +16,12 @@
 
 namespace tyl::sema {
 
+TYL_DIAG(kBadLoop, Error, "bad-loop", "a for loop over something other than range(...) or unroll(...)");
+TYL_DIAG(kSetmaxnregRange, Error, "setmaxnreg-range",
+         "a register count for increase_registers or decrease_registers outside 24..256 or not a multiple of 8");
+TYL_DIAG(kRegisterBudget, Error, "register-budget",
+         "warpgroups whose registers after setmaxnreg exceed what the launch allocates to the block");
+
 // `f32[32, 4]`: an element type and a shape, as written in alloc_local and parameters.
 struct TensorType {
   tile::DType dtype = tile::DType::F32;
@@ -110,6 +116,11 @@ class KernelSema {
   };
   std::optional<RangeBounds> rangeBounds(const ast::Call& range);
   void pipelineLoop(const ast::Stmt& s, const ast::For& f, const ast::Call& range);
+  // The warp-specialized form (SemaWarpPipeline.cpp): `producer` = warpgroup(P), `registers`
+  // = (producer's, consumers') or null.
+  void warpSpecializedPipeline(const ast::Stmt& s, const ast::For& f, const ast::Call& range, int64_t stages,
+                               const ast::Arg& producer, const ast::Arg* registers);
+  bool scalarLet(const ast::Stmt& s);
   // What pipelineLoop has read of a pipeline: its stages, the loop's bounds, and its body
   // split into the copies (the producer) and the rest (the consumer).
   struct PipelineParts {
@@ -121,6 +132,7 @@ class KernelSema {
     tir::ExprRef iteration(int64_t i) const;  // begin + i * step
     tir::ExprRef stageOf(tir::ExprRef k) const;
   };
+  std::optional<PipelineParts> pipelineParts(const ast::For& f, const ast::Call& range, int64_t stages);
   void prefetchedLoop(const ast::Stmt& s, const ast::For& f, const PipelineParts& p);
   void pipelinePrologue(const ast::For& f, const PipelineParts& p, int64_t count);
   // Runs `prelude`, then `list`, in a scope with the loop variable bound to k and `stage` to stage.
@@ -330,6 +342,8 @@ class KernelSema {
   std::vector<tile::Block*> out_;
   // Set while a pipeline expands its producer: the condition every copy_async is enabled by.
   tir::ExprRef copyEnable_;
+  // Inside a warp-specialized pipeline's producer: the mbarrier its copy_async calls complete on.
+  std::optional<tile::View> copyBarrier_;
   std::vector<LoopValues> loops_;
   // The kernel's names that an assignment sets, and the value of each `let` variable whose
   // name none sets (it holds that value wherever it is seen).

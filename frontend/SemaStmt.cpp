@@ -9,7 +9,6 @@
 namespace tyl {
 
 TYL_DIAG(kBadAssign, Error, "bad-assignment", "an assignment to something that cannot be assigned");
-TYL_DIAG(kBadLoop, Error, "bad-loop", "a for loop over something other than range(...) or unroll(...)");
 TYL_DIAG(kUnusedValue, Warning, "unused-value", "an expression statement whose value is discarded");
 
 namespace sema {
@@ -399,7 +398,13 @@ void KernelSema::pipelineLoop(const ast::Stmt& s, const ast::For& f, const ast::
   int64_t stages = 0;
   bool prefetch = false;
   const ast::Arg* prefetchArg = nullptr;
+  const ast::Arg* producerArg = nullptr;
+  const ast::Arg* registersArg = nullptr;
   for (const ast::Arg& a : f.pipelineArgs) {
+    if ((a.name == "producer" && !producerArg) || (a.name == "registers" && !registersArg)) {
+      (a.name == "producer" ? producerArg : registersArg) = &a;
+      continue;
+    }
     if (a.name == "prefetch_loads" && !prefetchArg) {
       std::optional<int64_t> v = constInt(*a.value, "prefetch_loads");
       if (!v) return;
@@ -409,7 +414,8 @@ void KernelSema::pipelineLoop(const ast::Stmt& s, const ast::For& f, const ast::
     }
     if (a.name != "stages" || stages) {
       diags_.report(kBadLoop, a.name.empty() ? a.value->range : a.nameRange,
-                    "pipeline takes 'stages = N' and optionally 'prefetch_loads = true'");
+                    "pipeline takes 'stages = N' and optionally 'prefetch_loads = true', or 'producer = "
+                    "warpgroup(P)' and 'registers = (producer's, consumers')' for a warp-specialized one");
       return;
     }
     std::optional<int64_t> n = constInt(*a.value, "the number of pipeline stages");
@@ -424,30 +430,26 @@ void KernelSema::pipelineLoop(const ast::Stmt& s, const ast::For& f, const ast::
     diags_.report(kBadLoop, f.pipelineRange, "pipeline needs 'stages = N'");
     return;
   }
+  if (producerArg || registersArg) {
+    if (!producerArg || prefetchArg) {
+      diags_.report(kBadLoop, (producerArg ? prefetchArg : registersArg)->nameRange,
+                    producerArg ? "a warp-specialized pipeline (producer = ...) does not prefetch loads"
+                                : "'registers = ...' belongs to a warp-specialized pipeline: give 'producer = "
+                                  "warpgroup(P)' too");
+      return;
+    }
+    warpSpecializedPipeline(s, f, range, stages, *producerArg, registersArg);
+    return;
+  }
   if (prefetch && stages < 2) {
     diags_.report(kBadLoop, prefetchArg->value->range,
                   "prefetching loads needs two or more stages: with one, the next step's copies overwrite the "
                   "buffer the loads read");
     return;
   }
-  PipelineParts p;
-  p.stages = stages;
-  for (const ast::StmtPtr& st : f.body.stmts) {
-    const auto* es = std::get_if<ast::ExprStmt>(&st->node);
-    const auto* call = es ? es->expr->as<ast::Call>() : nullptr;
-    const auto* callee = call ? call->callee->as<ast::Name>() : nullptr;
-    (callee && callee->name == "copy_async" ? p.producer : p.consumer).push_back(st.get());
-  }
-  if (p.producer.empty()) {
-    diags_.report(kBadLoop, f.body.range, "a pipeline prefetches with copy_async; this body has none");
-    return;
-  }
-  std::optional<RangeBounds> r = rangeBounds(range);
-  if (!r) return;
-  p.step = r->step;
-  p.type = r->type;
-  p.begin = r->begin;
-  p.end = r->end;
+  std::optional<PipelineParts> parts = pipelineParts(f, range, stages);
+  if (!parts) return;
+  const PipelineParts& p = *parts;
   if (prefetch) {
     prefetchedLoop(s, f, p);
     return;
@@ -483,6 +485,31 @@ void KernelSema::pipelineLoop(const ast::Stmt& s, const ast::For& f, const ast::
     emit(f.pipelineRange, tile::WaitCopies{0});
     emit(f.pipelineRange, tile::Barrier{});
   }
+}
+
+// The body split into producer (the copy_async calls written directly in it) and consumer (the
+// rest), and the loop's bounds.
+std::optional<KernelSema::PipelineParts> KernelSema::pipelineParts(const ast::For& f, const ast::Call& range,
+                                                                   int64_t stages) {
+  PipelineParts p;
+  p.stages = stages;
+  for (const ast::StmtPtr& st : f.body.stmts) {
+    const auto* es = std::get_if<ast::ExprStmt>(&st->node);
+    const auto* call = es ? es->expr->as<ast::Call>() : nullptr;
+    const auto* callee = call ? call->callee->as<ast::Name>() : nullptr;
+    (callee && callee->name == "copy_async" ? p.producer : p.consumer).push_back(st.get());
+  }
+  if (p.producer.empty()) {
+    diags_.report(kBadLoop, f.body.range, "a pipeline prefetches with copy_async; this body has none");
+    return std::nullopt;
+  }
+  std::optional<RangeBounds> r = rangeBounds(range);
+  if (!r) return std::nullopt;
+  p.step = r->step;
+  p.type = r->type;
+  p.begin = r->begin;
+  p.end = r->end;
+  return p;
 }
 
 ExprRef KernelSema::PipelineParts::iteration(int64_t i) const {

@@ -706,10 +706,11 @@ TEST_CASE("TMA kernels build for sm_90a: cp.async.bulk.tensor and mbarrier waits
   });
 }
 
-// Warp specialization (sm_90a): the producer and consumers of ws_gemm.tyl trade registers with
-// setmaxnreg (the kernel declared for one block per SM), the producer elects its TMA thread.
+// Warp specialization (sm_90a): the producer and consumers of ws_gemm.tyl's kernels (written by
+// hand and with the pipeline construct) trade registers with setmaxnreg (the kernel declared for
+// one block per SM), the producer elects its TMA thread.
 TEST_CASE("a warp-specialized kernel builds for sm_90a: setmaxnreg, elect.sync, TMA and wgmma in the PTX") {
-  buildSm90a("ws_gemm.tyl", 1, [](const std::string&, const std::string& body) {
+  buildSm90a("ws_gemm.tyl", 3, [](const std::string&, const std::string& body) {
     CHECK(body.find("setmaxnreg.inc.sync.aligned.u32 232") != std::string::npos);
     CHECK(body.find("setmaxnreg.dec.sync.aligned.u32 40") != std::string::npos);
     CHECK(body.find("elect.sync") != std::string::npos);

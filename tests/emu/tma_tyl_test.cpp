@@ -8,6 +8,7 @@
 
 #include "backend/emu/Emulator.h"
 #include "backend/emu/Values.h"
+#include "ir/thread/Print.h"
 #include "tests/support/TmaTiles.h"
 #include "tools/tyloc/Pipeline.h"
 
@@ -132,6 +133,27 @@ TEST_CASE("emu.tma: cluster ranks count x first, and a grid of partial clusters 
   REQUIRE(r.findings.size() == 1);
   CHECK(r.findings[0].kind == emu::FindingKind::LaunchFailure);
   CHECK_THAT(r.findings[0].message, Catch::Contains("grid dimension x must be a multiple of the cluster's 2"));
+}
+
+TEST_CASE("emu.tma: the warp-specialized pipeline is the hand-written ring, and a persistent GEMM with it computes A @ B",
+          "[tma]") {
+  auto c = compile("ws_gemm.tyl");
+  const std::string expanded = tir::print(c->kernel("ws_pipeline"));
+  std::string written = tir::print(c->kernel("ws_pipeline_by_hand"));
+  written.replace(written.find("ws_pipeline_by_hand"), std::string("ws_pipeline_by_hand").size(), "ws_pipeline");
+  CHECK(written == expanded);
+  for (const test::TmaGemmCase& g : test::kWsPipelineCases) {
+    INFO("M = " << g.m << " N = " << g.n << " K = " << g.k);
+    std::vector<emu::Buffer> buffers = test::tmaGemmInputs(g);
+    emu::Options options;
+    options.smCount = 2;  // two blocks for the tiles, so that the ring goes on from tile to tile
+    emu::RunResult r = emu::run(c->kernel("ws_pipeline"), test::tmaGemmArgs(g), buffers, options);
+    INFO(emu::renderFindings(r.findings, c->sources));
+    REQUIRE(r.ok());
+    CHECK(r.stats.blocks == std::min<int64_t>(2, (g.m + 127) / 128 * ((g.n + 127) / 128)));
+    CHECK(r.stats.wgmmas == 8 * 4 * ((g.m + 127) / 128) * ((g.n + 127) / 128) * ((g.k + 63) / 64));
+    CHECK(test::tmaGemmError(g, buffers) == "");
+  }
 }
 
 // Drops every fence.proxy.async from `b`.

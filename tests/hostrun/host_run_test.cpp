@@ -312,6 +312,17 @@ TEST_CASE("the generated TMA code copies tiles and feeds wgmma, with zeros past 
     CHECK(problems == "");
     CHECK(tyl::test::tmaGemmError(g, buffers) == "");
   }
+  // The warp-specialized pipeline construct (the second kernel of ws_gemm.tyl), persistent on two SMs.
+  tylo_host::set_sm_count(2);
+  for (const tyl::test::TmaGemmCase& g : tyl::test::kWsPipelineCases) {
+    INFO("ws_pipeline M = " << g.m << " N = " << g.n << " K = " << g.k);
+    std::vector<tyl::emu::Buffer> buffers = tyl::test::tmaGemmInputs(g);
+    std::string problems;
+    CHECK(tylo_host::runner(ws_pipeline)(ws.module->kernels.at(1), tyl::test::tmaGemmArgs(g), buffers, problems));
+    CHECK(problems == "");
+    CHECK(tyl::test::tmaGemmError(g, buffers) == "");
+  }
+  tylo_host::set_sm_count(132);
   // Clusters of two, at a few SMs, so that each cluster takes several units of work; without the
   // cluster barrier at its end, a block exits while its peer still arrives on its barriers.
   tyl::examples::Example clustered;

@@ -105,6 +105,9 @@ inline std::vector<emu::Arg> tmaGemmArgs(const TmaGemmCase& c) {
 // consumers' parity flip (0: right).
 inline constexpr TmaGemmCase kWsGemmCases[] = {{128, 128, 192}, {100, 136, 328}, {200, 72, 64}};
 
+// ws_pipeline (persistent, the pipeline construct) on two SMs: more tiles than blocks.
+inline constexpr TmaGemmCase kWsPipelineCases[] = {{128, 128, 192}, {260, 264, 136}, {200, 72, 64}};
+
 inline std::vector<emu::Arg> wsGemmArgs(const TmaGemmCase& c, int64_t consumerParity = 0) {
   std::vector<emu::Arg> a = tmaGemmArgs(c);
   a.push_back(emu::Arg::integer(consumerParity));

@@ -1,0 +1,342 @@
+// The warp-specialized pipeline:
+//
+//   pipeline(stages = S, producer = warpgroup(P), registers = (rp, rc)) for k in range(a, b, step) { body }
+//
+// The body's copy_async statements (the producer) become TMA copies issued by one elected thread of
+// warpgroup P into a ring of S stages; the other statements (the consumer) run in every other
+// warpgroup. It expands to exactly what one writes by hand with the primitives, i ranging over
+// the iterations (i = (k - a) / step), stage s = i % S:
+//
+//   full = alloc_barriers(S); empty = alloc_barriers(S)
+//   init_barriers(full, arrivals = 1)                  // the producer's arrive, with the bytes
+//   init_barriers(empty, arrivals = consumer threads)
+//   if warpgroup_id() == P {
+//       decrease_registers(rp)
+//       if warp_id() == 4 P { if elect_one() {
+//           for k in range(a, b, step) {
+//               wait_barrier(empty[s], ((i / S) & 1) ^ 1)   // a fresh barrier passes parity 1
+//               arrive(full[s], expect_tx = the bytes of the stage's copies)
+//               producer(k, stage = s), each copy completing on full[s]
+//           } } }
+//   } else {
+//       increase_registers(rc)
+//       for k in range(a, b, step) {
+//           wait_barrier(full[s], (i / S) & 1)
+//           consumer(k, stage = s)
+//           arrive(empty[s])
+//       }
+//   }
+//
+// Without `registers` the two register calls are left out.
+//
+// Nested form: when the copies are not directly in the pipeline's body but in one range loop of
+// it (the pipeline's loop steps through tiles, the inner one through K), that inner loop is the
+// stage loop, and i counts its iterations over the whole pipeline in a variable `ring` (from 0,
+// plus 1 after each), so that the ring goes on from tile to tile. Both sides run the outer loop:
+// the consumers with every statement of its body, the producer with its lets of scalars only
+// (which its copies may use). tests/emu/kernels/ws_gemm.tyl writes this expansion by hand.
+#include <fmt/format.h>
+
+#include <set>
+
+#include "base/CommonDiags.h"
+#include "frontend/SemaImpl.h"
+
+namespace tyl {
+namespace sema {
+
+using tir::ExprRef;
+
+namespace {
+
+constexpr int64_t kWarpgroup = 128;
+
+// A `let` of a scalar computed from ids, parameters and constants, which the producer of a nested
+// warp-specialized pipeline runs too: calls only of scalar functions, no indexing.
+bool scalarExpr(const ast::Expr& e) {
+  static const std::set<std::string, std::less<>> kScalar = {
+      "min", "max", "cdiv", "i32", "i64", "u32", "u64", "cluster_rank", "warpgroup_id", "warp_id", "lane_id",
+      "thread_index"};
+  return std::visit(
+      [](const auto& n) -> bool {
+        using T = std::decay_t<decltype(n)>;
+        if constexpr (std::is_same_v<T, ast::IntLit> || std::is_same_v<T, ast::FloatLit> ||
+                      std::is_same_v<T, ast::Name>) {
+          return true;
+        } else if constexpr (std::is_same_v<T, ast::Member>) {
+          return scalarExpr(*n.base);
+        } else if constexpr (std::is_same_v<T, ast::Unary>) {
+          return scalarExpr(*n.operand);
+        } else if constexpr (std::is_same_v<T, ast::Binary>) {
+          return scalarExpr(*n.lhs) && scalarExpr(*n.rhs);
+        } else if constexpr (std::is_same_v<T, ast::Call>) {
+          const auto* name = n.callee->template as<ast::Name>();
+          if (!name || !kScalar.count(name->name)) return false;
+          for (const ast::Arg& a : n.args)
+            if (!a.name.empty() || !scalarExpr(*a.value)) return false;
+          return true;
+        } else {
+          return false;
+        }
+      },
+      e.node);
+}
+
+}  // namespace
+
+bool KernelSema::scalarLet(const ast::Stmt& s) {
+  const auto* let = std::get_if<ast::Let>(&s.node);
+  return let && scalarExpr(*let->value);
+}
+
+void KernelSema::warpSpecializedPipeline(const ast::Stmt& s, const ast::For& f, const ast::Call& range,
+                                         int64_t stages, const ast::Arg& producerArg, const ast::Arg* registersArg) {
+  // producer = warpgroup(P), of a block of whole warpgroups, at least two.
+  const auto* call = producerArg.value->as<ast::Call>();
+  const auto* callee = call ? call->callee->as<ast::Name>() : nullptr;
+  if (!callee || callee->name != "warpgroup" || call->args.size() != 1 || !call->args[0].name.empty()) {
+    diags_.report(kBadLoop, producerArg.value->range, "a pipeline's producer is a warpgroup: producer = warpgroup(2)");
+    return;
+  }
+  std::optional<int64_t> producer = constInt(*call->args[0].value, "the producer's warpgroup");
+  if (!producer) return;
+  const int64_t threads = k_.skeleton.threadsPerBlock();
+  const int64_t groups = threads / kWarpgroup;
+  if (threads % kWarpgroup != 0 || groups < 2) {
+    diags_.report(kBadLoop, producerArg.value->range,
+                  fmt::format("a warp-specialized pipeline needs a block of two or more whole warpgroups (128 threads "
+                              "each); this block has {} threads",
+                              threads));
+    return;
+  }
+  if (*producer < 0 || *producer >= groups) {
+    diags_.report(kBadLoop, call->args[0].value->range,
+                  fmt::format("the block has warpgroups 0..{}, not {}", groups - 1, *producer));
+    return;
+  }
+  // registers = (producer's, consumers'): each a setmaxnreg count, together within the launch's.
+  int64_t regs[2] = {0, 0};
+  if (registersArg) {
+    std::optional<std::vector<Entry>> pair = entries(*registersArg->value);
+    if (!pair) return;
+    if (pair->size() != 2) {
+      diags_.report(kBadLoop, registersArg->value->range,
+                    "registers takes the producer's and the consumers' registers per thread: registers = (40, 232)");
+      return;
+    }
+    for (int i = 0; i < 2; ++i) {
+      std::optional<int64_t> n = constInt((*pair)[i], "a register count");
+      if (!n) return;
+      if (*n < 24 || *n > 256 || *n % 8 != 0) {
+        diags_.report(kSetmaxnregRange, (*pair)[i].range,
+                      fmt::format("setmaxnreg takes a multiple of 8 from 24 to 256 registers per thread, not {}", *n));
+        return;
+      }
+      regs[i] = *n;
+    }
+    // The launch gives a block alone on its SM 64K registers over its threads, in steps of 8.
+    const int64_t perThread = std::min<int64_t>(248, 65536 / threads / 8 * 8);
+    const int64_t asked = kWarpgroup * (regs[0] + (groups - 1) * regs[1]);
+    if (asked > perThread * threads) {
+      diags_.report(kRegisterBudget, registersArg->value->range,
+                    fmt::format("{} registers per thread for the producer and {} for each of the {} consumer "
+                                "warpgroups make {} registers, but the launch gives the block {} ({} per thread for "
+                                "{} threads): the consumers' increase would wait forever",
+                                regs[0], regs[1], groups - 1, asked, perThread * threads, perThread, threads));
+      return;
+    }
+  }
+  // The stage loop: the pipeline's own loop when copy_async calls are written directly in its
+  // body, else the one loop of its body that has them (the pipeline's loop then steps through
+  // tiles, say, and the ring goes on from one to the next).
+  auto hasCopies = [](const ast::Block& b) {
+    for (const ast::StmtPtr& st : b.stmts) {
+      const auto* es = std::get_if<ast::ExprStmt>(&st->node);
+      const auto* c = es ? es->expr->as<ast::Call>() : nullptr;
+      const auto* n = c ? c->callee->as<ast::Name>() : nullptr;
+      if (n && n->name == "copy_async") return true;
+    }
+    return false;
+  };
+  const ast::For* inner = nullptr;
+  const ast::Call* innerRange = nullptr;
+  if (!hasCopies(f.body)) {
+    for (const ast::StmtPtr& st : f.body.stmts) {
+      const auto* loop = std::get_if<ast::For>(&st->node);
+      if (!loop || !hasCopies(loop->body)) continue;
+      const auto* c = loop->iterable->as<ast::Call>();
+      const auto* n = c ? c->callee->as<ast::Name>() : nullptr;
+      if (inner || loop->pipeline || !n || n->name != "range") {
+        diags_.report(kBadLoop, loop->iterable->range,
+                      inner ? "a warp-specialized pipeline's copies are in one loop: its own, or one range loop of "
+                              "its body"
+                            : "the loop of a warp-specialized pipeline's copies is a plain range loop");
+        return;
+      }
+      inner = loop;
+      innerRange = c;
+    }
+  }
+  std::optional<PipelineParts> parts =
+      inner ? pipelineParts(*inner, *innerRange, stages) : pipelineParts(f, range, stages);
+  if (!parts) return;
+  const PipelineParts& p = *parts;
+  std::optional<RangeBounds> outer;
+  if (inner && !(outer = rangeBounds(range))) return;
+
+  // The ring: a full and an empty barrier per stage.
+  const ast::Expr& at = *producerArg.value;
+  uint32_t barriers[2] = {0, 0};
+  for (int i = 0; i < 2; ++i) {
+    tile::Tensor t;
+    t.space = tile::MemSpace::Shared;
+    t.dtype = tile::DType::I64;
+    t.staticShape = {stages};
+    t.shape = {tir::intConst(stages, tir::Type::I64)};
+    t.layout = layout::Layout(layout::TileLayout::rowMajor(t.staticShape));
+    t.loc = f.pipelineRange;
+    t.layoutLoc = f.pipelineRange;
+    t.mbarriers = true;
+    std::optional<Value> v = placeShared(std::move(t), at);
+    if (!v) return;
+    barriers[i] = v->view.tensor;
+    nameTensor(barriers[i], i == 0 ? "full" : "empty");
+  }
+  const int64_t consumers = threads - kWarpgroup;
+  for (int i = 0; i < 2; ++i)
+    emit(f.pipelineRange, tile::MbarrierOp{tile::MbarrierOp::Kind::Init, wholeView(barriers[i], f.pipelineRange),
+                                           tir::intConst(i == 0 ? 1 : consumers, tir::Type::I32), nullptr});
+  // Iteration i of k (in the nested form, the count of stage-loop iterations so far, kept in
+  // `counter`), its stage and the parity of the stage's current use.
+  std::optional<uint32_t> counter;
+  auto iteration = [&](const ExprRef& k) {
+    if (counter) return tir::varRef(k_.skeleton, *counter);
+    ExprRef i = k;
+    if (int64_t b = 0; !tir::isIntConst(p.begin, &b) || b != 0) i = tir::sub(i, p.begin);
+    if (p.step != 1) i = tir::binary(tir::BinOp::Div, i, tir::intConst(p.step, p.type));
+    return i;
+  };
+  auto stageOf = [&](const ExprRef& i) { return tir::binary(tir::BinOp::Rem, i, tir::intConst(stages, p.type)); };
+  auto parityOf = [&](const ExprRef& i) {
+    return tir::cast(tir::Type::I32, tir::binary(tir::BinOp::And, tir::binary(tir::BinOp::Div, i, tir::intConst(stages, p.type)),
+                                                 tir::intConst(1, p.type)));
+  };
+  auto barrier = [&](int which, const ExprRef& stage) {
+    tile::View v;
+    v.tensor = barriers[which];
+    v.origin = {tir::cast(tir::Type::I64, stage)};
+    v.loc = f.pipelineRange;
+    return v;
+  };
+  auto wait = [&](int which, const ExprRef& stage, ExprRef parity) {
+    emit(f.pipelineRange, tile::MbarrierOp{tile::MbarrierOp::Kind::Wait, barrier(which, stage), std::move(parity), nullptr});
+  };
+  // One stage loop, the body given the loop's k; in the nested form, inside the pipeline's loop,
+  // whose other statements run too: all of them for the consumers, the lets of scalars for the
+  // producer (its copies may use them).
+  const ast::For& stageLoop = inner ? *inner : f;
+  auto ringLoop = [&](const std::function<void(const ExprRef&)>& body) {
+    uint32_t var = newVar(stageLoop.var, p.type);
+    ExprRef k = tir::varRef(k_.skeleton, var);
+    tile::For l{var, p.begin, p.end, tir::intConst(p.step, p.type), {}};
+    out_.push_back(&l.body);
+    enterLoop(var, stageLoop.var, stageLoop.varRange, p.begin, p.end, p.step);
+    body(k);
+    if (counter)
+      emit(stageLoop.iterable->range,
+           tile::ScalarSet{tir::Reg::var(*counter),
+                           tir::add(tir::varRef(k_.skeleton, *counter), tir::intConst(1, tir::Type::I32))});
+    leaveLoop();
+    out_.pop_back();
+    emit(inner ? inner->iterable->range : s.range, std::move(l));
+  };
+  auto loop = [&](bool producerSide, const std::function<void(const ExprRef&)>& body) {
+    if (!inner) return ringLoop(body);
+    counter = newVar("ring", tir::Type::I32);
+    emit(f.pipelineRange, tile::ScalarSet{tir::Reg::var(*counter), tir::intConst(0, tir::Type::I32)});
+    uint32_t var = newVar(f.var, outer->type);
+    tile::For l{var, outer->begin, outer->end, tir::intConst(outer->step, outer->type), {}};
+    out_.push_back(&l.body);
+    enterLoop(var, f.var, f.varRange, outer->begin, outer->end, outer->step);
+    pushScope();
+    Binding b;
+    b.value = Value::runtime(tir::varRef(k_.skeleton, var));
+    b.declared = f.varRange;
+    bind(f.var, std::move(b));
+    for (const ast::StmtPtr& st : f.body.stmts) {
+      if (const auto* l2 = std::get_if<ast::For>(&st->node); l2 == inner) {
+        ringLoop(body);
+      } else if (!producerSide || scalarLet(*st)) {
+        stmt(*st);
+      }
+    }
+    popScope();
+    leaveLoop();
+    out_.pop_back();
+    emit(s.range, std::move(l));
+    counter.reset();
+  };
+  auto branch = [&](ExprRef cond, const std::function<void()>& then, const std::function<void()>& otherwise) {
+    tile::If i{std::move(cond), {}, {}};
+    out_.push_back(&i.then);
+    then();
+    out_.pop_back();
+    if (otherwise) {
+      out_.push_back(&i.otherwise);
+      otherwise();
+      out_.pop_back();
+    }
+    emit(f.pipelineRange, std::move(i));
+  };
+  using tir::Special;
+  const ExprRef warpgroup = tir::binary(tir::BinOp::Shr, tir::special(Special::WarpId), tir::intConst(2, tir::Type::I32));
+  branch(
+      tir::binary(tir::BinOp::Eq, warpgroup, tir::intConst(*producer, tir::Type::I32)),
+      [&] {
+        if (registersArg) emit(f.pipelineRange, tile::SetMaxNReg{false, static_cast<int>(regs[0])});
+        branch(tir::binary(tir::BinOp::Eq, tir::special(Special::WarpId), tir::intConst(*producer * 4, tir::Type::I32)),
+               [&] {
+                 branch(tir::special(Special::ElectOne), [&] {
+                   loop(true, [&](const ExprRef& k) {
+                     const ExprRef i = iteration(k), stage = stageOf(i);
+                     wait(1, stage, tir::binary(tir::BinOp::Xor, parityOf(i), tir::intConst(1, tir::Type::I32)));
+                     // The copies first, aside, for the bytes the arrive announces.
+                     tile::Block copies;
+                     out_.push_back(&copies);
+                     copyBarrier_ = barrier(0, stage);
+                     runPipelinePart(stageLoop, p.producer, Value::runtime(k), Value::runtime(stage));
+                     copyBarrier_.reset();
+                     out_.pop_back();
+                     int64_t bytes = 0;
+                     for (const tile::Stmt& st : copies) {
+                       const auto* c = std::get_if<tile::Copy>(&st.node);
+                       if (!c || !c->barrier) continue;
+                       int64_t n = tile::dtypeBytes(k_.tensors[c->dst.tensor].dtype);
+                       for (int64_t e : c->dst.shape) n *= e;
+                       bytes += n;
+                     }
+                     if (bytes > (1 << 20) - 1)
+                       diags_.report(kBadLoop, f.body.range,
+                                     fmt::format("the copies of a stage move {} bytes; an mbarrier counts at most "
+                                                 "1048575",
+                                                 bytes));
+                     emit(f.pipelineRange, tile::MbarrierOp{tile::MbarrierOp::Kind::Arrive, barrier(0, stage),
+                                                            tir::intConst(bytes, tir::Type::I32), nullptr});
+                     for (tile::Stmt& st : copies) out_.back()->push_back(std::move(st));
+                   });
+                 }, {});
+               }, {});
+      },
+      [&] {
+        if (registersArg) emit(f.pipelineRange, tile::SetMaxNReg{true, static_cast<int>(regs[1])});
+        loop(false, [&](const ExprRef& k) {
+          const ExprRef i = iteration(k), stage = stageOf(i);
+          wait(0, stage, parityOf(i));
+          runPipelinePart(stageLoop, p.consumer, Value::runtime(k), Value::runtime(stage));
+          emit(f.pipelineRange, tile::MbarrierOp{tile::MbarrierOp::Kind::Arrive, barrier(1, stage), nullptr, nullptr});
+        });
+      });
+}
+
+}  // namespace sema
+}  // namespace tyl
