@@ -15,6 +15,8 @@ TYL_DIAG(kTooLarge, Error, "too-large", "an input that expands beyond a limit of
 TYL_DIAG(kNegativeOffset, Error, "negative-offset",
          "a shared-memory or register layout that places an element before the start of its storage");
 TYL_DIAG(kRegisterLimit, Error, "register-limit", "a register fragment that needs too many registers per thread");
+TYL_DIAG(kRegisterBudget, Error, "register-budget",
+         "warpgroups whose registers after setmaxnreg exceed what the launch allocates to the block");
 TYL_DIAG(kBadArgument, Error, "bad-argument", "a call with missing, extra, duplicate or unknown arguments");
 
 }  // namespace tyl

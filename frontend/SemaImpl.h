@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/CommonDiags.h"
 #include "frontend/ConstEval.h"
 #include "frontend/Sema.h"
 #include "ir/thread/Builder.h"
@@ -19,8 +20,6 @@ namespace tyl::sema {
 TYL_DIAG(kBadLoop, Error, "bad-loop", "a for loop over something other than range(...) or unroll(...)");
 TYL_DIAG(kSetmaxnregRange, Error, "setmaxnreg-range",
          "a register count for increase_registers or decrease_registers outside 24..256 or not a multiple of 8");
-TYL_DIAG(kRegisterBudget, Error, "register-budget",
-         "warpgroups whose registers after setmaxnreg exceed what the launch allocates to the block");
 
 // `f32[32, 4]`: an element type and a shape, as written in alloc_local and parameters.
 struct TensorType {

@@ -17,6 +17,7 @@ std::optional<tir::Kernel> KernelLowering::run() {
   addGridDivisorChecks();                                                // LaunchChecks.cpp
   const size_t bodyChecks = k_.checks.size();
   lowerBody();                                                           // LowerStatements.cpp
+  checkRegisterBudget();                                                 // CheckRegisterBudget.cpp
   markReadOnlyBuffers();                                                 // ReadOnlyBuffers.cpp
   addDisjointChecks(bodyChecks);                                         // LaunchChecks.cpp
   checkConvergence(k_, diags_);                                          // Convergence.cpp
