@@ -128,6 +128,8 @@ struct Reach {
   // the first whose unknown part may differ between warps, and between lanes.
   Spread unknown = Spread::Block;
   std::optional<Unknown> unknownWarps, unknownLanes;
+  // The `if elect_one()` around it, if any: then one lane of each warp reaches it.
+  std::optional<SourceRange> elected;
 };
 
 class Checker {
@@ -182,6 +184,7 @@ class Checker {
               const std::optional<Unknown>& unknown, const DiagKind& error,
               const std::function<std::string(const Split&)>& sure, const std::string& maybe);
   void barrier(SourceRange loc, const Reach& r);
+  bool reportElected(SourceRange loc, const Reach& r, const DiagKind& kind, const std::string& what);
   void collective(SourceRange loc, const char* instr, const Reach& r);
   const Groups* groups(const tir::Cooperative& c);
   std::optional<Split> groupSplit(const Reach& r, const tir::Cooperative& c);
@@ -577,6 +580,8 @@ Reach Checker::enterIf(const Reach& outer, const tir::Stmt& s, const tir::If& n,
   Spread unknown = Spread::Block;
   ExprRef unknownPart;
   for (const ExprRef& c : parts) {
+    if (taken && c->kind == tir::ExprKind::SpecialReg && c->special == tir::Special::ElectOne && !inner.elected)
+      inner.elected = s.loc;
     Info i = info(c);
     if (i.boundOnly) {
       if (std::optional<std::vector<int64_t>> v = values(c)) {
@@ -784,7 +789,20 @@ void Checker::report(SourceRange loc, const Reach& r, const std::optional<Split>
   d.note(unknown->loc, unknown->note);
 }
 
+// A barrier or warp-wide instruction under `if elect_one()` is reached by one lane of each warp.
+bool Checker::reportElected(SourceRange loc, const Reach& r, const DiagKind& kind, const std::string& what) {
+  if (!r.elected || threads_ < 2 || std::none_of(r.in.begin(), r.in.end(), [](uint8_t x) { return x != 0; }))
+    return false;
+  if (reported_.insert({uint64_t{loc.begin.file} << 32 | loc.begin.offset, &kind}).second)
+    diags_.report(kind, loc, what).note(*r.elected, "elect_one() is true in one lane of each warp");
+  return true;
+}
+
 void Checker::barrier(SourceRange loc, const Reach& r) {
+  if (reportElected(loc, r, kDivergentBarrier,
+                    "barrier() is reached only by the lane that elect_one() picks in each warp: every thread of the "
+                    "block must reach a barrier, or none"))
+    return;
   report(
       loc, r, split(r, 0, threads_), r.unknownWarps, kDivergentBarrier,
       [&](const Split& s) {
@@ -797,6 +815,11 @@ void Checker::barrier(SourceRange loc, const Reach& r) {
 }
 
 void Checker::collective(SourceRange loc, const char* instr, const Reach& r) {
+  if (reportElected(loc, r, kDivergentCollective,
+                    fmt::format("{} is executed only by the lane that elect_one() picks in each warp: every lane of a "
+                                "warp must execute this warp-wide instruction together, or none",
+                                instr)))
+    return;
   std::optional<Split> s = warpSplit(r);
   // Unknown parts that keep or drop whole warps may drop the split one.
   std::optional<Unknown> unknown = r.unknownLanes;
