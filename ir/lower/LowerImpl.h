@@ -223,6 +223,7 @@ class KernelLowering {
                                      SourceRange loc, const char* instruction = "mma.sync", int64_t warps = -1);
 
   // LowerTma.cpp: copy_async(..., barrier = b) as TMA boxes.
+  std::vector<tir::ExprRef> tmaCoords(const tile::View& globalView, const layout::TmaBox& box) const;
   void tmaCopy(SourceRange loc, const tile::Copy& c);
   void tmaStore(SourceRange loc, const tile::Copy& c);
   static bool hasTmaStores(const tile::Block& b);

@@ -1,5 +1,7 @@
-// TMA copies: copy_async(dst, src, barrier = b) from a window of a 2-D global tensor into a
-// shared tile becomes one cp.async.bulk.tensor per box of the tile, and store_async(dst, src) the
+// TMA copies: copy_async(dst, src, barrier = b) from a two-dimensional window of a global tensor
+// of 2 to 5 dimensions (the window's columns along the last one) into a shared tile becomes one
+// cp.async.bulk.tensor per box of the tile (a box of extent 1 in the dimensions the window
+// leaves out), and store_async(dst, src) the
 // other way one TMA store per box. The shared tile's layout
 // must be where TMA writes the boxes (ir/layout/Tma.h; tma-layout names the element that is
 // not), for every value of a run-time stage index; the global tensor's rows must be contiguous,
@@ -30,10 +32,17 @@ std::optional<std::pair<layout::TmaTileForm, uint32_t>> KernelLowering::tmaPlan(
   const tile::Tensor& gt = tk_.tensors[gv.tensor];  // the global tensor
   const int e = tile::dtypeBytes(st.dtype);
   auto refuse = [&](const std::string& why) { diags_.report(kTmaLayout, loc, why); };
-  if (sv.rank() != 2 || gv.rank() != 2 || gt.shape.size() != 2) {
-    refuse(fmt::format("a TMA copy moves a two-dimensional tile of a two-dimensional global tensor; this one "
+  const size_t rank = gt.shape.size();
+  if (sv.rank() != 2 || gv.rank() != 2 || rank < 2 || rank > 5) {
+    refuse(fmt::format("a TMA copy moves a two-dimensional tile of a global tensor of 2 to 5 dimensions; this one "
                        "moves a {}-D tile of the {}-D tensor '{}'",
-                       sv.rank(), gt.shape.size(), gt.name));
+                       sv.rank(), rank, gt.name));
+    return std::nullopt;
+  }
+  if (gv.dims[1] != static_cast<int>(rank) - 1) {
+    refuse(fmt::format("TMA reads rows along the last dimension of '{}', but this window's columns run along its "
+                       "dimension {}",
+                       gt.name, gv.dims[1]));
     return std::nullopt;
   }
   if (gt.dtype != st.dtype) {
@@ -43,9 +52,9 @@ std::optional<std::pair<layout::TmaTileForm, uint32_t>> KernelLowering::tmaPlan(
     return std::nullopt;
   }
   int64_t unit = 0;
-  if (!tir::isIntConst(gt.strides[1], &unit) || unit != 1) {
+  if (!tir::isIntConst(gt.strides[rank - 1], &unit) || unit != 1) {
     refuse(fmt::format("TMA reads rows of contiguous elements, but the last dimension of '{}' has stride {}", gt.name,
-                       tir::isIntConst(gt.strides[1], &unit) ? std::to_string(unit) : "known only at run time"));
+                       tir::isIntConst(gt.strides[rank - 1], &unit) ? std::to_string(unit) : "known only at run time"));
     return std::nullopt;
   }
 
@@ -91,15 +100,19 @@ std::optional<std::pair<layout::TmaTileForm, uint32_t>> KernelLowering::tmaPlan(
     if (!form) form = f;
   }
 
-  // The tensor map: the global tensor innermost first, its row stride in bytes.
+  // The tensor map: the global tensor innermost first, the strides of its outer dimensions in
+  // bytes; the box spans the window's rows and columns, and 1 in the other dimensions.
   const int param = k_.buffers[gt.buffer].param;
-  const ExprRef rowStride = tir::binary(tir::BinOp::Mul, tir::cast(Type::I64, gt.strides[0]),
-                                        tir::intConst(e, Type::I64));
   tir::TensorMap map;
   map.param = param;
-  map.dims = {tir::cast(Type::I64, gt.shape[1]), tir::cast(Type::I64, gt.shape[0])};
-  map.strides = {rowStride};
-  map.box = {form->boxCols, form->boxRows};
+  for (size_t d = rank; d-- > 0;) {
+    map.dims.push_back(tir::cast(Type::I64, gt.shape[d]));
+    if (d + 1 < rank)
+      map.strides.push_back(tir::binary(tir::BinOp::Mul, tir::cast(Type::I64, gt.strides[d]), tir::intConst(e, Type::I64)));
+    map.box.push_back(d + 1 == rank                             ? form->boxCols
+                      : static_cast<int>(d) == gv.dims[0] ? form->boxRows
+                                                          : 1);
+  }
   map.swizzle = form->swizzle;
   uint32_t mapId = 0;
   for (; mapId < k_.tensorMaps.size(); ++mapId) {
@@ -108,14 +121,12 @@ std::optional<std::pair<layout::TmaTileForm, uint32_t>> KernelLowering::tmaPlan(
   }
   if (mapId == k_.tensorMaps.size()) {
     map.name = fmt::format("{}_tma{}", gt.name, mapId);
-    k_.tensorMaps.push_back(std::move(map));
     // What the driver requires of the map: extents of at least 1, a 16-byte aligned pointer and
-    // row stride.
-    for (int d = 0; d < 2; ++d) {
-      if (int64_t extent = 0; tir::isIntConst(gt.shape[static_cast<size_t>(d)], &extent) && extent >= 1) continue;
+    // strides that are multiples of 16 bytes.
+    for (size_t d = 0; d < rank; ++d) {
+      if (int64_t extent = 0; tir::isIntConst(gt.shape[d], &extent) && extent >= 1) continue;
       tir::LaunchCheck nonEmpty;
-      nonEmpty.cond = tir::binary(tir::BinOp::Ge, tir::cast(Type::I64, gt.shape[static_cast<size_t>(d)]),
-                                  tir::intConst(1, Type::I64));
+      nonEmpty.cond = tir::binary(tir::BinOp::Ge, tir::cast(Type::I64, gt.shape[d]), tir::intConst(1, Type::I64));
       nonEmpty.message =
           fmt::format("dimension {} of {} must not be empty: TMA reads it, and a tensor map has no empty extent", d,
                       gt.name);
@@ -131,22 +142,45 @@ std::optional<std::pair<layout::TmaTileForm, uint32_t>> KernelLowering::tmaPlan(
       align.loc = loc;
       addLaunchCheck(std::move(align));
     }
-    if (int64_t stride = 0; !tir::isIntConst(rowStride, &stride) || stride % 16 != 0) {
-      if (tir::isIntConst(rowStride, &stride)) {
-        refuse(fmt::format("this TMA copy reads rows of '{}' {} bytes apart, but TMA needs a multiple of 16 bytes",
-                           gt.name, stride));
-        return std::nullopt;
+    for (size_t i = 0; i < map.strides.size(); ++i) {
+      const ExprRef& bytes = map.strides[i];
+      const size_t d = rank - 2 - i;  // the tensor dimension of this stride
+      const std::string what = d + 2 == rank
+                                   ? fmt::format("the rows of {} must be a multiple of 16 bytes apart", gt.name)
+                                   : fmt::format("the stride of dimension {} of {} must be a multiple of 16 bytes", d,
+                                                 gt.name);
+      if (int64_t stride = 0; !tir::isIntConst(bytes, &stride) || stride % 16 != 0) {
+        if (tir::isIntConst(bytes, &stride)) {
+          refuse(fmt::format("this TMA copy reads {} {} bytes apart, but TMA needs a multiple of 16 bytes",
+                             d + 2 == rank ? fmt::format("rows of '{}'", gt.name)
+                                           : fmt::format("dimension {} of '{}' in steps", d, gt.name),
+                             stride));
+          return std::nullopt;
+        }
+        tir::LaunchCheck check;
+        check.cond = tir::binary(tir::BinOp::Eq, tir::binary(tir::BinOp::Rem, bytes, tir::intConst(16, Type::I64)),
+                                 tir::intConst(0, Type::I64));
+        check.message = what + " (TMA reads it)";
+        check.loc = loc;
+        addLaunchCheck(std::move(check));
       }
-      tir::LaunchCheck rows;
-      rows.cond = tir::binary(tir::BinOp::Eq, tir::binary(tir::BinOp::Rem, rowStride, tir::intConst(16, Type::I64)),
-                              tir::intConst(0, Type::I64));
-      rows.message = fmt::format("the rows of {} must be a multiple of 16 bytes apart (TMA reads it)", gt.name);
-      rows.loc = loc;
-      addLaunchCheck(std::move(rows));
     }
+    k_.tensorMaps.push_back(std::move(map));
   }
 
   return std::pair{*form, mapId};
+}
+
+// The coordinates of `box` of a window of a global tensor, innermost first: the window's origin,
+// plus the box's place in its rows and columns.
+std::vector<ExprRef> KernelLowering::tmaCoords(const tile::View& gv, const layout::TmaBox& box) const {
+  std::vector<ExprRef> coords;
+  for (size_t d = gv.origin.size(); d-- > 0;) {
+    const ExprRef& o = gv.origin[d];
+    const int64_t within = static_cast<int>(d) == gv.dims[1] ? box.col : static_cast<int>(d) == gv.dims[0] ? box.row : 0;
+    coords.push_back(tir::cast(Type::I32, within ? tir::add(o, tir::intConst(within, o->type)) : o));
+  }
+  return coords;
 }
 
 void KernelLowering::tmaCopy(SourceRange loc, const tile::Copy& c) {
@@ -158,9 +192,7 @@ void KernelLowering::tmaCopy(SourceRange loc, const tile::Copy& c) {
   for (const layout::TmaBox& box : plan->first.boxes) {
     const ExprRef row = tir::intConst(box.row, Type::I32), col = tir::intConst(box.col, Type::I32);
     const tir::MemRef to = memRef(tk_.tensors[dv.tensor], tensorCoord(dv, {row, col}));
-    const ExprRef gRow = tir::cast(Type::I32, tir::add(sv.origin[0], tir::intConst(box.row, sv.origin[0]->type)));
-    const ExprRef gCol = tir::cast(Type::I32, tir::add(sv.origin[1], tir::intConst(box.col, sv.origin[1]->type)));
-    emit(loc, tir::TmaLoad{plan->second, to, {gCol, gRow}, bar, c.multicast});
+    emit(loc, tir::TmaLoad{plan->second, to, tmaCoords(sv, box), bar, c.multicast});
   }
 }
 
@@ -172,9 +204,7 @@ void KernelLowering::tmaStore(SourceRange loc, const tile::Copy& c) {
   for (const layout::TmaBox& box : plan->first.boxes) {
     const ExprRef row = tir::intConst(box.row, Type::I32), col = tir::intConst(box.col, Type::I32);
     const tir::MemRef from = memRef(tk_.tensors[sv.tensor], tensorCoord(sv, {row, col}));
-    const ExprRef gRow = tir::cast(Type::I32, tir::add(gv.origin[0], tir::intConst(box.row, gv.origin[0]->type)));
-    const ExprRef gCol = tir::cast(Type::I32, tir::add(gv.origin[1], tir::intConst(box.col, gv.origin[1]->type)));
-    emit(loc, tir::TmaStore{plan->second, from, {gCol, gRow}});
+    emit(loc, tir::TmaStore{plan->second, from, tmaCoords(gv, box)});
   }
 }
 

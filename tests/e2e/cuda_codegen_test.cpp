@@ -721,6 +721,17 @@ TEST_CASE("a warp-specialized kernel builds for sm_90a: setmaxnreg, elect.sync, 
   });
 }
 
+// TMA boxes of 3-D and 4-D tensors (tma_batched.tyl): tensor maps of that rank.
+TEST_CASE("TMA copies of windows of 3-D and 4-D tensors build for sm_90a") {
+  buildSm90a("tma_batched.tyl", 2, [](const std::string& name, const std::string& body) {
+    if (name.find("tylo_kernel_tma_batched") != std::string::npos)
+      CHECK(body.find("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes") !=
+            std::string::npos);
+    else
+      CHECK(body.find("cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group") != std::string::npos);
+  });
+}
+
 // Clusters (sm_90): cluster_gemm.tyl's blocks run in pairs (.reqnctapercluster), multicast half of
 // B each to both, arrive on the peer's barriers through mapa, read their rank, and meet at cluster
 // barriers; its persistent grid is sized by the SM count the launcher reads.

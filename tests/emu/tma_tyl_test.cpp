@@ -156,6 +156,21 @@ TEST_CASE("emu.tma: the warp-specialized pipeline is the hand-written ring, and 
   }
 }
 
+TEST_CASE("emu.tma: windows of 3-D and 4-D tensors are boxes of tensor maps of that rank", "[tma]") {
+  auto c = compile("tma_batched.tyl");
+  for (const test::TmaBatchedCase& t : test::kTmaBatchedCases) {
+    INFO(t.kernel << " M = " << t.m << " N = " << t.n);
+    const tir::Kernel& k = c->kernel(t.kernel);
+    REQUIRE(k.tensorMaps.size() == 1);
+    CHECK(k.tensorMaps[0].dims.size() == t.outer.size() + 2);
+    std::vector<emu::Buffer> buffers = test::tmaBatchedInputs(t);
+    emu::RunResult r = emu::run(k, test::tmaBatchedArgs(t), buffers);
+    INFO(emu::renderFindings(r.findings, c->sources));
+    REQUIRE(r.ok());
+    CHECK(test::tmaBatchedError(t, buffers) == "");
+  }
+}
+
 // Drops every fence.proxy.async from `b`.
 void dropProxyFences(tir::Block& b) {
   std::erase_if(b, [](const tir::Stmt& s) { return std::holds_alternative<tir::FenceProxyAsync>(s.node); });

@@ -9,6 +9,7 @@
 #include "tma_tiles.cuh"
 #include "wgmma_tiles.cuh"
 #include "cluster_gemm.cuh"
+#include "tma_batched.cuh"
 #include "ws_gemm.cuh"
 
 namespace {
@@ -39,6 +40,10 @@ int hopperLaunch(const std::string& name, const std::vector<void*>& p, const std
   if (name == "tma_gemm") e = tma_gemm(i[0], i[1], i[2], as<bf16>(p[0]), as<bf16>(p[1]), as<float>(p[2]), nullptr);
   if (name == "ws_gemm")
     e = ws_gemm(i[0], i[1], i[2], as<bf16>(p[0]), as<bf16>(p[1]), as<float>(p[2]), i[3], nullptr);
+  if (name == "tma_batched")
+    e = tma_batched(i[0], i[1], i[2], i[3], i[4], as<bf16>(p[0]), as<bf16>(p[1]), nullptr);
+  if (name == "tma_store_4d")
+    e = tma_store_4d(i[0], i[1], i[2], i[3], i[4], i[5], as<bf16>(p[0]), as<bf16>(p[1]), nullptr);
   if (name == "cluster_gemm")
     e = cluster_gemm(i[0], i[1], i[2], as<bf16>(p[0]), as<bf16>(p[1]), as<float>(p[2]), i[3], nullptr);
   return static_cast<int>(e);

@@ -91,6 +91,12 @@ int main() {
     const std::string error = tyl::test::tmaGemmError(g, b);
     check(error.empty(), "ws_gemm " + std::to_string(g.m) + " x " + std::to_string(g.n) + " x " + std::to_string(g.k) + ": " + error);
   }
+  for (const tyl::test::TmaBatchedCase& t : tyl::test::kTmaBatchedCases) {
+    std::vector<Buffer> b = tyl::test::tmaBatchedInputs(t);
+    onDevice(t.kernel, tyl::test::tmaBatchedArgs(t), b);
+    const std::string error = tyl::test::tmaBatchedError(t, b);
+    check(error.empty(), std::string(t.kernel) + " " + std::to_string(t.m) + " x " + std::to_string(t.n) + ": " + error);
+  }
   // The device's own SM count sizes cluster_gemm's grid: the emulator's cases, and one with more
   // units of work (pairs of tiles) than an H100 has pairs of SMs.
   std::vector<tyl::test::ClusterGemmCase> clusterCases(std::begin(tyl::test::kClusterGemmCases),

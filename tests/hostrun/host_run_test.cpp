@@ -25,6 +25,7 @@
 #include "tma_tiles.cuh"
 #include "ws_gemm.cuh"
 #include "cluster_gemm.cuh"
+#include "tma_batched.cuh"
 #include "wgmma_tiles.cuh"
 #include "wide_elements.cuh"
 #ifdef TYLO_HOST_RUN_VARIANTS
@@ -311,6 +312,19 @@ TEST_CASE("the generated TMA code copies tiles and feeds wgmma, with zeros past 
     CHECK(tylo_host::runner(ws_gemm)(ws.module->kernels.at(0), tyl::test::wsGemmArgs(g), buffers, problems));
     CHECK(problems == "");
     CHECK(tyl::test::tmaGemmError(g, buffers) == "");
+  }
+  // Windows of 3-D and 4-D tensors: tensor maps of that rank.
+  tyl::examples::Example batched;
+  REQUIRE(tyl::examples::compile(std::string(TYLO_SOURCE_DIR) + "/tests/emu/kernels/tma_batched.tyl", batched));
+  for (const tyl::test::TmaBatchedCase& t : tyl::test::kTmaBatchedCases) {
+    INFO(t.kernel << " M = " << t.m << " N = " << t.n);
+    std::vector<tyl::emu::Buffer> buffers = tyl::test::tmaBatchedInputs(t);
+    std::string problems;
+    const bool store = std::string(t.kernel) == "tma_store_4d";
+    CHECK((store ? tylo_host::runner(tma_store_4d) : tylo_host::runner(tma_batched))(
+        batched.module->kernels.at(store ? 1 : 0), tyl::test::tmaBatchedArgs(t), buffers, problems));
+    CHECK(problems == "");
+    CHECK(tyl::test::tmaBatchedError(t, buffers) == "");
   }
   // The warp-specialized pipeline construct (the second kernel of ws_gemm.tyl), persistent on two SMs.
   tylo_host::set_sm_count(2);

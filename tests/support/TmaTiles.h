@@ -101,6 +101,62 @@ inline std::vector<emu::Arg> tmaGemmArgs(const TmaGemmCase& c) {
           emu::Arg::pointer(0),   emu::Arg::pointer(1),   emu::Arg::pointer(2)};
 }
 
+// tma_batched and tma_store_4d of tma_batched.tyl: `outer` matrices (L, or H x L) of M x N; the
+// padded side has whole 32 x 64 tiles. A random, B not yet written; B must be A padded with zeros
+// (a store: A's corner).
+struct TmaBatchedCase {
+  const char* kernel;
+  std::vector<int64_t> outer;
+  int64_t m, n;
+  bool store = false;
+};
+
+inline std::vector<emu::Buffer> tmaBatchedInputs(const TmaBatchedCase& c) {
+  int64_t count = 1;
+  for (int64_t o : c.outer) count *= o;
+  const int64_t small = count * c.m * c.n, padded = count * roundUp(c.m, 32) * roundUp(c.n, 64);
+  std::vector<emu::Buffer> b = {emu::makeBuffer(tir::Type::BF16, c.store ? padded : small),
+                                emu::makeBuffer(tir::Type::BF16, c.store ? small : padded, false)};
+  emu::fillRandom(b[0], tir::Type::BF16, static_cast<uint64_t>(c.m * 100 + c.n));
+  return b;
+}
+
+// The outer extents, M, N, MP, NP, A, B.
+inline std::vector<emu::Arg> tmaBatchedArgs(const TmaBatchedCase& c) {
+  std::vector<emu::Arg> a;
+  for (int64_t o : c.outer) a.push_back(emu::Arg::integer(o));
+  for (int64_t v : {c.m, c.n, roundUp(c.m, 32), roundUp(c.n, 64)}) a.push_back(emu::Arg::integer(v));
+  a.push_back(emu::Arg::pointer(0));
+  a.push_back(emu::Arg::pointer(1));
+  return a;
+}
+
+inline std::string tmaBatchedError(const TmaBatchedCase& c, const std::vector<emu::Buffer>& b) {
+  int64_t count = 1;
+  for (int64_t o : c.outer) count *= o;
+  const int64_t mp = roundUp(c.m, 32), np = roundUp(c.n, 64);
+  for (int64_t i = 0; i < count; ++i)
+    for (int64_t r = 0; r < (c.store ? c.m : mp); ++r)
+      for (int64_t col = 0; col < (c.store ? c.n : np); ++col) {
+        const bool inside = r < c.m && col < c.n;
+        const double want = !inside ? 0.0
+                            : c.store ? emu::getElement(b[0], tir::Type::BF16, (i * mp + r) * np + col)
+                                      : emu::getElement(b[0], tir::Type::BF16, (i * c.m + r) * c.n + col);
+        const double got = c.store ? emu::getElement(b[1], tir::Type::BF16, (i * c.m + r) * c.n + col)
+                                   : emu::getElement(b[1], tir::Type::BF16, (i * mp + r) * np + col);
+        if (got != want)
+          return "matrix " + std::to_string(i) + " element (" + std::to_string(r) + ", " + std::to_string(col) +
+                 ") is " + std::to_string(got) + ", expected " + std::to_string(want);
+      }
+  return "";
+}
+
+inline const TmaBatchedCase kTmaBatchedCases[] = {
+    {"tma_batched", {3}, 50, 72},
+    {"tma_batched", {2}, 64, 128},
+    {"tma_store_4d", {2, 3}, 40, 104, true},
+};
+
 // ws_gemm of ws_gemm.tyl (128 x 128 tiles, a three-stage ring) takes the same inputs and the
 // consumers' parity flip (0: right).
 inline constexpr TmaGemmCase kWsGemmCases[] = {{128, 128, 192}, {100, 136, 328}, {200, 72, 64}};

@@ -83,6 +83,24 @@ inline void tma_load_2d_multicast(uint32_t dst, const CUtensorMap* map, int32_t 
 inline void tma_load_3d(uint32_t dst, const CUtensorMap* map, int32_t c0, int32_t c1, int32_t c2, uint32_t bar) {
   ::tylo_host::tma_load(dst, map->opaque, {c0, c1, c2}, bar);
 }
+inline void tma_load_3d_multicast(uint32_t dst, const CUtensorMap* map, int32_t c0, int32_t c1, int32_t c2, uint32_t bar,
+                                  uint16_t ctas) {
+  ::tylo_host::tma_load(dst, map->opaque, {c0, c1, c2}, bar, ctas);
+}
+inline void tma_load_4d(uint32_t dst, const CUtensorMap* map, int32_t c0, int32_t c1, int32_t c2, int32_t c3, uint32_t bar) {
+  ::tylo_host::tma_load(dst, map->opaque, {c0, c1, c2, c3}, bar);
+}
+inline void tma_load_4d_multicast(uint32_t dst, const CUtensorMap* map, int32_t c0, int32_t c1, int32_t c2, int32_t c3, uint32_t bar,
+                                  uint16_t ctas) {
+  ::tylo_host::tma_load(dst, map->opaque, {c0, c1, c2, c3}, bar, ctas);
+}
+inline void tma_load_5d(uint32_t dst, const CUtensorMap* map, int32_t c0, int32_t c1, int32_t c2, int32_t c3, int32_t c4, uint32_t bar) {
+  ::tylo_host::tma_load(dst, map->opaque, {c0, c1, c2, c3, c4}, bar);
+}
+inline void tma_load_5d_multicast(uint32_t dst, const CUtensorMap* map, int32_t c0, int32_t c1, int32_t c2, int32_t c3, int32_t c4, uint32_t bar,
+                                  uint16_t ctas) {
+  ::tylo_host::tma_load(dst, map->opaque, {c0, c1, c2, c3, c4}, bar, ctas);
+}
 
 inline bool elect_one() { return ::tylo_host::elect_one(); }
 template <int N>
@@ -99,6 +117,13 @@ inline void tma_store_2d(const CUtensorMap* map, int32_t c0, int32_t c1, uint32_
 }
 inline void tma_store_3d(const CUtensorMap* map, int32_t c0, int32_t c1, int32_t c2, uint32_t src) {
   ::tylo_host::tma_store(map->opaque, {c0, c1, c2}, src);
+}
+inline void tma_store_4d(const CUtensorMap* map, int32_t c0, int32_t c1, int32_t c2, int32_t c3, uint32_t src) {
+  ::tylo_host::tma_store(map->opaque, {c0, c1, c2, c3}, src);
+}
+inline void tma_store_5d(const CUtensorMap* map, int32_t c0, int32_t c1, int32_t c2, int32_t c3, int32_t c4,
+                         uint32_t src) {
+  ::tylo_host::tma_store(map->opaque, {c0, c1, c2, c3, c4}, src);
 }
 // A TMA store is performed when issued: its group has nothing left to wait for, and the harness
 // has one proxy.
