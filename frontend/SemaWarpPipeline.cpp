@@ -134,8 +134,7 @@ void KernelSema::warpSpecializedPipeline(const ast::Stmt& s, const ast::For& f, 
       }
       regs[i] = *n;
     }
-    // The launch gives a block alone on its SM 64K registers over its threads, in steps of 8.
-    const int64_t perThread = std::min<int64_t>(248, 65536 / threads / 8 * 8);
+    const int64_t perThread = tir::launchRegistersPerThread(threads);
     const int64_t asked = kWarpgroup * (regs[0] + (groups - 1) * regs[1]);
     if (asked > perThread * threads) {
       diags_.report(kRegisterBudget, registersArg->value->range,

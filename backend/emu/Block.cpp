@@ -22,10 +22,7 @@ BlockState makeBlock(LaunchContext& ctx, const std::array<int64_t, 3>& blockIdx,
   for (int i = 0; i < warps; ++i) b.warps.emplace_back(i, ctx.kernel, ctx.layout);
   b.async.resize(static_cast<size_t>(threads));
   b.bulk.resize(static_cast<size_t>(threads));
-  // The registers per thread the launch gives a block that is alone on its SM (tyloc emits
-  // __launch_bounds__(threads, 1) for kernels that use setmaxnreg): 64K over its warps' threads,
-  // in steps of 8, at most 248.
-  const int perThread = std::min<int>(248, static_cast<int>(65536 / (int64_t{warps} * kWarpSize) / 8 * 8));
+  const int perThread = tir::launchRegistersPerThread(threads);
   b.registers.assign(static_cast<size_t>(warps), perThread);
   b.registerPool = int64_t{perThread} * warps * kWarpSize;
   return b;

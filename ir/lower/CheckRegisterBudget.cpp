@@ -94,7 +94,7 @@ void KernelLowering::checkRegisterBudget() {
   if (!setsRegisters(k_.body)) return;
   const int64_t threads = k_.threadsPerBlock();
   const int64_t warps = (threads + 31) / 32;
-  const int perThread = static_cast<int>(std::min<int64_t>(248, 65536 / (warps * 32) / 8 * 8));
+  const int perThread = tir::launchRegistersPerThread(threads);
   const int64_t pool = int64_t{perThread} * warps * 32;
   std::vector<int> regs(static_cast<size_t>(warps), perThread);
   const tir::Stmt* last = nullptr;

@@ -7,6 +7,7 @@
 // are statements with their register and address operands spelled out.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -432,6 +433,15 @@ struct Kernel {
   int64_t threadsPerBlock() const { return block[0] * block[1] * block[2]; }
   int64_t clusterSize() const { return cluster[0] * cluster[1] * cluster[2]; }
 };
+
+// The registers per thread the launch gives a block of `threads` threads that is alone on its SM
+// (tyloc emits __launch_bounds__(threads, 1) for kernels that use setmaxnreg): the SM's 64K over
+// the block's warps' threads, in steps of 8, at most 248. The block's pool for setmaxnreg is this
+// times its warps' threads.
+inline int launchRegistersPerThread(int64_t threads) {
+  const int64_t warpThreads = (threads + 31) / 32 * 32;
+  return static_cast<int>(std::min<int64_t>(248, 65536 / warpThreads / 8 * 8));
+}
 
 struct Module {
   std::string sourceName;  // the .tyl file, for #line directives
