@@ -386,6 +386,21 @@ std::optional<Value> KernelSema::slotView(const ast::Expr& e, const ast::Call& c
   uint32_t id = addTensor(std::move(v));
   return Value::ofView(wholeView(id, e.range));
 }
+std::optional<int> KernelSema::pendingGroups(const ast::Expr& e, const ast::Call& c, std::string_view fn,
+                                             const char* what) {
+  if (c.args.size() != 1 || !c.args[0].name.empty()) {
+    diags_.report(kBadArgument, e.range, fmt::format("{} takes the number of {}", fn, what));
+    return std::nullopt;
+  }
+  std::optional<int64_t> n = constInt(*c.args[0].value, fmt::format("the number of {}", what).c_str());
+  if (!n) return std::nullopt;
+  if (*n < 0 || *n > 8) {
+    diags_.report(kBadArgument, c.args[0].value->range, fmt::format("{} takes 0..8 pending groups, found {}", fn, *n));
+    return std::nullopt;
+  }
+  return static_cast<int>(*n);
+}
+
 
 // store_async(dst, src): a TMA store of a shared tile to a global window.
 std::optional<Value> KernelSema::storeAsync(const ast::Expr& e, const ast::Call& c) {
@@ -602,7 +617,7 @@ std::optional<Value> KernelSema::call(const ast::Expr& e, const ast::Call& c) {
   static const std::set<std::string, std::less<>> kBodyOnly = {
       "alloc_local", "alloc_shared", "copy", "store", "copy_async", "barrier", "commit_copies", "wait_copies",
       "alloc_barriers", "init_barriers", "arrive", "wait_barrier", "elect_one", "increase_registers",
-      "decrease_registers", "store_async", "commit_stores", "wait_stores", "cluster_rank", "cluster_barrier"};
+      "decrease_registers", "store_async", "commit_stores", "wait_stores", "wait_mmas", "cluster_rank", "cluster_barrier"};
   if (out_.empty() && kBodyOnly.count(fn)) {
     diags_.report(kNotConstant, e.range, fmt::format("{}() can only be called in a kernel body", fn));
     return std::nullopt;
@@ -662,18 +677,15 @@ std::optional<Value> KernelSema::call(const ast::Expr& e, const ast::Call& c) {
     return Value{};
   }
   if (fn == "wait_stores") {
-    if (c.args.size() != 1 || !c.args[0].name.empty()) {
-      diags_.report(kBadArgument, e.range, "wait_stores takes the number of store groups that may still read");
-      return std::nullopt;
-    }
-    std::optional<int64_t> n = constInt(*c.args[0].value, "the number of pending store groups");
+    std::optional<int> n = pendingGroups(e, c, "wait_stores", "store groups that may still read");
     if (!n) return std::nullopt;
-    if (*n < 0 || *n > 8) {
-      diags_.report(kBadArgument, c.args[0].value->range,
-                    fmt::format("wait_stores takes 0..8 pending groups, found {}", *n));
-      return std::nullopt;
-    }
-    emit(e.range, tile::WaitStores{static_cast<int>(*n)});
+    emit(e.range, tile::WaitStores{*n});
+    return Value{};
+  }
+  if (fn == "wait_mmas") {
+    std::optional<int> n = pendingGroups(e, c, "wait_mmas", "MMA groups that may stay in flight");
+    if (!n) return std::nullopt;
+    emit(e.range, tile::WaitMmas{*n});
     return Value{};
   }
   if (fn == "commit_copies") {
@@ -682,18 +694,9 @@ std::optional<Value> KernelSema::call(const ast::Expr& e, const ast::Call& c) {
     return Value{};
   }
   if (fn == "wait_copies") {
-    if (c.args.size() != 1 || !c.args[0].name.empty()) {
-      diags_.report(kBadArgument, e.range, "wait_copies takes the number of copy groups that may stay in flight");
-      return std::nullopt;
-    }
-    std::optional<int64_t> n = constInt(*c.args[0].value, "the number of pending copy groups");
+    std::optional<int> n = pendingGroups(e, c, "wait_copies", "copy groups that may stay in flight");
     if (!n) return std::nullopt;
-    if (*n < 0 || *n > 8) {
-      diags_.report(kBadArgument, c.args[0].value->range,
-                    fmt::format("wait_copies takes 0..8 pending groups, found {}", *n));
-      return std::nullopt;
-    }
-    emit(e.range, tile::WaitCopies{static_cast<int>(*n)});
+    emit(e.range, tile::WaitCopies{*n});
     return Value{};
   }
   // Conversions and elementwise functions on scalars and fragments.

@@ -42,6 +42,7 @@ struct Value {
   tile::TiledMma mma;      // Atom (element type only) and Mma; MmaResult: the arrangement used
   uint32_t mmaArgs[3] = {0, 0, 0};  // MmaResult: the c, a and b fragments (a warpgroup MMA: c only)
   tile::View mmaViews[2];           // MmaResult of a warpgroup MMA: the shared a and b tiles
+  bool mmaAsync = false;            // MmaResult of a warpgroup MMA: mma(..., async = true)
 
   static Value constant(ConstValue v) {
     Value r;
@@ -283,6 +284,9 @@ class KernelSema {
   std::optional<Value> barrierOp(const ast::Expr& e, const ast::Call& c, const std::string& fn);
   std::optional<Value> setMaxRegisters(const ast::Expr& e, const ast::Call& c, bool increase);
   std::optional<Value> storeAsync(const ast::Expr& e, const ast::Call& c);
+  // The one argument of `fn` (wait_copies, wait_stores or wait_mmas): how many of the newest
+  // groups (`what`) may remain, a constant in 0..8.
+  std::optional<int> pendingGroups(const ast::Expr& e, const ast::Call& c, std::string_view fn, const char* what);
   std::optional<Value> window(const ast::Expr& e, const ast::Call& c, const tile::View& base);
   std::optional<Value> slotView(const ast::Expr& e, const ast::Call& c, const tile::View& base);
   std::optional<Value> copy(const ast::Expr& e, const ast::Call& c, bool async);
@@ -343,6 +347,8 @@ class KernelSema {
   tir::ExprRef copyEnable_;
   // Inside a warp-specialized pipeline's producer: the mbarrier its copy_async calls complete on.
   std::optional<tile::View> copyBarrier_;
+  // While a warp-specialized pipeline's consumers are analysed: their warpgroup MMAs are async.
+  bool asyncMmas_ = false;
   std::vector<LoopValues> loops_;
   // The kernel's names that an assignment sets, and the value of each `let` variable whose
   // name none sets (it holds that value wherever it is seen).

@@ -348,16 +348,25 @@ std::optional<Value> KernelSema::warpgroupMma(const ast::Expr& e, const ast::Cal
   return v;
 }
 
-// mma(acc, As, Bs) of a warpgroup MMA: acc a register fragment, As and Bs shared tiles.
+// mma(acc, As, Bs[, async = b]) of a warpgroup MMA: acc a register fragment, As and Bs shared
+// tiles; async (a compile-time truth value) leaves the group in flight for wait_mmas.
 std::optional<Value> KernelSema::wgmmaCall(const ast::Expr& e, const ast::Call& c, const tile::TiledMma& mma) {
-  if (c.args.size() != 3) {
+  const bool named = c.args.size() == 4 && c.args[3].name == "async";
+  if (c.args.size() != 3 + (named ? 1 : 0) || !c.args[0].name.empty() || !c.args[1].name.empty() ||
+      !c.args[2].name.empty()) {
     diags_.report(kBadArgument, e.range,
-                  "a warpgroup MMA call takes the accumulator and the shared tiles: mma(acc, As, Bs)");
+                  "a warpgroup MMA call takes the accumulator and the shared tiles, and may be async: "
+                  "mma(acc, As, Bs) or mma(acc, As, Bs, async = true)");
     return std::nullopt;
   }
   Value r;
   r.kind = Value::Kind::MmaResult;
   r.mma = mma;
+  if (named) {
+    std::optional<int64_t> async = constInt(*c.args[3].value, "async (true or false)");
+    if (!async) return std::nullopt;
+    r.mmaAsync = *async != 0;
+  }
   std::optional<Value> acc = expr(*c.args[0].value);
   if (!acc) return std::nullopt;
   if (!isWholeLocal(k_, *acc) || k_.tensors[acc->view.tensor].dtype != tile::DType::F32) {
@@ -424,6 +433,7 @@ void KernelSema::emitMma(SourceRange loc, uint32_t dst, const Value& result) {
     op.c = result.mmaArgs[0];
     op.a = result.mmaViews[0];
     op.b = result.mmaViews[1];
+    op.async = result.mmaAsync || asyncMmas_;
     emit(loc, std::move(op));
     return;
   }

@@ -27,7 +27,18 @@
 //       }
 //   }
 //
-// Without `registers` the two register calls are left out.
+// Without `registers` the two register calls are left out. When the consumer has warpgroup MMAs,
+// they are async and one group stays in flight: a stage is handed back once the MMA reading it is
+// retired, which is one iteration later,
+//
+//       for k in range(a, b, step) {
+//           wait_barrier(full[s], (i / S) & 1)
+//           consumer(k, stage = s), its MMAs async
+//           wait_mmas(1)
+//           if k != a { arrive(empty[(i - 1) % S]) }
+//       }
+//       wait_mmas(0)
+//       if a < b { arrive(empty[the last i % S]) }
 //
 // Nested form: when the copies are not directly in the pipeline's body but in one range loop of
 // it (the pipeline's loop steps through tiles, the inner one through K), that inner loop is the
@@ -37,6 +48,7 @@
 // (which its copies may use). tests/emu/kernels/ws_gemm.tyl writes this expansion by hand.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
 
 #include "base/CommonDiags.h"
@@ -50,6 +62,14 @@ using tir::ExprRef;
 namespace {
 
 constexpr int64_t kWarpgroup = 128;
+
+bool hasWarpgroupMma(const tile::Stmt& s) {
+  auto any = [](const tile::Block& b) { return std::any_of(b.begin(), b.end(), hasWarpgroupMma); };
+  if (std::holds_alternative<tile::WarpgroupMma>(s.node)) return true;
+  if (const auto* f = std::get_if<tile::For>(&s.node)) return any(f->body);
+  if (const auto* i = std::get_if<tile::If>(&s.node)) return any(i->then) || any(i->otherwise);
+  return false;
+}
 
 // A `let` of a scalar computed from ids, parameters and constants, which the producer of a nested
 // warp-specialized pipeline runs too: calls only of scalar functions, no indexing.
@@ -234,6 +254,8 @@ void KernelSema::warpSpecializedPipeline(const ast::Stmt& s, const ast::For& f, 
   // whose other statements run too: all of them for the consumers, the lets of scalars for the
   // producer (its copies may use them).
   const ast::For& stageLoop = inner ? *inner : f;
+  // After the stage loop (in the nested form, after each tile's), what the consumers still do.
+  std::function<void()> afterStageLoop;
   auto ringLoop = [&](const std::function<void(const ExprRef&)>& body) {
     uint32_t var = newVar(stageLoop.var, p.type);
     ExprRef k = tir::varRef(k_.skeleton, var);
@@ -248,6 +270,7 @@ void KernelSema::warpSpecializedPipeline(const ast::Stmt& s, const ast::For& f, 
     leaveLoop();
     out_.pop_back();
     emit(inner ? inner->iterable->range : s.range, std::move(l));
+    if (afterStageLoop) afterStageLoop();
   };
   auto loop = [&](bool producerSide, const std::function<void(const ExprRef&)>& body) {
     if (!inner) return ringLoop(body);
@@ -328,11 +351,44 @@ void KernelSema::warpSpecializedPipeline(const ast::Stmt& s, const ast::For& f, 
       },
       [&] {
         if (registersArg) emit(f.pipelineRange, tile::SetMaxNReg{true, static_cast<int>(regs[1])});
+        auto release = [&](const ExprRef& i) {
+          emit(f.pipelineRange,
+               tile::MbarrierOp{tile::MbarrierOp::Kind::Arrive, barrier(1, stageOf(i)), nullptr, nullptr});
+        };
+        // The stage of iteration i - 1, as (i + S - 1) % S computed in 64 bits, as an index written
+        // in the source is (so that the expansion is the program written by hand).
+        auto releasePrevious = [&](const ExprRef& i) {
+          const ExprRef previous =
+              tir::binary(tir::BinOp::Rem,
+                          tir::add(tir::cast(tir::Type::I64, i), tir::intConst(stages - 1, tir::Type::I64)),
+                          tir::intConst(stages, tir::Type::I64));
+          emit(f.pipelineRange, tile::MbarrierOp{tile::MbarrierOp::Kind::Arrive,
+                                                 barrier(1, tir::cast(tir::Type::I32, previous)), nullptr, nullptr});
+        };
+        // With warpgroup MMAs the consumers keep one group in flight: iteration i's MMAs are issued
+        // async, and its stage is handed back at iteration i + 1, once wait_mmas(1) has retired them.
+        bool queued = false;
+        afterStageLoop = [&] {
+          if (!queued) return;
+          emit(f.pipelineRange, tile::WaitMmas{0});
+          // The last iteration's stage, when the loop ran.
+          const ExprRef last = counter ? tir::varRef(k_.skeleton, *counter) : iteration(p.end);
+          branch(tir::lt(p.begin, p.end), [&] { releasePrevious(last); }, {});
+        };
         loop(false, [&](const ExprRef& k) {
           const ExprRef i = iteration(k), stage = stageOf(i);
           wait(0, stage, parityOf(i));
+          const tile::Block& body = *out_.back();
+          const size_t first = body.size();
+          asyncMmas_ = true;
           runPipelinePart(stageLoop, p.consumer, Value::runtime(k), Value::runtime(stage));
-          emit(f.pipelineRange, tile::MbarrierOp{tile::MbarrierOp::Kind::Arrive, barrier(1, stage), nullptr, nullptr});
+          asyncMmas_ = false;
+          queued = queued || std::any_of(body.begin() + static_cast<std::ptrdiff_t>(first), body.end(),
+                                         [](const tile::Stmt& st) { return hasWarpgroupMma(st); });
+          if (!queued) return release(stage);
+          emit(f.pipelineRange, tile::WaitMmas{1});
+          branch(tir::binary(tir::BinOp::Ne, k, p.begin),
+                 [&] { releasePrevious(i); }, {});
         });
       });
 }

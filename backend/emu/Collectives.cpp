@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <bit>
+#include <functional>
 
 #include "backend/emu/Interpreter.h"
 #include "backend/emu/Ptx.h"
@@ -170,10 +171,8 @@ float Interpreter::wgmmaElement(const Warp& w, int lane, int64_t address, tir::T
   return toFloat(type, bits);
 }
 
-// Each warp of the warpgroup computes its own 16 rows of D: rows 16 (warp % 4) to 16 (warp % 4) +
-// 15 depend only on those rows of A, all of B and the warp's own registers. The operands are read
-// from shared memory when the wgmma is issued; that they do not change before the wait that
-// covers it is the kernel's part (the emulator does not model the instruction's latency).
+// wgmma.mma_async: checked when it is issued (every lane gives the same operands, no base offset),
+// performed when a wait_group retires its group. Until then its D registers read as unwritten.
 void Interpreter::execWgmma(Warp& w, const tir::Wgmma& op, Mask mask) {
   if (!mask) return;
   checkCollective(w, mask, "wgmma.mma_async");
@@ -198,31 +197,97 @@ void Interpreter::execWgmma(Warp& w, const tir::Wgmma& op, Mask mask) {
                        a.baseOffset != 0 ? a.baseOffset : b.baseOffset));
     return;
   }
+  w.wgmmaOpen.push_back(IssuedWgmma{stmt_, descA[lead], descB[lead], scale[lead] != 0, mask});
+  // Until it is performed, the wgmma may read its operands: writing them races with it.
+  forEachWgmmaOperand(w, w.wgmmaOpen.back(), [&](bool, int64_t, int64_t, int64_t address) {
+    const int64_t byte = address - kSharedWindowBase;
+    if (byte >= 0 && byte <= shared().size() - 2) shared().beginAsyncRead(byte, 2, site(w, lead));
+  });
+  for (const tir::Reg& reg : op.d) {
+    HeldRegister& h = w.wgmmaHeld[{reg.id, reg.index}];
+    if (h.writers++ == 0) {
+      h.value = w.regs.read(reg);
+      h.defined = w.regs.defined(reg);
+      w.regs.undefine(reg, w.live);
+    }
+  }
+  ++ctx_.stats.wgmmas;
+}
+
+void Interpreter::execWgmmaCommit(Warp& w, Mask mask) {
+  if (!mask) return;
+  checkCollective(w, mask, "wgmma.commit_group");
+  w.wgmmaGroups.push_back(std::move(w.wgmmaOpen));
+  w.wgmmaOpen.clear();
+}
+
+void Interpreter::execWgmmaWait(Warp& w, int pending, Mask mask) {
+  if (!mask) return;
+  checkCollective(w, mask, "wgmma.wait_group");
+  retireWgmmas(w, static_cast<size_t>(pending));
+}
+
+void Interpreter::retireWgmmas(Warp& w, size_t pending) {
+  while (w.wgmmaGroups.size() > pending) {
+    for (const IssuedWgmma& issued : w.wgmmaGroups.front()) performWgmma(w, issued);
+    w.wgmmaGroups.pop_front();
+  }
+}
+
+// The elements warp `w`'s part of a wgmma reads, with their shared-window addresses: its 16 rows
+// of A (rows 16 (warp % 4) ..) by row and k, then every row (column of C) of B by row and k.
+void Interpreter::forEachWgmmaOperand(const Warp& w, const IssuedWgmma& issued,
+                                      const std::function<void(bool, int64_t, int64_t, int64_t)>& fn) {
+  const auto& op = std::get<tir::Wgmma>(issued.stmt->node);
+  const MatrixDescriptor a = decodeMatrixDescriptor(issued.descA), b = decodeMatrixDescriptor(issued.descB);
   const int64_t firstRow = 16 * (w.index % 4);
-  double A[16][16], B[256][16];
   for (int64_t r = 0; r < 16; ++r)
-    for (int64_t k = 0; k < 16; ++k)
-      A[r][k] = wgmmaElement(w, lead, matrixElementAddress(a, op.transA, 2, firstRow + r, k), op.ab, "A operand");
+    for (int64_t k = 0; k < 16; ++k) fn(true, r, k, matrixElementAddress(a, op.transA, 2, firstRow + r, k));
   for (int64_t n = 0; n < op.n; ++n)
-    for (int64_t k = 0; k < 16; ++k)
-      B[n][k] = wgmmaElement(w, lead, matrixElementAddress(b, op.transB, 2, n, k), op.ab, "B operand");
-  const bool accumulate = scale[lead] != 0;
+    for (int64_t k = 0; k < 16; ++k) fn(false, n, k, matrixElementAddress(b, op.transB, 2, n, k));
+}
+
+// Each warp of the warpgroup computes its own 16 rows of D: rows 16 (warp % 4) to 16 (warp % 4) +
+// 15 depend only on those rows of A, all of B and the warp's own registers. Findings point at the
+// wgmma statement.
+void Interpreter::performWgmma(Warp& w, const IssuedWgmma& issued) {
+  const tir::Stmt* const at = stmt_;
+  stmt_ = issued.stmt;
+  const auto& op = std::get<tir::Wgmma>(issued.stmt->node);
+  const Mask mask = issued.mask;
+  const int lead = std::countr_zero(mask);
+  double A[16][16], B[256][16];
+  forEachWgmmaOperand(w, issued, [&](bool isA, int64_t row, int64_t k, int64_t address) {
+    const int64_t byte = address - kSharedWindowBase;
+    if (byte >= 0 && byte <= shared().size() - 2) shared().endAsyncRead(byte, 2);
+    (isA ? A[row][k] : B[row][k]) = wgmmaElement(w, lead, address, op.ab, isA ? "A operand" : "B operand");
+  });
   for (size_t r = 0; r < op.d.size(); ++r) {
     const tir::Reg& reg = op.d[r];
-    const Lanes old = w.regs.read(reg);
+    // D as it was before this wgmma: what the first wgmma in flight found, or the previous one's result.
+    auto held = w.wgmmaHeld.find({reg.id, reg.index});
+    if (held == w.wgmmaHeld.end()) TYL_UNREACHABLE("{}", "emulator: a wgmma in flight without its held registers");
+    const Lanes old = held->second.value;
+    Mask defined = held->second.defined;
     Lanes result = old;
     for (int l = 0; l < kWarpSize; ++l) {
       if (!laneOn(mask, l)) continue;
       const int64_t row = l / 4 + 8 * ((r >> 1) & 1), col = 8 * (r >> 2) + 2 * (l % 4) + (r & 1);
-      double sum = accumulate ? toFloat(tir::Type::F32, old[l]) : 0.0;
+      double sum = issued.accumulate ? toFloat(tir::Type::F32, old[l]) : 0.0;
       for (int64_t k = 0; k < 16; ++k) sum += A[row][k] * B[col][k];
       result[l] = fromFloat(tir::Type::F32, static_cast<float>(sum));
     }
-    const Mask unwritten = accumulate ? mask & ~w.regs.defined(reg) : 0;
-    w.regs.write(reg, result, mask);
-    w.regs.undefine(reg, unwritten);
+    if (!issued.accumulate) defined |= mask;
+    if (--held->second.writers > 0) {
+      held->second.value = result;  // a later wgmma in flight writes it too
+      held->second.defined = defined;
+      continue;
+    }
+    w.wgmmaHeld.erase(held);
+    w.regs.write(reg, result, w.live);
+    w.regs.undefine(reg, w.live & ~defined);
   }
-  ++ctx_.stats.wgmmas;
+  stmt_ = at;
 }
 
 }  // namespace tyl::emu

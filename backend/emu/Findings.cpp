@@ -19,6 +19,8 @@ TYL_DIAG(kEmuAsyncRead, Error, "emu-async-read-before-wait",
          "emulator: a cp.async destination read before a wait covers the copy");
 TYL_DIAG(kEmuAsyncProxy, Error, "emu-async-proxy",
          "emulator: a TMA store reads shared memory written without a fence.proxy.async");
+TYL_DIAG(kEmuWgmmaInFlight, Error, "emu-wgmma-in-flight",
+         "emulator: a register read while a wgmma that writes it is in flight (before its wait_group)");
 TYL_DIAG(kEmuClusterExited, Error, "emu-cluster-exited",
          "emulator: a remote arrive or multicast into a block of the cluster that has exited");
 TYL_DIAG(kEmuPartialCollective, Error, "emu-partial-collective",
@@ -40,6 +42,7 @@ const DiagKind& diagKind(FindingKind kind) {
     case FindingKind::SharedRace: return kEmuSharedRace;
     case FindingKind::AsyncReadBeforeWait: return kEmuAsyncRead;
     case FindingKind::AsyncProxy: return kEmuAsyncProxy;
+    case FindingKind::WgmmaInFlight: return kEmuWgmmaInFlight;
     case FindingKind::ClusterExited: return kEmuClusterExited;
     case FindingKind::PartialCollective: return kEmuPartialCollective;
     case FindingKind::DivergentBarrier: return kEmuDivergentBarrier;

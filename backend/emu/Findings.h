@@ -27,6 +27,7 @@ enum class FindingKind : uint8_t {
   SharedRace,           // two threads touch a shared byte between barriers, one writing
   AsyncReadBeforeWait,  // a cp.async destination read before a wait covers the copy
   AsyncProxy,           // a TMA store reading shared bytes whose generic write was not fenced
+  WgmmaInFlight,        // a register read that a wgmma still in flight writes
   ClusterExited,        // a remote arrive or multicast into a block of the cluster that has exited
   PartialCollective,    // ldmatrix/stmatrix/mma.sync executed by only part of a warp
   DivergentBarrier,     // bar.sync reached by only part of a warp

@@ -111,10 +111,13 @@ bool Interpreter::exec(Warp& w, const tir::Stmt& s, Mask mask) {
           return execSetMaxNReg(w, n, mask);
         } else if constexpr (std::is_same_v<T, tir::FenceMbarrierInit>) {
           // The emulator has one proxy: the inits are visible at once.
-        } else if constexpr (std::is_same_v<T, tir::WgmmaFence> || std::is_same_v<T, tir::WgmmaCommit> ||
-                             std::is_same_v<T, tir::WgmmaWait>) {
-          // The emulator performs a wgmma when it is issued, so there is nothing to order or wait
-          // for; the statements still count as instructions.
+        } else if constexpr (std::is_same_v<T, tir::WgmmaFence>) {
+          // The emulator's wgmmas read their D registers when they are performed: nothing to order.
+          checkCollective(w, mask, "wgmma.fence");
+        } else if constexpr (std::is_same_v<T, tir::WgmmaCommit>) {
+          execWgmmaCommit(w, mask);
+        } else if constexpr (std::is_same_v<T, tir::WgmmaWait>) {
+          execWgmmaWait(w, n.n, mask);
         } else if constexpr (std::is_same_v<T, tir::Check>) {
           execCheck(w, n, mask);
         } else if constexpr (std::is_same_v<T, tir::Comment> || std::is_same_v<T, tir::Cooperative>) {
@@ -165,10 +168,13 @@ Mask Interpreter::loopTest(Warp& w, const tir::For& loop, Mask mask) {
   return active;
 }
 
-// A thread that exits with copies in flight still gets them written (the hardware does not
-// cancel them); nobody can wait for them, so they land now.
+// A thread that exits with copies or wgmmas in flight still gets them done (the hardware does not
+// cancel them); nobody can wait for them, so they are done now.
 void Interpreter::exitWarp(Warp& w) {
   w.state = WarpState::Exited;
+  w.wgmmaGroups.push_back(std::move(w.wgmmaOpen));
+  w.wgmmaOpen.clear();
+  retireWgmmas(w, 0);
   for (int l = 0; l < kWarpSize; ++l) {
     if (!laneOn(w.live, l)) continue;
     AsyncGroups& g = block_.async[w.thread(l)];
@@ -184,9 +190,15 @@ Evaluator Interpreter::evaluator(const Warp& w) const {
   return Evaluator(ctx_, &block_.idx, &w.regs, &w.ids, block_.rank);
 }
 
+bool Interpreter::heldByWgmma(const Warp& w, const tir::Reg& reg) {
+  return !reg.isVar && w.wgmmaHeld.count({reg.id, reg.index}) != 0;
+}
+
 Lanes Interpreter::evalValue(const Warp& w, const tir::ExprRef& e, Mask mask, Taint& taint) {
   Mask divByZero = 0;
   Lanes v = evaluator(w).eval(e, mask, &divByZero, &taint);
+  // Any use of a register a wgmma in flight writes is a finding, not only a stored one.
+  if (taint.undefined && heldByWgmma(w, *taint.first)) reportUnwritten(w, taint.undefined, *taint.first, "a value");
   if (divByZero) {
     int lane = firstLane(divByZero);
     report(FindingKind::DivisionByZero, w, lane,
@@ -199,7 +211,8 @@ Lanes Interpreter::evalValue(const Warp& w, const tir::ExprRef& e, Mask mask, Ta
 Lanes Interpreter::eval(const Warp& w, const tir::ExprRef& e, Mask mask) {
   Taint taint;
   Lanes v = evalValue(w, e, mask, taint);
-  if (taint.undefined) reportUnwritten(w, taint.undefined, *taint.first, "a value used as an address, a condition or a loop bound");
+  if (taint.undefined && !heldByWgmma(w, *taint.first))
+    reportUnwritten(w, taint.undefined, *taint.first, "a value used as an address, a condition or a loop bound");
   return v;
 }
 
@@ -244,6 +257,13 @@ void Interpreter::reportUnwritten(const Warp& w, Mask lanes, const tir::Reg& reg
   const std::string name = reg.isVar ? tir::shownName(ctx_.kernel.vars.at(reg.id))
                                      : fmt::format("{}[{}]", ctx_.kernel.arrays.at(reg.id).name, reg.index);
   int lane = firstLane(lanes);
+  if (heldByWgmma(w, reg)) {
+    report(FindingKind::WgmmaInFlight, w, lane,
+           fmt::format("{} is computed from register '{}', which a wgmma in flight still writes: no "
+                       "wgmma.wait_group has retired its group (by {})",
+                       use, name, describe(threadRef(w, lane))));
+    return;
+  }
   report(FindingKind::UninitializedRegister, w, lane,
          fmt::format("{} is computed from register '{}', which {} never wrote (on a GPU it holds garbage)", use, name,
                      describe(threadRef(w, lane))));

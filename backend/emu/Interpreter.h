@@ -9,6 +9,7 @@
 #include <array>
 #include <cstddef>
 #include <deque>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -149,6 +150,15 @@ class Interpreter {
   // The shared byte of `lane`'s barrier; nullopt (reported) when it is not a barrier's place.
   std::optional<int64_t> mbarrierByte(const Warp& w, const tir::MemRef& bar, uint64_t offset, int lane);
   void execWgmma(Warp& w, const tir::Wgmma& op, Mask mask);
+  void execWgmmaCommit(Warp& w, Mask mask);
+  void execWgmmaWait(Warp& w, int pending, Mask mask);
+  void performWgmma(Warp& w, const IssuedWgmma& issued);
+  // Performs the warp's committed wgmma groups but the `pending` newest.
+  void retireWgmmas(Warp& w, size_t pending);
+  void forEachWgmmaOperand(const Warp& w, const IssuedWgmma& issued,
+                           const std::function<void(bool, int64_t, int64_t, int64_t)>& fn);
+  // Whether `reg` is a D register of a wgmma in flight in `w`.
+  static bool heldByWgmma(const Warp& w, const tir::Reg& reg);
   // A 16-bit element wgmma reads at shared-window address `address`, for `lane`'s warp.
   float wgmmaElement(const Warp& w, int lane, int64_t address, tir::Type type, const char* operand);
   void execCheck(const Warp& w, const tir::Check& c, Mask mask);

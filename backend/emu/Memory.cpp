@@ -19,16 +19,21 @@ void SharedMemory::beginBlock(int64_t threads, ThreadClocks& clocks) {
   proxyWriter_.assign(data_.size(), Site{});
   proxyWriterFences_.assign(data_.size(), 0);
   proxyFences_.assign(static_cast<size_t>(threads), 0);
-  storeReader_.assign(data_.size(), Site{});
+  asyncReader_.assign(data_.size(), Site{});
+  asyncReaders_.assign(data_.size(), 0);
   barrier();
 }
 
-void SharedMemory::beginStoreRead(int64_t addr, int64_t n, Site who) {
-  for (int64_t a = addr; a < addr + n; ++a) storeReader_[static_cast<size_t>(a)] = who;
+void SharedMemory::beginAsyncRead(int64_t addr, int64_t n, Site who) {
+  for (auto a = static_cast<size_t>(addr); a < static_cast<size_t>(addr + n); ++a) {
+    asyncReader_[a] = who;
+    ++asyncReaders_[a];
+  }
 }
 
-void SharedMemory::endStoreRead(int64_t addr, int64_t n) {
-  for (int64_t a = addr; a < addr + n; ++a) storeReader_[static_cast<size_t>(a)] = Site{};
+void SharedMemory::endAsyncRead(int64_t addr, int64_t n) {
+  for (auto a = static_cast<size_t>(addr); a < static_cast<size_t>(addr + n); ++a)
+    if (asyncReaders_[a] > 0 && --asyncReaders_[a] == 0) asyncReader_[a] = Site{};
 }
 
 void SharedMemory::fenceProxyAsync(int32_t thread) { ++proxyFences_.at(static_cast<size_t>(thread)); }
@@ -141,8 +146,8 @@ SharedCheck SharedMemory::write(int64_t addr, int n, Site who, const std::byte* 
     // of the two writes is unknown.
     if (s.async.thread >= 0 && !check.race) check.race = Conflict{s.async, true, a};
     if (!check.race) check.race = writeConflict(s, who.thread, a);
-    if (!check.race && !storeReader_.empty() && storeReader_[static_cast<size_t>(a)].thread >= 0)
-      check.race = Conflict{storeReader_[static_cast<size_t>(a)], false, a};
+    if (!check.race && !asyncReader_.empty() && asyncReader_[static_cast<size_t>(a)].thread >= 0)
+      check.race = Conflict{asyncReader_[static_cast<size_t>(a)], false, a};
     s.writer = who;
     s.writerClock = clock(who.thread);
     written_[a] = 1;

@@ -92,10 +92,11 @@ class SharedMemory {
   // The first byte of [addr, addr + n) whose last generic write its thread has not fenced, and
   // that thread.
   std::optional<std::pair<int64_t, Site>> unfenced(int64_t addr, int n) const;
-  // A TMA store may read [addr, addr + n) until its group is waited for: writing there races
-  // with it (the conflict names the store).
-  void beginStoreRead(int64_t addr, int64_t n, Site who);
-  void endStoreRead(int64_t addr, int64_t n);
+  // An asynchronous read (a TMA store, a wgmma) may read [addr, addr + n) until its group is
+  // retired: writing there races with it (the conflict names the reader, the last to begin when
+  // several read a byte). Each begin is matched by an end; a byte is free after the last.
+  void beginAsyncRead(int64_t addr, int64_t n, Site who);
+  void endAsyncRead(int64_t addr, int64_t n);
 
  private:
   // Accesses to one byte during the barrier interval `epoch` (older epochs mean none). Two
@@ -123,7 +124,8 @@ class SharedMemory {
   std::vector<Site> proxyWriter_;
   std::vector<uint32_t> proxyWriterFences_;
   std::vector<uint32_t> proxyFences_;
-  std::vector<Site> storeReader_;  // per byte: the TMA store that may still read it
+  std::vector<Site> asyncReader_;        // per byte: an asynchronous read that may still read it
+  std::vector<uint32_t> asyncReaders_;   // per byte: how many may
 };
 
 // The host buffers while a kernel runs, with per-byte written bits.

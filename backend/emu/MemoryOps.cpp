@@ -33,6 +33,7 @@ int registerBytes(const RegisterFile& regs, const std::vector<tir::Reg>& list, t
 
 bool isAsyncCopy(const tir::Stmt* s) { return s && std::holds_alternative<tir::CpAsync>(s->node); }
 bool isTmaStore(const tir::Stmt* s) { return s && std::holds_alternative<tir::TmaStore>(s->node); }
+bool isWgmma(const tir::Stmt* s) { return s && std::holds_alternative<tir::Wgmma>(s->node); }
 
 }  // namespace
 
@@ -144,18 +145,21 @@ void Interpreter::reportShared(const Warp& w, const SharedCheck& check, const ti
     std::string other = describeInBlock(c.other.thread);
     std::string theirs = async                      ? "copies into with a cp.async"
                          : isTmaStore(c.other.stmt) ? "may still be reading with a TMA store that no wait_stores retired"
+                         : isWgmma(c.other.stmt)    ? "may still be reading with a wgmma that no wgmma.wait_group retired"
                          : c.otherWrote             ? "wrote"
                                                     : "read";
+    const bool inFlight = isTmaStore(c.other.stmt) || isWgmma(c.other.stmt);  // its read ends at a wait
     Finding f =
         Finding::make(FindingKind::SharedRace,
-                      fmt::format("shared-memory race: {} {} {}, which {} {} with no barrier in between", me,
-                                  writing ? "writes" : "reads", at(c.byte), other, theirs));
+                      fmt::format("shared-memory race: {} {} {}, which {} {}{}", me, writing ? "writes" : "reads",
+                                  at(c.byte), other, theirs, inFlight ? "" : " with no barrier in between"));
     f.loc = stmt_->loc;
     f.thread = threadRef(w, lane);
     f.otherLoc = c.other.stmt->loc;
     f.otherThread = threadRef(c.other.thread);
-    f.otherNote = async ? fmt::format("the cp.async by {}, in flight or landed since the last barrier", other)
-                        : fmt::format("the conflicting {} by {}", c.otherWrote ? "write" : "read", other);
+    f.otherNote = async      ? fmt::format("the cp.async by {}, in flight or landed since the last barrier", other)
+                  : inFlight ? fmt::format("issued by {}, it reads until a wait retires its group", other)
+                             : fmt::format("the conflicting {} by {}", c.otherWrote ? "write" : "read", other);
     ctx_.findings.add(std::move(f), stmt_, c.other.stmt);
   }
 }

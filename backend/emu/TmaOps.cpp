@@ -162,7 +162,7 @@ void Interpreter::execTmaStore(Warp& w, const tir::TmaStore& op, Mask mask) {
     }
     ctx_.stats.tmaBytes += boxBytes;
     // The store may read its box until a wait retires its group.
-    shared().beginStoreRead(from.byte, boxBytes, site(w, l));
+    shared().beginAsyncRead(from.byte, boxBytes, site(w, l));
     block_.bulk[static_cast<size_t>(w.thread(l))].open.emplace_back(from.byte, boxBytes);
   }
 }
@@ -177,7 +177,7 @@ void Interpreter::execBulkGroup(Warp& w, bool commit, int pending, Mask mask) {
       continue;
     }
     while (g.committed.size() > static_cast<size_t>(pending)) {
-      for (const auto& [addr, n] : g.committed.front()) shared().endStoreRead(addr, n);
+      for (const auto& [addr, n] : g.committed.front()) shared().endAsyncRead(addr, n);
       g.committed.pop_front();
     }
   }

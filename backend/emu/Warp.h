@@ -5,6 +5,9 @@
 
 #include <array>
 #include <cstdint>
+#include <deque>
+#include <map>
+#include <utility>
 #include <vector>
 
 #include "backend/emu/Eval.h"
@@ -34,6 +37,24 @@ enum class WarpState : uint8_t { Running, AtBarrier, AtClusterBarrier, AtMbarrie
 // (waitingParity then holds the count it asks for).
 inline constexpr int64_t kWaitingForRegisters = -2;
 
+// A wgmma issued and not yet performed: the hardware may read its operands and write D at any
+// time before the wait_group that retires its group, so the emulator performs it then, reading
+// shared memory as it is at that moment (a tile refilled too early gives wrong numbers and a race).
+struct IssuedWgmma {
+  const tir::Stmt* stmt = nullptr;
+  uint64_t descA = 0, descB = 0;
+  bool accumulate = true;
+  Mask mask = 0;
+};
+
+// A register of D that wgmmas in flight write: what it held before the first of them, and how
+// many write it. Meanwhile it reads as unwritten (emu-wgmma-in-flight).
+struct HeldRegister {
+  Lanes value{};
+  Mask defined = 0;
+  int writers = 0;
+};
+
 struct Warp {
   // Warp `index` of a block of `kernel`, about to run the kernel body.
   Warp(int index, const tir::Kernel& kernel, const RegisterLayout& layout);
@@ -48,6 +69,10 @@ struct Warp {
   int64_t waitingFor = -1;                // AtMbarrier: the shared byte of the barrier a lane waits on,
                                           // or kWaitingForRegisters
   int waitingParity = 0;
+  // wgmma: the open group, the committed groups (oldest first), the registers they hold.
+  std::vector<IssuedWgmma> wgmmaOpen;
+  std::deque<std::vector<IssuedWgmma>> wgmmaGroups;
+  std::map<std::pair<uint32_t, int64_t>, HeldRegister> wgmmaHeld;  // by (array, element)
 
   int64_t thread(int lane) const { return int64_t{index} * kWarpSize + lane; }
 };

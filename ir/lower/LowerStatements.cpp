@@ -158,6 +158,8 @@ void KernelLowering::stmtNode(const tile::Stmt& s) {
           emit(s.loc, tir::BulkCommit{});
         } else if constexpr (std::is_same_v<T, tile::WaitStores>) {
           emit(s.loc, tir::BulkWait{n.pending});
+        } else if constexpr (std::is_same_v<T, tile::WaitMmas>) {
+          emit(s.loc, tir::WgmmaWait{n.pending});
         } else if constexpr (std::is_same_v<T, tile::SetMaxNReg>) {
           emit(s.loc, tir::SetMaxNReg{n.increase, n.count});
         } else if constexpr (std::is_same_v<T, tile::For>) {

@@ -1,6 +1,7 @@
 // Warpgroup MMAs (wgmma, sm_90a). Every warpgroup of the grid computes its own 64 x N tile of the
 // accumulator: a wgmma.fence, then one wgmma per k16 step with the descriptors of that step's A
-// and B matrices, a commit and a wait for the group. A descriptor is computed in the kernel, from
+// and B matrices, a commit and (unless the MMA is async: wait_mmas retires it) a wait for the
+// group. A descriptor is computed in the kernel, from
 // the shared base address and the offset of the matrix's first element (a run-time stage index
 // included), so the emulator decodes the very bits the GPU reads. The layouts decide: each shared
 // operand must be in one of wgmma's canonical forms (wgmma-operand names the element that breaks
@@ -141,7 +142,7 @@ void KernelLowering::warpgroupMma(SourceRange loc, const tile::WarpgroupMma& op)
                    fb->major == layout::WgmmaMajor::MN, nullptr, dRegs});
   }
   add(tir::WgmmaCommit{});
-  add(tir::WgmmaWait{0});
+  if (!op.async) add(tir::WgmmaWait{0});
   // In a block with more warpgroups than the MMA (a producer's), the others hold no part of the
   // accumulator and skip it.
   const int64_t groups = m.groupsM * m.groupsN;

@@ -66,9 +66,9 @@ class Printer {
                                       k_.tensors[n.d].name, dtypeName(n.mma.ab), m.warpsM, m.warpsN, m.repeatM,
                                       m.repeatN, k_.tensors[n.a].name, k_.tensors[n.b].name, k_.tensors[n.c].name));
             } else if constexpr (std::is_same_v<T, WarpgroupMma>) {
-              line(depth, fmt::format("{} = wgmma_m64n{}k16.{}[warpgroups ({}, {})]({}, {}, {})", k_.tensors[n.d].name,
+              line(depth, fmt::format("{} = wgmma_m64n{}k16.{}[warpgroups ({}, {})]({}, {}, {}){}", k_.tensors[n.d].name,
                                       n.mma.wgmmaN, dtypeName(n.mma.ab), n.mma.groupsM, n.mma.groupsN, view(n.a),
-                                      view(n.b), k_.tensors[n.c].name));
+                                      view(n.b), k_.tensors[n.c].name, n.async ? " async" : ""));
             } else if constexpr (std::is_same_v<T, MbarrierOp>) {
               const char* name = n.kind == MbarrierOp::Kind::Init     ? "init_barriers"
                                  : n.kind == MbarrierOp::Kind::Arrive ? "arrive"
@@ -85,6 +85,8 @@ class Printer {
               line(depth, "commit_stores()");
             } else if constexpr (std::is_same_v<T, WaitStores>) {
               line(depth, fmt::format("wait_stores({})", n.pending));
+            } else if constexpr (std::is_same_v<T, WaitMmas>) {
+              line(depth, fmt::format("wait_mmas({})", n.pending));
             } else if constexpr (std::is_same_v<T, SetMaxNReg>) {
               line(depth, fmt::format("{}_registers({})", n.increase ? "increase" : "decrease", n.count));
             } else if constexpr (std::is_same_v<T, For>) {

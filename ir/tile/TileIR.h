@@ -177,11 +177,19 @@ struct Mma {
 
 // d = a * b + c over the whole tile with wgmma (sm_90a): c and d (tileM, tileN) f32 register
 // fragments; a (tileM, K) and b (K, tileN) views of shared tensors, read through descriptors,
-// K a multiple of 16.
+// K a multiple of 16. The statement's wgmmas are one commit group of their warpgroup; unless
+// `async`, the statement also waits for it. An async MMA's d is defined, and its tiles free,
+// only once a WaitMmas retires its group.
 struct WarpgroupMma {
   TiledMma mma;
   uint32_t d = 0, c = 0;
   View a, b;
+  bool async = false;
+};
+
+// wait_mmas(n): wgmma.wait_group n, this warpgroup's async MMA groups retired but the n newest.
+struct WaitMmas {
+  int pending = 0;
 };
 
 // mbarriers (sm_90). Init: every barrier of the array `bar` (a whole tensor) gets `value`
@@ -231,7 +239,7 @@ struct If {
 struct Stmt {
   SourceRange loc;
   std::variant<ScalarSet, ElemLoad, ElemStore, Copy, FragAssign, Mma, WarpgroupMma, MbarrierOp, CommitCopies, WaitCopies,
-               Barrier, SetMaxNReg, CommitStores, WaitStores, For, If>
+               Barrier, SetMaxNReg, CommitStores, WaitStores, WaitMmas, For, If>
       node;
 };
 

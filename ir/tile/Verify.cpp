@@ -178,6 +178,8 @@ class Verifier {
             if (n.value) scalar(n.value, where);
           } else if constexpr (std::is_same_v<T, WaitStores>) {
             if (n.pending < 0 || n.pending > 8) fail(where, fmt::format("waits for {} store groups", n.pending));
+          } else if constexpr (std::is_same_v<T, WaitMmas>) {
+            if (n.pending < 0 || n.pending > 8) fail(where, fmt::format("waits for {} MMA groups", n.pending));
           } else if constexpr (std::is_same_v<T, SetMaxNReg>) {
             if (n.count < 24 || n.count > 256 || n.count % 8 != 0)
               fail(where, fmt::format("setmaxnreg to {} registers (a multiple of 8 in 24..256)", n.count));

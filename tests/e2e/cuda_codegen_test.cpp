@@ -708,9 +708,13 @@ TEST_CASE("TMA kernels build for sm_90a: cp.async.bulk.tensor and mbarrier waits
 
 // Warp specialization (sm_90a): the producer and consumers of ws_gemm.tyl's kernels (written by
 // hand and with the pipeline construct) trade registers with setmaxnreg (the kernel declared for
-// one block per SM), the producer elects its TMA thread.
+// one block per SM), the producer elects its TMA thread; those that keep an MMA group in flight
+// wait with wgmma.wait_group 1, and ptxas keeps their wgmmas asynchronous (no serialization warning).
 TEST_CASE("a warp-specialized kernel builds for sm_90a: setmaxnreg, elect.sync, TMA and wgmma in the PTX") {
-  buildSm90a("ws_gemm.tyl", 3, [](const std::string&, const std::string& body) {
+  buildSm90a("ws_gemm.tyl", 5, [](const std::string& name, const std::string& body) {
+    const bool inFlight = name.find("tylo_kernel_ws_gemmE") == std::string::npos;
+    CHECK((body.find("wgmma.wait_group.sync.aligned 1;") != std::string::npos) == inFlight);
+    if (name.find("tylo_kernel_ws_flatE") != std::string::npos) return;  // no registers traded
     CHECK(body.find("setmaxnreg.inc.sync.aligned.u32 232") != std::string::npos);
     CHECK(body.find("setmaxnreg.dec.sync.aligned.u32 40") != std::string::npos);
     CHECK(body.find("elect.sync") != std::string::npos);

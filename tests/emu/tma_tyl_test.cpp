@@ -81,6 +81,12 @@ TEST_CASE("emu.tma: a warp-specialized GEMM (TMA producer, wgmma consumers, setm
     INFO(emu::renderFindings(r.findings, c->sources));
     REQUIRE(r.ok());
     CHECK(test::tmaGemmError(g, buffers) == "");
+    // The same with the pipeline construct's flat form.
+    std::vector<emu::Buffer> flat = test::tmaGemmInputs(g);
+    r = emu::run(c->kernel("ws_flat"), test::tmaGemmArgs(g), flat);
+    INFO(emu::renderFindings(r.findings, c->sources));
+    REQUIRE(r.ok());
+    CHECK(test::tmaGemmError(g, flat) == "");
   }
   // Consumers waiting on the wrong parity: the first wait returns before the tiles land.
   const test::TmaGemmCase g = test::kWsGemmCases[0];
@@ -90,6 +96,28 @@ TEST_CASE("emu.tma: a warp-specialized GEMM (TMA producer, wgmma consumers, setm
   const emu::FindingKind k = r.findings[0].kind;
   CHECK((k == emu::FindingKind::SharedRace || k == emu::FindingKind::UninitializedRead ||
          k == emu::FindingKind::Deadlock));
+}
+
+TEST_CASE("emu.tma: async wgmma groups kept in flight compute A @ B; a stage handed back early is a race",
+          "[tma]") {
+  auto c = compile("ws_gemm.tyl");
+  for (const test::TmaGemmCase& g : test::kWsAsyncCases) {
+    INFO("M = " << g.m << " N = " << g.n << " K = " << g.k);
+    std::vector<emu::Buffer> buffers = test::tmaGemmInputs(g);
+    emu::RunResult r = emu::run(c->kernel("ws_async"), test::wsGemmArgs(g), buffers);
+    INFO(emu::renderFindings(r.findings, c->sources));
+    REQUIRE(r.ok());
+    CHECK(test::tmaGemmError(g, buffers) == "");
+  }
+  // Each stage handed back as soon as its MMA is issued: the producer refills it while the MMA,
+  // performed at the wait, may still read it.
+  const test::TmaGemmCase g = test::kWsAsyncCases[0];
+  std::vector<emu::Buffer> buffers = test::tmaGemmInputs(g);
+  emu::RunResult r = emu::run(c->kernel("ws_async"), test::wsGemmArgs(g, 1), buffers);
+  REQUIRE_FALSE(r.findings.empty());
+  CHECK(r.findings[0].kind == emu::FindingKind::SharedRace);
+  CHECK_THAT(r.findings[0].message, Catch::Contains("may still be reading with a wgmma"));
+  CHECK(test::tmaGemmError(g, buffers) != "");
 }
 
 TEST_CASE("emu.tma: a persistent GEMM in clusters of two, B multicast to both blocks, computes A @ B", "[tma]") {

@@ -48,8 +48,10 @@ ExprRef descriptor(const TestKernel& t, uint32_t b, const layout::WgmmaOperandFo
   return bin(BinOp::Or, encoded, i64(static_cast<int64_t>(fields)));
 }
 
-// D = A @ B (+ D) for one warpgroup: A (64, K) and B (K, n) in the operands' forms.
-std::vector<float> run(const Operand& a, const Operand& b, int64_t n, int64_t K, Type ab, uint64_t seed) {
+// D = A @ B (+ D) for one warpgroup: A (64, K) and B (K, n) in the operands' forms. Without
+// `wait`, D is stored with its wgmmas still in flight: that must be reported (and nothing returned).
+std::vector<float> run(const Operand& a, const Operand& b, int64_t n, int64_t K, Type ab, uint64_t seed,
+                       bool wait = true) {
   auto formOf = [](const Operand& o) {
     auto r = layout::wgmmaOperandForm(o.layout, o.shape, o.mnDim, o.atomMN, 2);
     if (const auto* m = std::get_if<layout::WgmmaFormMismatch>(&r)) FAIL(m->message);
@@ -83,7 +85,7 @@ std::vector<float> run(const Operand& a, const Operand& b, int64_t n, int64_t K,
                                            fb.major == layout::WgmmaMajor::MN, tir::boolConst(step > 0),
                                            elems(acc, 0, n / 2)}));
   body.push_back(at(lineNo++, tir::WgmmaCommit{}));
-  body.push_back(at(lineNo++, tir::WgmmaWait{0}));
+  if (wait) body.push_back(at(lineNo++, tir::WgmmaWait{0}));
   // D[row][col] = acc[r], row = 16 (warp % 4) + lane / 4 + 8 ((r >> 1) & 1), col = 8 (r >> 2) + 2 (lane % 4) + (r & 1).
   ExprRef warpRow = bin(BinOp::Mul, bin(BinOp::Rem, tir::special(tir::Special::WarpId), i32(4)), i32(16));
   for (int64_t r = 0; r < n / 2; ++r) {
@@ -118,6 +120,12 @@ std::vector<float> run(const Operand& a, const Operand& b, int64_t n, int64_t K,
   buffers.push_back(makeBuffer(Type::F32, 64 * n, false));
   RunResult result = emu::run(t.k, {Arg::pointer(0), Arg::pointer(1), Arg::pointer(2)}, buffers);
   INFO(describe(result));
+  if (!wait) {
+    REQUIRE_FALSE(result.findings.empty());
+    CHECK(result.findings[0].kind == FindingKind::WgmmaInFlight);
+    CHECK_THAT(result.findings[0].message, Catch::Contains("which a wgmma in flight still writes"));
+    return {};
+  }
   REQUIRE(result.ok());
   CHECK(result.stats.wgmmas == 4 * K / 16);
   std::vector<float> d(static_cast<size_t>(64 * n));
@@ -151,6 +159,11 @@ TEST_CASE("emu.wgmma: one warpgroup computes A @ B from shared memory, in every 
     run({swizzled(3, tile({{64, 64}, {64, 1}})), {64, 64}, 0, 64},
         {swizzled(3, tile({{64, 1}, {8, 64}})), {64, 8}, 1, 8}, 8, 64, Type::F16, 4);
   }
+}
+
+TEST_CASE("emu.wgmma: D read before the wait_group that retires its wgmmas is reported", "[wgmma]") {
+  run({swizzled(3, tile({{64, 64}, {64, 1}})), {64, 64}, 0, 64},
+      {swizzled(3, tile({{64, 1}, {8, 64}})), {64, 8}, 1, 8}, 8, 64, Type::F16, 7, false);
 }
 
 }  // namespace tyl::emu::test

@@ -40,6 +40,11 @@ int hopperLaunch(const std::string& name, const std::vector<void*>& p, const std
   if (name == "tma_gemm") e = tma_gemm(i[0], i[1], i[2], as<bf16>(p[0]), as<bf16>(p[1]), as<float>(p[2]), nullptr);
   if (name == "ws_gemm")
     e = ws_gemm(i[0], i[1], i[2], as<bf16>(p[0]), as<bf16>(p[1]), as<float>(p[2]), i[3], nullptr);
+  if (name == "ws_async")
+    e = ws_async(i[0], i[1], i[2], as<bf16>(p[0]), as<bf16>(p[1]), as<float>(p[2]), i[3], nullptr);
+  if (name == "ws_flat") e = ws_flat(i[0], i[1], i[2], as<bf16>(p[0]), as<bf16>(p[1]), as<float>(p[2]), nullptr);
+  if (name == "ws_pipeline")
+    e = ws_pipeline(i[0], i[1], i[2], as<bf16>(p[0]), as<bf16>(p[1]), as<float>(p[2]), nullptr);
   if (name == "tma_batched")
     e = tma_batched(i[0], i[1], i[2], i[3], i[4], as<bf16>(p[0]), as<bf16>(p[1]), nullptr);
   if (name == "tma_store_4d")

@@ -91,6 +91,21 @@ int main() {
     const std::string error = tyl::test::tmaGemmError(g, b);
     check(error.empty(), "ws_gemm " + std::to_string(g.m) + " x " + std::to_string(g.n) + " x " + std::to_string(g.k) + ": " + error);
   }
+  // MMAs kept in flight: by hand, by the pipeline construct's flat form, and persistent.
+  for (const tyl::test::TmaGemmCase& g : tyl::test::kWsAsyncCases) {
+    std::vector<Buffer> b = tyl::test::tmaGemmInputs(g);
+    onDevice("ws_async", tyl::test::wsGemmArgs(g), b);
+    const std::string error = tyl::test::tmaGemmError(g, b);
+    check(error.empty(), "ws_async " + std::to_string(g.m) + " x " + std::to_string(g.n) + " x " + std::to_string(g.k) + ": " + error);
+  }
+  for (const char* kernel : {"ws_flat", "ws_pipeline"})
+    for (const tyl::test::TmaGemmCase& g : tyl::test::kWsPipelineCases) {
+      std::vector<Buffer> b = tyl::test::tmaGemmInputs(g);
+      onDevice(kernel, tyl::test::tmaGemmArgs(g), b);
+      const std::string error = tyl::test::tmaGemmError(g, b);
+      check(error.empty(), std::string(kernel) + " " + std::to_string(g.m) + " x " + std::to_string(g.n) + " x " +
+                               std::to_string(g.k) + ": " + error);
+    }
   for (const tyl::test::TmaBatchedCase& t : tyl::test::kTmaBatchedCases) {
     std::vector<Buffer> b = tyl::test::tmaBatchedInputs(t);
     onDevice(t.kernel, tyl::test::tmaBatchedArgs(t), b);

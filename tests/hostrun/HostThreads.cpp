@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <iterator>
 #include <map>
 #include <memory>
@@ -29,7 +30,7 @@ constexpr size_t kMaxShared = 227 * 1024;
 
 // AtMbarrier: waiting for an mbarrier phase; retried once a barrier changes.
 enum class State { Ready, AtCollective, AtBarrier, AtClusterBarrier, AtMbarrier, Done };
-enum class Collective { Ldmatrix, Stmatrix, Mma, Wgmma, Elect, SetMaxNReg };
+enum class Collective { Ldmatrix, Stmatrix, Mma, Wgmma, WgmmaCommit, WgmmaWait, Elect, SetMaxNReg };
 
 // What one lane brings to a warp collective.
 struct LaneOp {
@@ -57,6 +58,13 @@ struct Copy {
   std::array<unsigned char, 16> data;  // the source's bytes, zeros past the source size
 };
 
+// A warp's wgmmas in flight: each lane's operands, performed when a wait_group retires its group
+// (the hardware may read shared memory and write D any time before).
+struct WarpWgmmas {
+  std::vector<std::vector<LaneOp>> open;                 // issued, not yet committed; each by lane
+  std::deque<std::vector<std::vector<LaneOp>>> groups;  // committed, oldest first
+};
+
 struct Block;
 
 struct Thread {
@@ -78,6 +86,7 @@ struct Block {
   std::vector<Thread> threads;
   unsigned char* shared = nullptr;
   std::map<uint32_t, tyl::emu::Mbarrier> mbarriers;
+  std::vector<WarpWgmmas> wgmmas;  // by warp
 
   bool exited() const {
     for (const Thread& t : threads)
@@ -221,23 +230,13 @@ void doMma(Thread* const* lanes) {
     for (int e = 0; e < 4; ++e) *lanes[lane]->op.floatsOut[e] = d[lane][e];
 }
 
-// wgmma for one warp: its 16 rows of D (rows 16 (warp % 4) ..), from A and B in shared memory as
-// the descriptors address them, decoded as the emulator decodes them (backend/emu/Wgmma.h).
-void doWgmma(Thread* const* lanes) {
-  const LaneOp& first = lanes[0]->op;
-  for (int lane = 0; lane < kWarp; ++lane) {
-    const LaneOp& op = lanes[lane]->op;
-    if (op.descA != first.descA || op.descB != first.descB || op.scale != first.scale) {
-      problem("wgmma: the lanes of a warp give different descriptors or scale-d");
-      return;
-    }
-  }
+// wgmma for warp `warp` of the running block: its 16 rows of D (rows 16 (warp % 4) ..), from A and
+// B in shared memory as the descriptors address them, decoded as the emulator decodes them
+// (backend/emu/Wgmma.h). `lanes` were checked to agree when the wgmma was issued.
+void doWgmma(const std::vector<LaneOp>& lanes, size_t warp) {
+  const LaneOp& first = lanes[0];
   const tyl::emu::MatrixDescriptor a = tyl::emu::decodeMatrixDescriptor(first.descA);
   const tyl::emu::MatrixDescriptor b = tyl::emu::decodeMatrixDescriptor(first.descB);
-  if (a.baseOffset != 0 || b.baseOffset != 0) {
-    problem("wgmma: a descriptor with a base offset");
-    return;
-  }
   const tyl::tir::Type type = first.flag ? tyl::tir::Type::BF16 : tyl::tir::Type::F16;
   Block& b0 = here();
   bool ok = true;
@@ -250,9 +249,7 @@ void doWgmma(Thread* const* lanes) {
     std::memcpy(&bits, b0.shared + address, 2);
     return tyl::emu::toFloat(type, bits);
   };
-  const uint3 id = lanes[0]->id;
-  const int64_t thread = id.x + int64_t{launch().block.x} * (id.y + int64_t{launch().block.y} * id.z);
-  const int64_t firstRow = 16 * ((thread / kWarp) % 4);
+  const int64_t firstRow = 16 * static_cast<int64_t>(warp % 4);
   const int n = first.count;
   std::vector<double> A(16 * 16), B(static_cast<size_t>(n) * 16);
   for (int64_t r = 0; r < 16; ++r)
@@ -263,7 +260,7 @@ void doWgmma(Thread* const* lanes) {
       B[static_cast<size_t>(c * 16 + k)] = element(tyl::emu::matrixElementAddress(b, first.transB, 2, c, k));
   if (!ok) return;
   for (int lane = 0; lane < kWarp; ++lane) {
-    const LaneOp& op = lanes[lane]->op;
+    const LaneOp& op = lanes[static_cast<size_t>(lane)];
     for (int r = 0; r < n / 2; ++r) {
       const int64_t row = lane / 4 + 8 * ((r >> 1) & 1), col = 8 * (r >> 2) + 2 * (lane % 4) + (r & 1);
       double sum = first.scale ? *op.dOut[static_cast<size_t>(r)] : 0.0;
@@ -273,12 +270,43 @@ void doWgmma(Thread* const* lanes) {
   }
 }
 
+// wgmma.mma_async for one warp: checked, then in flight in the warp's open group.
+void issueWgmma(Thread* const* lanes, size_t warp) {
+  const LaneOp& first = lanes[0]->op;
+  for (int lane = 0; lane < kWarp; ++lane) {
+    const LaneOp& op = lanes[lane]->op;
+    if (op.descA != first.descA || op.descB != first.descB || op.scale != first.scale) {
+      problem("wgmma: the lanes of a warp give different descriptors or scale-d");
+      return;
+    }
+  }
+  if (tyl::emu::decodeMatrixDescriptor(first.descA).baseOffset != 0 ||
+      tyl::emu::decodeMatrixDescriptor(first.descB).baseOffset != 0) {
+    problem("wgmma: a descriptor with a base offset");
+    return;
+  }
+  std::vector<LaneOp> ops;
+  for (int lane = 0; lane < kWarp; ++lane) ops.push_back(lanes[lane]->op);
+  here().wgmmas[warp].open.push_back(std::move(ops));
+}
+
+// wgmma.wait_group for one warp: its groups but the `pending` newest are performed, oldest first.
+void retireWgmmas(size_t warp, int pending) {
+  WarpWgmmas& mine = here().wgmmas[warp];
+  while (mine.groups.size() > static_cast<size_t>(pending)) {
+    for (const std::vector<LaneOp>& wgmma : mine.groups.front()) doWgmma(wgmma, warp);
+    mine.groups.pop_front();
+  }
+}
+
 const char* collectiveName(Collective c) {
   switch (c) {
     case Collective::Ldmatrix: return "ldmatrix";
     case Collective::Stmatrix: return "stmatrix";
     case Collective::Mma: return "mma.sync";
     case Collective::Wgmma: return "wgmma.mma_async";
+    case Collective::WgmmaCommit: return "wgmma.commit_group";
+    case Collective::WgmmaWait: return "wgmma.wait_group";
     case Collective::Elect: return "elect.sync";
     case Collective::SetMaxNReg: return "setmaxnreg";
   }
@@ -307,7 +335,13 @@ bool releaseWarp(Launch& l, Block& b, size_t w) {
   } else if (first.kind == Collective::Stmatrix) {
     doStmatrix(lanes.data());
   } else if (first.kind == Collective::Wgmma) {
-    doWgmma(lanes.data());
+    issueWgmma(lanes.data(), w);
+  } else if (first.kind == Collective::WgmmaCommit) {
+    WarpWgmmas& mine = b.wgmmas[w];
+    mine.groups.push_back(std::move(mine.open));
+    mine.open.clear();
+  } else if (first.kind == Collective::WgmmaWait) {
+    retireWgmmas(w, first.count);
   } else if (first.kind == Collective::Elect) {
     // PTX leaves the lane unspecified; the emulator's choice, the highest.
     for (int lane = 0; lane < kWarp; ++lane) *lanes[static_cast<size_t>(lane)]->op.wordsOut[0] = lane == kWarp - 1;
@@ -327,6 +361,7 @@ bool runCluster(Launch& l) {
   uint64_t seenChanges = l.mbarrierChanges;
   for (Block& b : l.blocks) {
     b.mbarriers.clear();
+    b.wgmmas.assign((b.threads.size() + kWarp - 1) / kWarp, WarpWgmmas{});
     for (Thread& t : b.threads) {
       t.state = State::Ready;
       t.open.clear();
@@ -507,6 +542,16 @@ void wgmma(int n, bool bf16, bool transA, bool transB, uint64_t descA, uint64_t 
   op.transA = transA;
   op.transB = transB;
   op.dOut.assign(d.begin(), d.end());
+  suspend(State::AtCollective);
+}
+
+void wgmma_commit() {
+  arrive(Collective::WgmmaCommit, false, 0, 0);
+  suspend(State::AtCollective);
+}
+
+void wgmma_wait(int pending) {
+  arrive(Collective::WgmmaWait, false, 0, pending);
   suspend(State::AtCollective);
 }
 

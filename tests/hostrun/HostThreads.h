@@ -87,10 +87,14 @@ void setmaxnreg(bool increase, int count);
 // into the tensor of `map` at `coords`, elements outside the tensor skipped; performed at once.
 void tma_store(const uint64_t (&map)[16], std::initializer_list<int32_t> coords, uint32_t src);
 
-// wgmma m64nNk16 for the running lane's warp: its n / 2 registers of D (d), performed when the
-// warp's 32 lanes have arrived; the descriptors are decoded as the emulator decodes them.
+// wgmma m64nNk16 for the running lane's warp: its n / 2 registers of D (d), issued when the warp's
+// 32 lanes have arrived and performed when a wait_group retires its group (reading shared memory
+// then); the descriptors are decoded as the emulator decodes them. commit_group and wait_group are
+// warp collectives too.
 void wgmma(int n, bool bf16, bool transA, bool transB, uint64_t descA, uint64_t descB, int32_t scale,
            std::initializer_list<float*> d);
+void wgmma_commit();
+void wgmma_wait(int pending);
 
 // Clusters: the block's rank in its cluster, and barrier.cluster (every thread of the cluster).
 unsigned cluster_rank();

@@ -164,6 +164,10 @@ inline constexpr TmaGemmCase kWsGemmCases[] = {{128, 128, 192}, {100, 136, 328},
 // ws_pipeline (persistent, the pipeline construct) on two SMs: more tiles than blocks.
 inline constexpr TmaGemmCase kWsPipelineCases[] = {{128, 128, 192}, {260, 264, 136}, {200, 72, 64}};
 
+// ws_async (the consumers' MMAs in flight, one group queued behind another) takes ws_gemm's
+// arguments, the last one the planted early release (0: right); K long enough to reuse stages.
+inline constexpr TmaGemmCase kWsAsyncCases[] = {{128, 128, 640}, {100, 136, 328}, {200, 72, 64}};
+
 inline std::vector<emu::Arg> wsGemmArgs(const TmaGemmCase& c, int64_t consumerParity = 0) {
   std::vector<emu::Arg> a = tmaGemmArgs(c);
   a.push_back(emu::Arg::integer(consumerParity));

@@ -137,10 +137,13 @@ inline void wgmma_on_host(int n, WgmmaType type, int transA, int transB, uint64_
                           int32_t scale, std::initializer_list<float*> d) {
   ::tylo_host::wgmma(n, type == WgmmaType::bf16, transA != 0, transB != 0, descA, descB, scale, d);
 }
-// The harness performs each wgmma when its warp has arrived: nothing to order or wait for.
+// The harness performs a wgmma when a wait_group retires its group; it reads D then, so there is
+// nothing to fence.
 inline void wgmma_fence() {}
-inline void wgmma_commit_group() {}
+inline void wgmma_commit_group() { ::tylo_host::wgmma_commit(); }
 template <int N>
-void wgmma_wait_group() {}
+void wgmma_wait_group() {
+  ::tylo_host::wgmma_wait(N);
+}
 
 }  // namespace tylo
