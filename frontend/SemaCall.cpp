@@ -387,15 +387,16 @@ std::optional<Value> KernelSema::slotView(const ast::Expr& e, const ast::Call& c
   return Value::ofView(wholeView(id, e.range));
 }
 std::optional<int> KernelSema::pendingGroups(const ast::Expr& e, const ast::Call& c, std::string_view fn,
-                                             const char* what) {
+                                             const char* what, int most) {
   if (c.args.size() != 1 || !c.args[0].name.empty()) {
     diags_.report(kBadArgument, e.range, fmt::format("{} takes the number of {}", fn, what));
     return std::nullopt;
   }
   std::optional<int64_t> n = constInt(*c.args[0].value, fmt::format("the number of {}", what).c_str());
   if (!n) return std::nullopt;
-  if (*n < 0 || *n > 8) {
-    diags_.report(kBadArgument, c.args[0].value->range, fmt::format("{} takes 0..8 pending groups, found {}", fn, *n));
+  if (*n < 0 || *n > most) {
+    diags_.report(kBadArgument, c.args[0].value->range,
+                  fmt::format("{} takes 0..{} pending groups, found {}", fn, most, *n));
     return std::nullopt;
   }
   return static_cast<int>(*n);
@@ -683,7 +684,7 @@ std::optional<Value> KernelSema::call(const ast::Expr& e, const ast::Call& c) {
     return Value{};
   }
   if (fn == "wait_mmas") {
-    std::optional<int> n = pendingGroups(e, c, "wait_mmas", "MMA groups that may stay in flight");
+    std::optional<int> n = pendingGroups(e, c, "wait_mmas", "MMA groups that may stay in flight", 7);
     if (!n) return std::nullopt;
     emit(e.range, tile::WaitMmas{*n});
     return Value{};

@@ -43,6 +43,7 @@ struct Value {
   uint32_t mmaArgs[3] = {0, 0, 0};  // MmaResult: the c, a and b fragments (a warpgroup MMA: c only)
   tile::View mmaViews[2];           // MmaResult of a warpgroup MMA: the shared a and b tiles
   bool mmaAsync = false;            // MmaResult of a warpgroup MMA: mma(..., async = true)
+  bool mmaRegisterA = false;        // MmaResult of a warpgroup MMA: A is the register fragment mmaViews[0]
 
   static Value constant(ConstValue v) {
     Value r;
@@ -285,8 +286,9 @@ class KernelSema {
   std::optional<Value> setMaxRegisters(const ast::Expr& e, const ast::Call& c, bool increase);
   std::optional<Value> storeAsync(const ast::Expr& e, const ast::Call& c);
   // The one argument of `fn` (wait_copies, wait_stores or wait_mmas): how many of the newest
-  // groups (`what`) may remain, a constant in 0..8.
-  std::optional<int> pendingGroups(const ast::Expr& e, const ast::Call& c, std::string_view fn, const char* what);
+  // groups (`what`) may remain, a constant in 0..most.
+  std::optional<int> pendingGroups(const ast::Expr& e, const ast::Call& c, std::string_view fn, const char* what,
+                                   int most = 8);
   std::optional<Value> window(const ast::Expr& e, const ast::Call& c, const tile::View& base);
   std::optional<Value> slotView(const ast::Expr& e, const ast::Call& c, const tile::View& base);
   std::optional<Value> copy(const ast::Expr& e, const ast::Call& c, bool async);

@@ -179,11 +179,10 @@ std::optional<Value> KernelSema::loadOperand(const ast::Expr& e, const ast::Call
     diags_.report(kTypeMismatch, c.args[0].value->range, fmt::format("expected a tiled MMA, found {}", describe(*m)));
     return std::nullopt;
   }
-  if (m->mma.warpgroup()) {
+  if (m->mma.warpgroup() && !isA) {
     diags_.report(kTypeMismatch, e.range,
-                  fmt::format("a warpgroup MMA reads A and B from shared memory itself: pass the shared tiles to the "
-                              "MMA, mma(acc, As, Bs), instead of {}",
-                              fn));
+                  "a warpgroup MMA reads B from shared memory itself: pass the shared tile to the MMA, "
+                  "mma(acc, a, Bs), instead of load_b");
     return std::nullopt;
   }
   std::optional<Value> src = expr(*c.args[1].value);
@@ -211,12 +210,16 @@ std::optional<Value> KernelSema::loadOperand(const ast::Expr& e, const ast::Call
   }
   int64_t k = isA ? v.shape[1] : v.shape[0];
   int64_t other = isA ? v.shape[0] : v.shape[1];
-  int64_t want = isA ? s.tileM() : s.tileN();
+  const tile::TiledMma& tm = m->mma;
+  int64_t want = isA ? tm.tileM() : tm.tileN();
   if (other != want) {
     diags_.report(kTiledMmaCover, c.args[1].value->range,
-                  fmt::format("the tiled MMA covers {} {} (warps {} x repeat {} x atom {}), but this tile has {}",
-                              want, isA ? "rows" : "columns", isA ? s.warpsM : s.warpsN, isA ? s.repeatM : s.repeatN,
-                              isA ? 16 : 8, other));
+                  tm.warpgroup()
+                      ? fmt::format("the warpgroup MMA covers {} rows ({} warpgroups of 64), but this tile has {}",
+                                    want, tm.groupsM, other)
+                      : fmt::format("the tiled MMA covers {} {} (warps {} x repeat {} x atom {}), but this tile has {}",
+                                    want, isA ? "rows" : "columns", isA ? s.warpsM : s.warpsN,
+                                    isA ? s.repeatM : s.repeatN, isA ? 16 : 8, other));
     return std::nullopt;
   }
   if (k % 16 != 0) {
@@ -224,7 +227,9 @@ std::optional<Value> KernelSema::loadOperand(const ast::Expr& e, const ast::Call
                   fmt::format("the tile's K extent is {}, not a multiple of the atom's K (16)", k));
     return std::nullopt;
   }
-  layout::Layout l(isA ? layout::mmaLayoutA(s, k / 16) : layout::mmaLayoutB(s, k / 16));
+  layout::Layout l(tm.warpgroup() ? layout::wgmmaLayoutA(k / 16, tm.groupsM, tm.groupsN)
+                   : isA        ? layout::mmaLayoutA(s, k / 16)
+                                : layout::mmaLayoutB(s, k / 16));
   // `x = load_a(...)` into a fragment that already has the operand's shape and layout loads
   // into x itself: no temporary, and x can carry fragments from one loop iteration to the next.
   std::optional<uint32_t> into = std::exchange(loadInto_, std::nullopt);
@@ -387,14 +392,19 @@ std::optional<Value> KernelSema::wgmmaCall(const ast::Expr& e, const ast::Call& 
     const ast::Expr& arg = *c.args[static_cast<size_t>(i + 1)].value;
     std::optional<Value> v = expr(arg);
     if (!v) return std::nullopt;
-    if (v->kind != Value::Kind::View || k_.tensors[v->view.tensor].space != tile::MemSpace::Shared) {
+    // A may also be a register fragment (load_a(mma, As) gives one in the instruction's layout).
+    const bool registerA = i == 0 && isWholeLocal(k_, *v);
+    if (!registerA &&
+        (v->kind != Value::Kind::View || k_.tensors[v->view.tensor].space != tile::MemSpace::Shared)) {
       diags_.report(kTypeMismatch, arg.range,
-                    fmt::format("wgmma reads the {} from shared memory: it must be a shared tile, found {}", names[i],
+                    fmt::format("wgmma reads the {} from shared memory{}: it must be a shared tile{}, found {}",
+                                names[i], i == 0 ? " or registers" : "", i == 0 ? " or a whole register fragment" : "",
                                 v->kind == Value::Kind::View
                                     ? fmt::format("a {} tensor", tile::spaceName(k_.tensors[v->view.tensor].space))
                                     : std::string(describe(*v))));
       return std::nullopt;
     }
+    r.mmaRegisterA = r.mmaRegisterA || registerA;
     const tile::Tensor& t = k_.tensors[v->view.tensor];
     if (t.dtype != mma.ab) {
       diags_.report(kTypeMismatch, arg.range,
@@ -433,6 +443,7 @@ void KernelSema::emitMma(SourceRange loc, uint32_t dst, const Value& result) {
     op.c = result.mmaArgs[0];
     op.a = result.mmaViews[0];
     op.b = result.mmaViews[1];
+    if (result.mmaRegisterA) op.aFrag = result.mmaViews[0].tensor;
     op.async = result.mmaAsync || asyncMmas_;
     emit(loc, std::move(op));
     return;

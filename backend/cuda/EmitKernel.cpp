@@ -337,10 +337,12 @@ class KernelPrinter {
                                     n.ab == Type::F16 ? "f16" : "bf16", list(n.d).substr(2), list(n.a).substr(2),
                                     list(n.b).substr(2), list(n.c).substr(2)));
           } else if constexpr (std::is_same_v<T, tir::Wgmma>) {
-            std::string regs;
+            std::string regs, a;
             for (const tir::Reg& r : n.d) regs += ", " + expr_.reg(r);
-            line(depth, fmt::format("{}(static_cast<uint64_t>({}), static_cast<uint64_t>({}), {}{});",
-                                    wgmmaFunctionName(n), expr_.print(n.descA), expr_.print(n.descB),
+            for (const tir::Reg& r : n.a) a += wordRef(r) + ", ";
+            if (n.a.empty()) a = fmt::format("static_cast<uint64_t>({}), ", expr_.print(n.descA));
+            line(depth, fmt::format("{}({}static_cast<uint64_t>({}), {}{});", wgmmaFunctionName(n), a,
+                                    expr_.print(n.descB),
                                     n.accumulate ? fmt::format("static_cast<int32_t>({})", expr_.print(n.accumulate))
                                                  : "1",
                                     regs));

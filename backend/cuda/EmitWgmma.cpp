@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 
 #include <set>
-#include <tuple>
+#include <string>
 
 #include "backend/cuda/EmitImpl.h"
 #include "ir/thread/Walk.h"
@@ -13,7 +13,7 @@ namespace tyl::cuda {
 
 std::string wgmmaFunctionName(const tir::Wgmma& op) {
   return fmt::format("tylo_wgmma_m64n{}k16_{}_{}{}", op.n, op.ab == tir::Type::F16 ? "f16" : "bf16",
-                     op.transA ? "m" : "k", op.transB ? "m" : "k");
+                     !op.a.empty() ? "r" : op.transA ? "m" : "k", op.transB ? "m" : "k");
 }
 
 namespace {
@@ -42,6 +42,32 @@ std::string wgmmaFunction(const tir::Wgmma& op) {
   }
   std::string pointers;
   for (int i = 0; i < regs; ++i) pointers += fmt::format("{}&d{}", i == 0 ? "" : ", ", i);
+  if (!op.a.empty()) {
+    // A from registers: four words of this warp's 16 rows (wgmma takes no transpose of A then).
+    return fmt::format(
+        "// wgmma m64n{n}k16: D (64 x {n}, f32) = A * B + (scale_d ? D : 0), A from registers (a0..a3: this\n"
+        "// warp's 16 rows as mma.sync m16n8k16 holds its A), B {tb} from shared memory through its\n"
+        "// descriptor; d0..d{last} are this thread's registers of D.\n"
+        "__device__ __forceinline__ void {name}(uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint64_t desc_b,\n"
+        "    int32_t scale_d{params}) {{\n"
+        "#ifdef TYLO_HOST_THREADS\n"
+        "  tylo::wgmma_on_host_ra({n}, tylo::WgmmaType::{type}, {transB}, {{a0, a1, a2, a3}}, desc_b, scale_d, "
+        "{{{pointers}}});\n"
+        "#else\n"
+        "  asm volatile(\n"
+        "      \"{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{scale}, 0;\\n\"\n"
+        "      \"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{type}.{type} {{{list}}}, {{%{a0}, %{a1}, %{a2}, %{a3}}}, \"\n"
+        "      \"%{b}, p, 1, 1, {transB};\\n}}\\n\"\n"
+        "      : {operands}\n"
+        "      : \"r\"(a0), \"r\"(a1), \"r\"(a2), \"r\"(a3), \"l\"(desc_b), \"r\"(scale_d));\n"
+        "#endif\n"
+        "}}\n\n",
+        fmt::arg("n", op.n), fmt::arg("tb", op.transB ? "MN-major" : "K-major"), fmt::arg("last", regs - 1),
+        fmt::arg("name", wgmmaFunctionName(op)), fmt::arg("params", params), fmt::arg("type", type),
+        fmt::arg("transB", op.transB ? 1 : 0), fmt::arg("pointers", pointers), fmt::arg("list", list),
+        fmt::arg("a0", regs), fmt::arg("a1", regs + 1), fmt::arg("a2", regs + 2), fmt::arg("a3", regs + 3),
+        fmt::arg("b", regs + 4), fmt::arg("scale", regs + 5), fmt::arg("operands", operands));
+  }
   return fmt::format(
       "// wgmma m64n{n}k16: D (64 x {n}, f32) = A * B + (scale_d ? D : 0), A {ta} and B {tb} from shared\n"
       "// memory through their descriptors; d0..d{last} are this thread's registers of D.\n"
@@ -68,11 +94,11 @@ std::string wgmmaFunction(const tir::Wgmma& op) {
 }  // namespace
 
 std::string wgmmaFunctions(const tir::Module& module) {
-  std::set<std::tuple<int, tir::Type, bool, bool>> seen;
+  std::set<std::string> seen;
   std::string out;
   for (const tir::Kernel& k : module.kernels)
     forEachWgmma(k.body, [&](const tir::Stmt&, const tir::Wgmma& op) {
-      if (seen.insert({op.n, op.ab, op.transA, op.transB}).second) out += wgmmaFunction(op);
+      if (seen.insert(wgmmaFunctionName(op)).second) out += wgmmaFunction(op);
     });
   return out;
 }

@@ -10,6 +10,7 @@
 #include "backend/emu/Values.h"
 #include "backend/emu/Wgmma.h"
 #include "base/InternalError.h"
+#include "ir/layout/MmaAtom.h"
 
 namespace tyl::emu {
 namespace {
@@ -177,7 +178,10 @@ void Interpreter::execWgmma(Warp& w, const tir::Wgmma& op, Mask mask) {
   if (!mask) return;
   checkCollective(w, mask, "wgmma.mma_async");
   const int lead = std::countr_zero(mask);
-  const Lanes descA = eval(w, op.descA, mask), descB = eval(w, op.descB, mask);
+  const bool registerA = !op.a.empty();
+  Lanes descA{};
+  if (!registerA) descA = eval(w, op.descA, mask);
+  const Lanes descB = eval(w, op.descB, mask);
   Lanes scale;
   scale.fill(1);
   if (op.accumulate) scale = eval(w, op.accumulate, mask);
@@ -197,7 +201,15 @@ void Interpreter::execWgmma(Warp& w, const tir::Wgmma& op, Mask mask) {
                        a.baseOffset != 0 ? a.baseOffset : b.baseOffset));
     return;
   }
-  w.wgmmaOpen.push_back(IssuedWgmma{stmt_, descA[lead], descB[lead], scale[lead] != 0, mask});
+  IssuedWgmma issued{stmt_, descA[lead], descB[lead], scale[lead] != 0, mask, {}};
+  // A from registers is read now: PTX forbids changing it before the wait, which tyloc checks
+  // (mma-in-flight), so any moment until then gives the same words.
+  for (size_t j = 0; j < op.a.size(); ++j) {
+    if (const Mask unwritten = mask & ~w.regs.definedWord(op.a[j]))
+      reportUnwritten(w, unwritten, op.a[j], "the A operand of a wgmma");
+    for (int l = 0; l < kWarpSize; ++l) issued.aWords[j][static_cast<size_t>(l)] = w.regs.readWord(op.a[j], l);
+  }
+  w.wgmmaOpen.push_back(issued);
   // Until it is performed, the wgmma may read its operands: writing them races with it.
   forEachWgmmaOperand(w, w.wgmmaOpen.back(), [&](bool, int64_t, int64_t, int64_t address) {
     const int64_t byte = address - kSharedWindowBase;
@@ -241,8 +253,9 @@ void Interpreter::forEachWgmmaOperand(const Warp& w, const IssuedWgmma& issued,
   const auto& op = std::get<tir::Wgmma>(issued.stmt->node);
   const MatrixDescriptor a = decodeMatrixDescriptor(issued.descA), b = decodeMatrixDescriptor(issued.descB);
   const int64_t firstRow = 16 * (w.index % 4);
-  for (int64_t r = 0; r < 16; ++r)
-    for (int64_t k = 0; k < 16; ++k) fn(true, r, k, matrixElementAddress(a, op.transA, 2, firstRow + r, k));
+  if (op.a.empty())
+    for (int64_t r = 0; r < 16; ++r)
+      for (int64_t k = 0; k < 16; ++k) fn(true, r, k, matrixElementAddress(a, op.transA, 2, firstRow + r, k));
   for (int64_t n = 0; n < op.n; ++n)
     for (int64_t k = 0; k < 16; ++k) fn(false, n, k, matrixElementAddress(b, op.transB, 2, n, k));
 }
@@ -257,6 +270,13 @@ void Interpreter::performWgmma(Warp& w, const IssuedWgmma& issued) {
   const Mask mask = issued.mask;
   const int lead = std::countr_zero(mask);
   double A[16][16], B[256][16];
+  if (!op.a.empty())
+    for (int l = 0; l < kWarpSize; ++l)
+      for (int slot = 0; slot < 8; ++slot) {
+        const layout::RowCol rc = layout::mmaAtomA(l, slot);
+        const uint32_t word = issued.aWords[static_cast<size_t>(slot / 2)][static_cast<size_t>(l)];
+        A[rc.row][rc.col] = toFloat(op.ab, (word >> (16 * (slot % 2))) & 0xffff);
+      }
   forEachWgmmaOperand(w, issued, [&](bool isA, int64_t row, int64_t k, int64_t address) {
     const int64_t byte = address - kSharedWindowBase;
     if (byte >= 0 && byte <= shared().size() - 2) shared().endAsyncRead(byte, 2);

@@ -45,6 +45,7 @@ struct IssuedWgmma {
   uint64_t descA = 0, descB = 0;
   bool accumulate = true;
   Mask mask = 0;
+  std::array<std::array<uint32_t, kWarpSize>, 4> aWords{};  // A from registers: read when issued
 };
 
 // A register of D that wgmmas in flight write: what it held before the first of them, and how

@@ -24,10 +24,13 @@ namespace tyl::layout {
 
 inline constexpr int64_t kTmaMaxBox = 256;  // elements per box dimension
 
-// A 2-D tile of a shared tensor, as a TMA destination: the tensor's layout over `shape` (offsets
-// on `m` count elements from the allocation's start, which lies on the swizzle period), and the
-// tile of rows x cols elements whose (r, c) is the tensor element at `origin` plus r along
-// dimension `rowDim` and c along `colDim`.
+// A tile of a shared tensor, as a TMA destination: the tensor's layout over `shape` (offsets on
+// `m` count elements from the allocation's start, which lies on the swizzle period), and the tile
+// of rows x cols elements whose (r, c) is the tensor element at `origin` plus r along dimension
+// `rowDim` and c along `colDim`; with `outerDims`, a tile of more dimensions, (o..., r, c) adding
+// o[i] along outerDims[i] (outermost first, each extent outerExtents[i]). TMA writes such a box's
+// rows one after another, outer dimensions outermost: as the rows of a 2-D box of
+// (product of the outer extents) x boxRows rows.
 struct TmaTile {
   const Layout* layout = nullptr;
   Shape shape;
@@ -35,23 +38,27 @@ struct TmaTile {
   int rowDim = 0, colDim = 1;
   int64_t rows = 0, cols = 0;
   int elemBytes = 2;
+  std::vector<int> outerDims;
+  std::vector<int64_t> outerExtents;
 };
 
 struct TmaBox {
   int64_t row, col;  // the box's first element, in the tile
   int64_t start;     // its byte offset from the allocation's start: a multiple of 128 bytes, and of the
                      // swizzle's period (8 x its span) when there is one
+  std::vector<int64_t> outer;  // along the tile's outer dimensions
 };
 
 struct TmaTileForm {
   int swizzle = 0;  // bytes: 0, 32, 64 or 128
   int64_t boxRows = 0, boxCols = 0;
-  std::vector<TmaBox> boxes;  // row-major over the tile
+  std::vector<int64_t> boxOuter;  // the box's extents along the outer dimensions
+  std::vector<TmaBox> boxes;      // row-major over the tile, outer dimensions outermost
 };
 
 struct TmaFormMismatch {
   std::string message;
-  std::optional<std::pair<int64_t, int64_t>> element;  // (r, c) of the tile
+  std::optional<std::pair<int64_t, int64_t>> element;  // (r, c) of the tile (in its first outer place)
 };
 
 std::variant<TmaTileForm, TmaFormMismatch> tmaTileForm(const TmaTile& tile);

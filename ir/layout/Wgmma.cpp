@@ -29,6 +29,24 @@ TileLayout wgmmaLayoutD(int64_t n, int64_t groupsM, int64_t groupsN) {
   return t;
 }
 
+TileLayout wgmmaLayoutA(int64_t kBlocks, int64_t groupsM, int64_t groupsN) {
+  if (kBlocks < 1) throw Error("a wgmma A fragment has at least one k block");
+  if (groupsM < 1 || groupsN < 1) throw Error("a grid of warpgroups has at least one in each direction");
+  TileLayout t;
+  t.shard = {
+      {groupsM, groupsN, Axis::wgid},  // warpgroup row
+      {4, 1, Axis::wid_in_wg},         // w: 16 rows per warp
+      {2, 2, Axis::m},                 // rows l / 4 and l / 4 + 8: register bit 1
+      {8, 4, Axis::laneid},            // l / 4
+      {kBlocks, 8, Axis::m},           // k block: 8 registers each
+      {2, 4, Axis::m},                 // columns and columns + 8: register bit 2
+      {4, 1, Axis::laneid},            // l % 4
+      {2, 1, Axis::m},                 // columns 2 (l % 4) and 2 (l % 4) + 1: register bit 0
+  };
+  t.replica = {{groupsN, 1, Axis::wgid}};
+  return t;
+}
+
 RowCol wgmmaAtomD(int thread, int reg) {
   const int w = thread / 32, l = thread % 32;
   return {16 * w + l / 4 + 8 * ((reg >> 1) & 1), 8 * (reg >> 2) + 2 * (l % 4) + (reg & 1)};

@@ -43,6 +43,11 @@ bool validWgmmaN(int64_t n);
 // (warpgroup g holds rows 64 (g / groupsN) .. and columns n (g % groupsN) ..), f32 slots on `m`:
 // n / 2 per thread.
 TileLayout wgmmaLayoutD(int64_t n, int64_t groupsM = 1, int64_t groupsN = 1);
+// The A operand of m64nNk16 in registers, over a (64 groupsM, 16 kBlocks) tile of 16-bit elements:
+// warp w of a warpgroup holds rows 16 w .. 16 w + 15 as mma.sync m16n8k16 holds its A (register j
+// of a k block: row l / 4 + 8 ((j >> 1) & 1), column 2 (l % 4) + (j & 1) + 8 (j >> 2)), the k
+// blocks one after another; the groupsN warpgroups of a row hold the same elements.
+TileLayout wgmmaLayoutA(int64_t kBlocks, int64_t groupsM = 1, int64_t groupsN = 1);
 // The PTX formula: the (row, col) that thread `thread` (0..127) holds in register `reg`.
 RowCol wgmmaAtomD(int thread, int reg);
 

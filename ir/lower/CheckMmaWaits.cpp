@@ -1,6 +1,6 @@
 // mma-in-flight: an async warpgroup MMA (`mma(acc, As, Bs, async = true)`) writes its accumulator
-// some time before the wgmma.wait_group that retires its group. Until then the accumulator may not
-// be read or written by anything but further MMAs into it, and the kernel may not end. Each path
+// (and reads an A fragment) some time before the wgmma.wait_group that retires its group. Until
+// then neither may be read or written by anything but further MMAs, and the kernel may not end. Each path
 // through the body is followed with, per accumulator in flight, how many groups were committed
 // after the one writing it (its age): wait_mmas(n) retires the groups of age n or more, a
 // synchronous MMA retires all. Paths meet by keeping what is in flight on either, at the smaller
@@ -23,8 +23,8 @@ TYL_DIAG(kMmaInFlight, Error, "mma-in-flight",
 
 namespace {
 
-// A group's age is capped here: wait_mmas takes at most 8, so an older group is retired by any.
-constexpr int kOldest = 9;
+// A group's age is capped here: wait_mmas takes at most 7, so an older group is retired by any.
+constexpr int kOldest = 8;
 
 struct InFlight {
   int age = 0;
@@ -73,7 +73,7 @@ class MmaWaits {
       if (!misused_.count(f.issued.begin.offset))
         diags_.report(kMmaInFlight, f.issued,
                       fmt::format("the kernel can end while this MMA's group is in flight: wait_mmas(0) must retire "
-                                  "it first (it writes '{}')",
+                                  "it first (it uses '{}')",
                                   k_.tensors[t].name));
   }
 
@@ -117,10 +117,11 @@ class MmaWaits {
             reads.insert({n.a, n.b, n.c});
             writes.insert(n.d);
           } else if constexpr (std::is_same_v<T, tile::WarpgroupMma>) {
-            // Further MMAs into an accumulator in flight queue behind it: d = c reads nothing then.
+            // Further MMAs into an accumulator in flight queue behind it: d = c reads nothing then;
+            // and they may read an A fragment in flight, as the MMAs before them do.
             if (n.c != n.d) reads.insert(n.c);
             if (n.c != n.d) writes.insert(n.d);
-            view(n.a, false);
+            if (!n.aFrag) view(n.a, false);
             view(n.b, false);
           } else if constexpr (std::is_same_v<T, tile::MbarrierOp>) {
             exprs.push_back(n.value);
@@ -138,16 +139,17 @@ class MmaWaits {
                           return readsArray(e, k_.tensors[t].array);
                         });
       if (read)
-        report(s.loc, t, f, fmt::format("'{}' is read while the async MMA that writes it may still be in flight",
+        report(s.loc, t, f, fmt::format("'{}' is read while an async MMA that uses it may still be in flight",
                                         k_.tensors[t].name));
       else if (writes.count(t))
-        report(s.loc, t, f, fmt::format("'{}' is written while the async MMA that writes it may still be in flight",
+        report(s.loc, t, f, fmt::format("'{}' is written while an async MMA that uses it may still be in flight",
                                         k_.tensors[t].name));
     }
     if (const auto* m = std::get_if<tile::WarpgroupMma>(&s.node)) {
       if (!m->async) return State{};  // its wait_group 0 retires every group
       for (auto& [t, f] : out) f.age = std::min(f.age + 1, kOldest);
       out[m->d] = InFlight{0, s.loc};
+      if (m->aFrag) out[*m->aFrag] = InFlight{0, s.loc};
       return out;
     }
     if (const auto* w = std::get_if<tile::WaitMmas>(&s.node)) {
@@ -172,9 +174,9 @@ class MmaWaits {
   void report(SourceRange at, uint32_t tensor, const InFlight& f, const std::string& what) {
     if (!reported_.insert({at.begin.offset, tensor}).second) return;
     misused_.insert(f.issued.begin.offset);
-    const int retire = std::min(f.age, 8);
+    const int retire = std::min(f.age, 7);
     diags_.report(kMmaInFlight, at, what)
-        .note(f.issued, fmt::format("this async MMA writes '{}'; wait_mmas({}) retires its group{}",
+        .note(f.issued, fmt::format("this async MMA uses '{}'; wait_mmas({}) retires its group{}",
                                     k_.tensors[tensor].name, retire, retire > 0 ? " (or a smaller count)" : ""));
   }
 

@@ -224,6 +224,13 @@ class KernelLowering {
   std::optional<int64_t> uniformSlot(uint32_t tensor, const char* role,
                                      const std::function<layout::RowCol(int64_t, int)>& element, const char* atomReg,
                                      SourceRange loc, const char* instruction = "mma.sync", int64_t warps = -1);
+  // The 32-bit register words of an operand of 16-bit elements: for j < count, the slots of
+  // `element(warp, lane, 2 j)` and `element(warp, lane, 2 j + 1)` (uniformSlot), an even slot and
+  // the next; word j is the even slot / 2.
+  std::optional<std::vector<int64_t>> mmaWords(uint32_t id, const char* role, int count,
+                                               const std::function<layout::RowCol(int64_t, int, int)>& element,
+                                               const char* const* names, SourceRange loc,
+                                               const char* instruction = "mma.sync", int64_t warps = -1);
 
   // LowerTma.cpp: copy_async(..., barrier = b) as TMA boxes.
   std::vector<tir::ExprRef> tmaCoords(const tile::View& globalView, const layout::TmaBox& box) const;

@@ -52,6 +52,33 @@ std::optional<int64_t> KernelLowering::uniformSlot(uint32_t tensor, const char* 
   return slot;
 }
 
+std::optional<std::vector<int64_t>> KernelLowering::mmaWords(
+    uint32_t id, const char* role, int count, const std::function<RowCol(int64_t, int, int)>& element,
+    const char* const* names, SourceRange loc, const char* instruction, int64_t warps) {
+  const tile::Tensor& t = tk_.tensors[id];
+  std::vector<int64_t> out;
+  for (int j = 0; j < count; ++j) {
+    std::optional<int64_t> lo = uniformSlot(
+        id, role, [&](int64_t w, int lane) { return element(w, lane, 2 * j); }, names[2 * j], loc, instruction,
+        warps);
+    if (!lo) return std::nullopt;
+    std::optional<int64_t> hi = uniformSlot(
+        id, role, [&](int64_t w, int lane) { return element(w, lane, 2 * j + 1); }, names[2 * j + 1], loc,
+        instruction, warps);
+    if (!hi) return std::nullopt;
+    if (*lo % 2 != 0 || *hi != *lo + 1) {
+      diags_.report(kMmaOwnership, loc,
+                    fmt::format("{} takes {} and {} of the {} as one 32-bit register, but they are in slots {} and {} "
+                                "rather than an even slot and the next",
+                                instruction, names[2 * j], names[2 * j + 1], role, *lo, *hi))
+          .note(t.layoutLoc, fmt::format("the {}'s layout is {}", role, layout::toString(*t.layout)));
+      return std::nullopt;
+    }
+    out.push_back(*lo / 2);
+  }
+  return out;
+}
+
 void KernelLowering::mma(SourceRange loc, const tile::Mma& op) {
   const layout::TiledMmaShape& s = op.mma.shape;
   const tile::Tensor& A = tk_.tensors[op.a];
@@ -84,32 +111,6 @@ void KernelLowering::mma(SourceRange loc, const tile::Mma& op) {
     return;
   }
 
-  // Register words of one operand: pairs of 16-bit slots, in the instruction's order (the
-  // index of each word in the operand's array of 32-bit words).
-  auto words = [&](uint32_t id, const char* role, int count,
-                   const std::function<RowCol(int64_t, int, int)>& element, const char** names)
-      -> std::optional<std::vector<int64_t>> {
-    const tile::Tensor& t = tk_.tensors[id];
-    std::vector<int64_t> out;
-    for (int j = 0; j < count; ++j) {
-      std::optional<int64_t> lo = uniformSlot(
-          id, role, [&](int64_t w, int lane) { return element(w, lane, 2 * j); }, names[2 * j], loc);
-      if (!lo) return std::nullopt;
-      std::optional<int64_t> hi = uniformSlot(
-          id, role, [&](int64_t w, int lane) { return element(w, lane, 2 * j + 1); }, names[2 * j + 1], loc);
-      if (!hi) return std::nullopt;
-      if (*lo % 2 != 0 || *hi != *lo + 1) {
-        diags_.report(kMmaOwnership, loc,
-                      fmt::format("mma.sync takes {} and {} of the {} as one 32-bit register, but they are in slots "
-                                  "{} and {} rather than an even slot and the next",
-                                  names[2 * j], names[2 * j + 1], role, *lo, *hi))
-            .note(t.layoutLoc, fmt::format("the {}'s layout is {}", role, layout::toString(*t.layout)));
-        return std::nullopt;
-      }
-      out.push_back(*lo / 2);
-    }
-    return out;
-  };
   auto floats = [&](uint32_t id, const char* role, int64_t rm, int64_t rn) -> std::optional<std::vector<int64_t>> {
     std::vector<int64_t> out;
     for (int j = 0; j < 4; ++j) {
@@ -133,24 +134,24 @@ void KernelLowering::mma(SourceRange loc, const tile::Mma& op) {
     // first needed (so the first problem reported stays the first one met).
     std::vector<std::optional<std::vector<int64_t>>> bWords(static_cast<size_t>(s.repeatN));
     for (int64_t rm = 0; rm < s.repeatM; ++rm) {
-      std::optional<std::vector<int64_t>> a = words(
+      std::optional<std::vector<int64_t>> a = mmaWords(
           op.a, "A operand", 4,
           [&](int64_t w, int lane, int slot) {
             RowCol e = layout::mmaAtomA(lane, slot);
             return RowCol{rowOff(w, rm) + e.row, kb * 16 + e.col};
           },
-          aRegs);
+          aRegs, loc);
       if (!a) return;
       for (int64_t rn = 0; rn < s.repeatN; ++rn) {
         std::optional<std::vector<int64_t>>& b = bWords[static_cast<size_t>(rn)];
         if (!b) {
-          b = words(
+          b = mmaWords(
               op.b, "B operand", 2,
               [&](int64_t w, int lane, int slot) {
                 RowCol e = layout::mmaAtomB(lane, slot);
                 return RowCol{kb * 16 + e.row, colOff(w, rn) + e.col};
               },
-              bRegs);
+              bRegs, loc);
           if (!b) return;
         }
         std::optional<std::vector<int64_t>> d = floats(op.d, "accumulator", rm, rn);

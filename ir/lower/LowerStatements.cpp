@@ -73,6 +73,7 @@ int64_t KernelLowering::largestOperand(const tile::Stmt& s) const {
           for (uint32_t t : {n.d, n.a, n.b, n.c}) fragment(t);
         } else if constexpr (std::is_same_v<N, tile::WarpgroupMma>) {
           for (uint32_t t : {n.d, n.c}) fragment(t);
+          if (n.aFrag) fragment(*n.aFrag);
           view(n.a);
           view(n.b);
         } else if constexpr (std::is_same_v<N, tile::ElemLoad> || std::is_same_v<N, tile::ElemStore>) {

@@ -1,8 +1,7 @@
-// TMA copies: copy_async(dst, src, barrier = b) from a two-dimensional window of a global tensor
-// of 2 to 5 dimensions (the window's columns along the last one) into a shared tile becomes one
-// cp.async.bulk.tensor per box of the tile (a box of extent 1 in the dimensions the window
-// leaves out), and store_async(dst, src) the
-// other way one TMA store per box. The shared tile's layout
+// TMA copies: copy_async(dst, src, barrier = b) from a window of 2 to 5 dimensions of a global
+// tensor of as many or more (at most 5; the window's columns along the last dimension) into a
+// shared tile becomes one cp.async.bulk.tensor per box of the tile (a box of extent 1 in the
+// dimensions the window leaves out), and store_async(dst, src) the other way one TMA store per box. The shared tile's layout
 // must be where TMA writes the boxes (ir/layout/Tma.h; tma-layout names the element that is
 // not), for every value of a run-time stage index; the global tensor's rows must be contiguous,
 // and its pointer and row stride 16-byte aligned (checked at launch where they are known only
@@ -33,16 +32,18 @@ std::optional<std::pair<layout::TmaTileForm, uint32_t>> KernelLowering::tmaPlan(
   const int e = tile::dtypeBytes(st.dtype);
   auto refuse = [&](const std::string& why) { diags_.report(kTmaLayout, loc, why); };
   const size_t rank = gt.shape.size();
-  if (sv.rank() != 2 || gv.rank() != 2 || rank < 2 || rank > 5) {
-    refuse(fmt::format("a TMA copy moves a two-dimensional tile of a global tensor of 2 to 5 dimensions; this one "
-                       "moves a {}-D tile of the {}-D tensor '{}'",
-                       sv.rank(), rank, gt.name));
+  const size_t kept = gv.rank();  // the box's dimensions of extent above 1 can be these
+  if (sv.rank() != kept || kept < 2 || rank < kept || rank > 5) {
+    refuse(fmt::format("a TMA copy moves a tile of 2 to 5 dimensions between a shared tile and a window of a global "
+                       "tensor of as many dimensions or more (at most 5); this one moves a {}-D shared tile and a "
+                       "{}-D window of the {}-D tensor '{}'",
+                       sv.rank(), kept, rank, gt.name));
     return std::nullopt;
   }
-  if (gv.dims[1] != static_cast<int>(rank) - 1) {
+  if (gv.dims[kept - 1] != static_cast<int>(rank) - 1) {
     refuse(fmt::format("TMA reads rows along the last dimension of '{}', but this window's columns run along its "
                        "dimension {}",
-                       gt.name, gv.dims[1]));
+                       gt.name, gv.dims[kept - 1]));
     return std::nullopt;
   }
   if (gt.dtype != st.dtype) {
@@ -62,11 +63,13 @@ std::optional<std::pair<layout::TmaTileForm, uint32_t>> KernelLowering::tmaPlan(
   layout::TmaTile tile;
   tile.layout = &*st.layout;
   tile.shape = st.staticShape;
-  tile.rowDim = sv.dims[0];
-  tile.colDim = sv.dims[1];
-  tile.rows = sv.shape[0];
-  tile.cols = sv.shape[1];
+  tile.rowDim = sv.dims[kept - 2];
+  tile.colDim = sv.dims[kept - 1];
+  tile.rows = sv.shape[kept - 2];
+  tile.cols = sv.shape[kept - 1];
   tile.elemBytes = e;
+  tile.outerDims.assign(sv.dims.begin(), sv.dims.end() - 2);
+  tile.outerExtents.assign(sv.shape.begin(), sv.shape.end() - 2);
   const TileOrigins places = tileOrigins(sv, st.staticShape);
   if (places.runtimeKeptDim) {
     refuse(fmt::format("this TMA copy writes a shared window whose origin along dimension {} is known only at run "
@@ -93,7 +96,8 @@ std::optional<std::pair<layout::TmaTileForm, uint32_t>> KernelLowering::tmaPlan(
       return std::nullopt;
     }
     const auto& f = std::get<layout::TmaTileForm>(r);
-    if (form && (f.swizzle != form->swizzle || f.boxRows != form->boxRows || f.boxCols != form->boxCols)) {
+    if (form && (f.swizzle != form->swizzle || f.boxRows != form->boxRows || f.boxCols != form->boxCols ||
+                 f.boxOuter != form->boxOuter)) {
       refuse(fmt::format("this TMA copy writes '{}' in boxes that differ between its stages", st.name));
       return std::nullopt;
     }
@@ -101,7 +105,7 @@ std::optional<std::pair<layout::TmaTileForm, uint32_t>> KernelLowering::tmaPlan(
   }
 
   // The tensor map: the global tensor innermost first, the strides of its outer dimensions in
-  // bytes; the box spans the window's rows and columns, and 1 in the other dimensions.
+  // bytes; the box spans the window's kept dimensions, and 1 in the others.
   const int param = k_.buffers[gt.buffer].param;
   tir::TensorMap map;
   map.param = param;
@@ -109,9 +113,11 @@ std::optional<std::pair<layout::TmaTileForm, uint32_t>> KernelLowering::tmaPlan(
     map.dims.push_back(tir::cast(Type::I64, gt.shape[d]));
     if (d + 1 < rank)
       map.strides.push_back(tir::binary(tir::BinOp::Mul, tir::cast(Type::I64, gt.strides[d]), tir::intConst(e, Type::I64)));
-    map.box.push_back(d + 1 == rank                             ? form->boxCols
-                      : static_cast<int>(d) == gv.dims[0] ? form->boxRows
-                                                          : 1);
+    int64_t box = 1;
+    for (size_t j = 0; j < kept; ++j)
+      if (gv.dims[j] == static_cast<int>(d))
+        box = j + 1 == kept ? form->boxCols : j + 2 == kept ? form->boxRows : form->boxOuter[j];
+    map.box.push_back(static_cast<int>(box));
   }
   map.swizzle = form->swizzle;
   uint32_t mapId = 0;
@@ -172,16 +178,33 @@ std::optional<std::pair<layout::TmaTileForm, uint32_t>> KernelLowering::tmaPlan(
 }
 
 // The coordinates of `box` of a window of a global tensor, innermost first: the window's origin,
-// plus the box's place in its rows and columns.
+// plus the box's place in the window's kept dimensions.
 std::vector<ExprRef> KernelLowering::tmaCoords(const tile::View& gv, const layout::TmaBox& box) const {
+  const size_t kept = gv.rank();
   std::vector<ExprRef> coords;
   for (size_t d = gv.origin.size(); d-- > 0;) {
     const ExprRef& o = gv.origin[d];
-    const int64_t within = static_cast<int>(d) == gv.dims[1] ? box.col : static_cast<int>(d) == gv.dims[0] ? box.row : 0;
+    int64_t within = 0;
+    for (size_t j = 0; j < kept; ++j)
+      if (gv.dims[j] == static_cast<int>(d)) within = j + 1 == kept ? box.col : j + 2 == kept ? box.row : box.outer[j];
     coords.push_back(tir::cast(Type::I32, within ? tir::add(o, tir::intConst(within, o->type)) : o));
   }
   return coords;
 }
+
+namespace {
+
+// The shared tile's coordinate of `box`'s first element: its place along the outer dimensions, row
+// and column.
+std::vector<ExprRef> tmaBoxCoord(const layout::TmaBox& box) {
+  std::vector<ExprRef> c;
+  for (int64_t o : box.outer) c.push_back(tir::intConst(o, Type::I32));
+  c.push_back(tir::intConst(box.row, Type::I32));
+  c.push_back(tir::intConst(box.col, Type::I32));
+  return c;
+}
+
+}  // namespace
 
 void KernelLowering::tmaCopy(SourceRange loc, const tile::Copy& c) {
   const tile::View& dv = c.dst;
@@ -190,8 +213,7 @@ void KernelLowering::tmaCopy(SourceRange loc, const tile::Copy& c) {
   if (!plan) return;
   const tir::MemRef bar = memRef(tk_.tensors[c.barrier->tensor], c.barrier->origin);
   for (const layout::TmaBox& box : plan->first.boxes) {
-    const ExprRef row = tir::intConst(box.row, Type::I32), col = tir::intConst(box.col, Type::I32);
-    const tir::MemRef to = memRef(tk_.tensors[dv.tensor], tensorCoord(dv, {row, col}));
+    const tir::MemRef to = memRef(tk_.tensors[dv.tensor], tensorCoord(dv, tmaBoxCoord(box)));
     emit(loc, tir::TmaLoad{plan->second, to, tmaCoords(sv, box), bar, c.multicast});
   }
 }
@@ -202,8 +224,7 @@ void KernelLowering::tmaStore(SourceRange loc, const tile::Copy& c) {
   const auto plan = tmaPlan(loc, sv, gv);
   if (!plan) return;
   for (const layout::TmaBox& box : plan->first.boxes) {
-    const ExprRef row = tir::intConst(box.row, Type::I32), col = tir::intConst(box.col, Type::I32);
-    const tir::MemRef from = memRef(tk_.tensors[sv.tensor], tensorCoord(sv, {row, col}));
+    const tir::MemRef from = memRef(tk_.tensors[sv.tensor], tensorCoord(sv, tmaBoxCoord(box)));
     emit(loc, tir::TmaStore{plan->second, from, tmaCoords(gv, box)});
   }
 }

@@ -5,7 +5,8 @@
 // the shared base address and the offset of the matrix's first element (a run-time stage index
 // included), so the emulator decodes the very bits the GPU reads. The layouts decide: each shared
 // operand must be in one of wgmma's canonical forms (wgmma-operand names the element that breaks
-// it), and the accumulator must hold every element where the D fragment puts it (mma-ownership).
+// it), and the accumulator, like an A operand in registers, must hold every element where the
+// instruction's fragment puts it (mma-ownership).
 #include <fmt/format.h>
 
 #include <variant>
@@ -85,9 +86,31 @@ std::optional<layout::WgmmaOperandForm> KernelLowering::wgmmaForm(SourceRange lo
 void KernelLowering::warpgroupMma(SourceRange loc, const tile::WarpgroupMma& op) {
   const tile::TiledMma& m = op.mma;
   const int64_t n = m.wgmmaN;
-  const std::optional<layout::WgmmaOperandForm> fa = wgmmaForm(loc, op.a, true, layout::kWgmmaM);
+  const int64_t steps = op.a.shape[1] / layout::kWgmmaK;
+  std::optional<layout::WgmmaOperandForm> fa;
+  if (!op.aFrag) fa = wgmmaForm(loc, op.a, true, layout::kWgmmaM);
   const std::optional<layout::WgmmaOperandForm> fb = wgmmaForm(loc, op.b, false, n);
-  if (!fa || !fb) return;
+  if ((!op.aFrag && !fa) || !fb) return;
+  // A from registers: per K step, the four words of this thread's warp's 16 rows, where the layout
+  // of the fragment puts them (the same register in every thread, as for mma.sync).
+  std::vector<std::vector<tir::Reg>> aWords;
+  if (op.aFrag) {
+    static const char* names[] = {"a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7"};
+    const uint32_t array = tk_.tensors[*op.aFrag].array;
+    for (int64_t s = 0; s < steps; ++s) {
+      std::optional<std::vector<int64_t>> words = mmaWords(
+          *op.aFrag, "A operand", 4,
+          [&](int64_t w, int lane, int slot) {
+            const layout::RowCol e = layout::mmaAtomA(lane, slot);
+            return layout::RowCol{(w / 4 / m.groupsN) * layout::kWgmmaM + 16 * (w % 4) + e.row,
+                                  s * layout::kWgmmaK + e.col};
+          },
+          names, loc, "wgmma", m.threads() / 32);
+      if (!words) return;
+      std::vector<tir::Reg>& regs = aWords.emplace_back();
+      for (int64_t word : *words) regs.push_back(tir::Reg::elem(array, word));
+    }
+  }
 
   // The accumulator's slots: register r of every thread must be one slot of the fragment.
   std::vector<tir::Reg> dRegs;
@@ -135,11 +158,17 @@ void KernelLowering::warpgroupMma(SourceRange loc, const tile::WarpgroupMma& op)
   tir::Block body;
   auto add = [&](decltype(tir::Stmt::node) node) { body.push_back(tir::Stmt{loc, std::move(node)}); };
   add(tir::WgmmaFence{});
-  for (int64_t s = 0; s < fa->stepsK; ++s) {
+  for (int64_t s = 0; s < steps; ++s) {
     const ExprRef k = tir::intConst(s * layout::kWgmmaK, Type::I32);
-    add(tir::Wgmma{tile::toTir(m.ab), static_cast<int>(n), descriptor(op.a, *fa, aRow, k),
-                   descriptor(op.b, *fb, k, bCol), fa->major == layout::WgmmaMajor::MN,
-                   fb->major == layout::WgmmaMajor::MN, nullptr, dRegs});
+    tir::Wgmma w{tile::toTir(m.ab), static_cast<int>(n), nullptr, descriptor(op.b, *fb, k, bCol), false,
+                 fb->major == layout::WgmmaMajor::MN, nullptr, dRegs, {}};
+    if (op.aFrag) {
+      w.a = aWords[static_cast<size_t>(s)];
+    } else {
+      w.descA = descriptor(op.a, *fa, aRow, k);
+      w.transA = fa->major == layout::WgmmaMajor::MN;
+    }
+    add(std::move(w));
   }
   add(tir::WgmmaCommit{});
   if (!op.async) add(tir::WgmmaWait{0});

@@ -130,9 +130,12 @@ class Printer {
             line(depth, fmt::format("mma.m16n8k16.{} {}, {}, {}, {}", typeName(n.ab), regs(n.d), regs(n.a), regs(n.b),
                                     regs(n.c)));
           } else if constexpr (std::is_same_v<T, Wgmma>) {
-            line(depth, fmt::format("wgmma.m64n{}k16.{} {}, desc {}{}, desc {}{}, scale-d {}", n.n, typeName(n.ab),
-                                    regs(n.d), expr(n.descA), n.transA ? " (MN-major)" : "", expr(n.descB),
-                                    n.transB ? " (MN-major)" : "", n.accumulate ? expr(n.accumulate) : "true"));
+            line(depth, fmt::format("wgmma.m64n{}k16.{} {}, {}, desc {}{}, scale-d {}", n.n, typeName(n.ab),
+                                    regs(n.d),
+                                    n.a.empty() ? fmt::format("desc {}{}", expr(n.descA), n.transA ? " (MN-major)" : "")
+                                                : regs(n.a),
+                                    expr(n.descB), n.transB ? " (MN-major)" : "",
+                                    n.accumulate ? expr(n.accumulate) : "true"));
           } else if constexpr (std::is_same_v<T, WgmmaFence>) {
             line(depth, "wgmma.fence");
           } else if constexpr (std::is_same_v<T, WgmmaCommit>) {

@@ -244,9 +244,11 @@ struct Mma {
 };
 
 // wgmma.mma_async.sync.aligned.m64nNk16.f32.{ab}.{ab} (sm_90a): for the warpgroup of this
-// thread's warp, D (64 x n, f32) = A (64 x 16) * B (16 x n) + (accumulate ? D : 0), both operands
+// thread's warp, D (64 x n, f32) = A (64 x 16) * B (16 x n) + (accumulate ? D : 0), the operands
 // read from shared memory through 64-bit matrix descriptors: `descA` and `descB` are I64 values
-// holding the descriptor bits, computed by the kernel (ir/layout/Wgmma.h has the fields).
+// holding the descriptor bits, computed by the kernel (ir/layout/Wgmma.h has the fields). Or A
+// from registers: `a` holds four 32-bit words of a 16-bit array, this warp's 16 rows of A as
+// mma.sync m16n8k16 holds its A, and `descA` is null.
 // `transA` / `transB` set imm-trans: the operand is MN-major. `d` are this thread's n / 2 F32
 // registers of D (ir/layout/Wgmma.h gives which element each holds). The instruction is
 // asynchronous: D may be read only after a WgmmaWait covers the group it was committed in.
@@ -259,6 +261,7 @@ struct Wgmma {
   bool transB = false;
   ExprRef accumulate;  // Pred; null: always
   std::vector<Reg> d;
+  std::vector<Reg> a;  // A from registers (descA null)
 };
 // wgmma.fence.sync.aligned: orders this warpgroup's earlier register accesses before the next
 // wgmma's (needed before the first wgmma and after any other write to its registers).

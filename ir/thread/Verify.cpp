@@ -477,10 +477,20 @@ class Verifier {
               if (std::optional<Type> t = reg(r, where); t && *t != Type::F32)
                 fail(where, fmt::format("an accumulator in a {} register", typeName(*t)));
             for (const ExprRef* desc : {&n.descA, &n.descB}) {
+              if (desc == &n.descA && !n.descA) continue;  // A from registers
               expr(*desc, where);
               if (*desc && (*desc)->type != Type::I64)
                 fail(where, fmt::format("a descriptor of type {} (i64)", typeName((*desc)->type)));
             }
+            if (!n.descB) fail(where, "no descriptor of B");
+            if (n.a.empty() == !n.descA)
+              fail(where, "A both from registers and through a descriptor, or from neither");
+            if (!n.a.empty() && (n.a.size() != 4 || n.transA))
+              fail(where, fmt::format("A from {} registers{} (4 words, K-major)", n.a.size(),
+                                      n.transA ? " and transposed" : ""));
+            for (const Reg& r : n.a)
+              if (std::optional<Type> t = word(r, where); t && *t != n.ab && *t != Type::U32 && *t != Type::I32)
+                fail(where, fmt::format("a {} operand in a {} register", typeName(n.ab), typeName(*t)));
             if (n.accumulate) pred(n.accumulate, where, "a scale-d predicate");
           } else if constexpr (std::is_same_v<T, MbarrierInit> || std::is_same_v<T, MbarrierArrive> ||
                                std::is_same_v<T, MbarrierWait>) {

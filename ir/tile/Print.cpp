@@ -67,7 +67,8 @@ class Printer {
                                       m.repeatN, k_.tensors[n.a].name, k_.tensors[n.b].name, k_.tensors[n.c].name));
             } else if constexpr (std::is_same_v<T, WarpgroupMma>) {
               line(depth, fmt::format("{} = wgmma_m64n{}k16.{}[warpgroups ({}, {})]({}, {}, {}){}", k_.tensors[n.d].name,
-                                      n.mma.wgmmaN, dtypeName(n.mma.ab), n.mma.groupsM, n.mma.groupsN, view(n.a),
+                                      n.mma.wgmmaN, dtypeName(n.mma.ab), n.mma.groupsM, n.mma.groupsN,
+                                      n.aFrag ? k_.tensors[*n.aFrag].name : view(n.a),
                                       view(n.b), k_.tensors[n.c].name, n.async ? " async" : ""));
             } else if constexpr (std::is_same_v<T, MbarrierOp>) {
               const char* name = n.kind == MbarrierOp::Kind::Init     ? "init_barriers"

@@ -176,8 +176,8 @@ struct Mma {
 };
 
 // d = a * b + c over the whole tile with wgmma (sm_90a): c and d (tileM, tileN) f32 register
-// fragments; a (tileM, K) and b (K, tileN) views of shared tensors, read through descriptors,
-// K a multiple of 16. The statement's wgmmas are one commit group of their warpgroup; unless
+// fragments; a (tileM, K) and b (K, tileN) views of shared tensors, read through descriptors (or a
+// from registers, aFrag), K a multiple of 16. The statement's wgmmas are one commit group of their warpgroup; unless
 // `async`, the statement also waits for it. An async MMA's d is defined, and its tiles free,
 // only once a WaitMmas retires its group.
 struct WarpgroupMma {
@@ -185,9 +185,13 @@ struct WarpgroupMma {
   uint32_t d = 0, c = 0;
   View a, b;
   bool async = false;
+  // A from registers: a whole (tileM, K) register fragment, a its whole view (wgmma reads each
+  // warp's rows as words; an async MMA's A is in flight like its d).
+  std::optional<uint32_t> aFrag;
 };
 
-// wait_mmas(n): wgmma.wait_group n, this warpgroup's async MMA groups retired but the n newest.
+// wait_mmas(n): wgmma.wait_group n (n in 0..7), this warpgroup's async MMA groups retired but the n
+// newest.
 struct WaitMmas {
   int pending = 0;
 };

@@ -165,8 +165,13 @@ class Verifier {
             local(n.c, where, "the accumulator");
             view(n.a, where);
             view(n.b, where);
+            if (n.aFrag) {
+              local(*n.aFrag, where, "the A operand");
+              if (n.a.tensor != *n.aFrag) fail(where, "an A fragment that is not the A view's tensor");
+            }
             for (const View* v : {&n.a, &n.b})
-              if (const Tensor* t = tensorOf(v->tensor, where); t && (t->space != MemSpace::Shared || v->rank() != 2))
+              if (const Tensor* t = tensorOf(v->tensor, where);
+                  t && !(v == &n.a && n.aFrag) && (t->space != MemSpace::Shared || v->rank() != 2))
                 fail(where, fmt::format("a wgmma operand '{}' that is not a 2-D view of shared memory", t->name));
             if (!n.mma.warpgroup() || (n.mma.ab != DType::F16 && n.mma.ab != DType::BF16))
               fail(where, "a wgmma without a warpgroup atom of f16 or bf16");
@@ -179,7 +184,7 @@ class Verifier {
           } else if constexpr (std::is_same_v<T, WaitStores>) {
             if (n.pending < 0 || n.pending > 8) fail(where, fmt::format("waits for {} store groups", n.pending));
           } else if constexpr (std::is_same_v<T, WaitMmas>) {
-            if (n.pending < 0 || n.pending > 8) fail(where, fmt::format("waits for {} MMA groups", n.pending));
+            if (n.pending < 0 || n.pending > 7) fail(where, fmt::format("waits for {} MMA groups", n.pending));
           } else if constexpr (std::is_same_v<T, SetMaxNReg>) {
             if (n.count < 24 || n.count > 256 || n.count % 8 != 0)
               fail(where, fmt::format("setmaxnreg to {} registers (a multiple of 8 in 24..256)", n.count));

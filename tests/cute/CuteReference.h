@@ -46,4 +46,11 @@ int tmaSwizzleBytes(Tile tile);
 int tmaSwizzleBytesOf(int bits);
 uint32_t swizzleAddress(int bits, uint32_t byteAddress);
 
+// The register fragments of CuTe's SM90 GMMA atoms (m64nNk16, 16-bit inputs, f32 accumulator),
+// as (thread of the warpgroup, value) -> element: A in registers (the RS atoms' ALayout) and the
+// accumulator for N = 64, 128 or 256 (CLayout), each value's element as (row, col) of the 64 x 16
+// A or the 64 x N C.
+void gmmaRegisterA(int thread, int value, int* row, int* col);
+void gmmaAccumulator(int n, int thread, int value, int* row, int* col);
+
 }  // namespace tyl::cute_reference

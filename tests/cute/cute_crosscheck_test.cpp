@@ -240,3 +240,32 @@ TEST_CASE("CuTe cross-check: TMA writes tyloc's shared tiles where CuTe's tensor
     }
   }
 }
+
+// The register fragments: the element each register of each thread holds, in tyloc's layouts of A
+// in registers and of the accumulator, against CuTe's GMMA atoms' ALayout and CLayout.
+TEST_CASE("CuTe cross-check: the wgmma A-in-registers and accumulator fragments are CuTe's", "[cute]") {
+  auto holds = [](const Layout& layout, const Shape& shape, int row, int col, int thread, int value) {
+    for (const PhysCoord& p : applyAll(layout, std::vector<int64_t>{row, col}, shape))
+      if (p[Axis::wid_in_wg] == thread / 32 && p[Axis::laneid] == thread % 32 && p[Axis::m] == value) return true;
+    return false;
+  };
+  const Layout a{wgmmaLayoutA(1)};
+  for (int thread = 0; thread < 128; ++thread)
+    for (int value = 0; value < 8; ++value) {
+      int row = 0, col = 0;
+      cute::gmmaRegisterA(thread, value, &row, &col);
+      INFO("A: thread " << thread << ", value " << value << ": CuTe's (" << row << ", " << col << ")");
+      CHECK(holds(a, Shape{64, 16}, row, col, thread, value));
+    }
+  for (int n : {64, 128, 256}) {
+    const Layout d{wgmmaLayoutD(n)};
+    for (int thread = 0; thread < 128; ++thread)
+      for (int value = 0; value < n / 2; ++value) {
+        int row = 0, col = 0;
+        cute::gmmaAccumulator(n, thread, value, &row, &col);
+        INFO("D, N = " << n << ": thread " << thread << ", value " << value << ": CuTe's (" << row << ", " << col
+                       << ")");
+        CHECK(holds(d, Shape{64, n}, row, col, thread, value));
+      }
+  }
+}

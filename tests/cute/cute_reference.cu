@@ -151,4 +151,30 @@ uint32_t swizzleAddress(int bits, uint32_t byteAddress) {
   return withSwizzle(bits, [&](auto swizzle) { return static_cast<uint32_t>(swizzle(byteAddress)); });
 }
 
+namespace {
+
+// The (row, col) of the element a column-major (M, K) fragment layout maps (thread, value) to.
+template <class FragmentLayout>
+void elementOf(FragmentLayout const& layout, int rows, int thread, int value, int* row, int* col) {
+  const int index = static_cast<int>(layout(thread, value));
+  *row = index % rows;
+  *col = index / rows;
+}
+
+}  // namespace
+
+void gmmaRegisterA(int thread, int value, int* row, int* col) {
+  using Traits = MMA_Traits<SM90_64x64x16_F32F16F16_RS<GMMA::Major::K, GMMA::Major::K>>;
+  elementOf(typename Traits::ALayout{}, 64, thread, value, row, col);
+}
+
+void gmmaAccumulator(int n, int thread, int value, int* row, int* col) {
+  switch (n) {
+    case 64: return elementOf(GMMA::CLayout_64x64{}, 64, thread, value, row, col);
+    case 128: return elementOf(GMMA::CLayout_64x128{}, 64, thread, value, row, col);
+    case 256: return elementOf(GMMA::CLayout_64x256{}, 64, thread, value, row, col);
+  }
+  throw std::invalid_argument("an accumulator of N = 64, 128 or 256");
+}
+
 }  // namespace tyl::cute_reference

@@ -675,10 +675,14 @@ void buildSm90a(const std::string& file, size_t kernels,
 }  // namespace
 
 // wgmma (sm_90a): every kernel of wgmma_tiles.tyl holds wgmma.mma_async with the fence and the
-// group operations.
+// group operations; those with A in registers load it with ldmatrix and pass it as four registers.
 TEST_CASE("wgmma kernels build for sm_90a: wgmma.mma_async in the PTX, no spills, no serialization") {
-  buildSm90a("wgmma_tiles.tyl", 6, [](const std::string&, const std::string& body) {
+  buildSm90a("wgmma_tiles.tyl", 8, [](const std::string& name, const std::string& body) {
     CHECK(std::regex_search(body, std::regex(R"(wgmma\.mma_async\.sync\.aligned\.m64n\d+k16\.f32\.(bf16|f16)\.)")));
+    const bool registerA = name.find("tylo_kernel_a_regs") != std::string::npos;
+    CHECK(std::regex_search(body, std::regex(R"(wgmma\.mma_async[^;]*\}, \{%r\d+, %r\d+, %r\d+, %r\d+\}, %rd)")) ==
+          registerA);
+    if (registerA) CHECK(body.find("ldmatrix.sync.aligned") != std::string::npos);
     CHECK(body.find("wgmma.fence.sync.aligned") != std::string::npos);
     CHECK(body.find("wgmma.commit_group.sync.aligned") != std::string::npos);
     CHECK(body.find("wgmma.wait_group.sync.aligned") != std::string::npos);
@@ -725,12 +729,15 @@ TEST_CASE("a warp-specialized kernel builds for sm_90a: setmaxnreg, elect.sync, 
   });
 }
 
-// TMA boxes of 3-D and 4-D tensors (tma_batched.tyl): tensor maps of that rank.
+// TMA boxes of 3-D and 4-D tensors (tma_batched.tyl): tensor maps of that rank, with boxes of two
+// or three dimensions.
 TEST_CASE("TMA copies of windows of 3-D and 4-D tensors build for sm_90a") {
-  buildSm90a("tma_batched.tyl", 2, [](const std::string& name, const std::string& body) {
-    if (name.find("tylo_kernel_tma_batched") != std::string::npos)
+  buildSm90a("tma_batched.tyl", 4, [](const std::string& name, const std::string& body) {
+    if (name.find("tylo_kernel_tma_batched") != std::string::npos || name.find("tylo_kernel_tma_box3d") != std::string::npos)
       CHECK(body.find("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes") !=
             std::string::npos);
+    else if (name.find("tylo_kernel_tma_store_box3d") != std::string::npos)
+      CHECK(body.find("cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group") != std::string::npos);
     else
       CHECK(body.find("cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group") != std::string::npos);
   });

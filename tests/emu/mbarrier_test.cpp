@@ -83,7 +83,7 @@ RunResult producerConsumer(int64_t parity, int64_t arrivals, std::vector<Buffer>
   body.push_back(at(4, tir::Barrier{}));
   tir::Block producer = {at(5, tir::Assign{tir::Reg::var(x), tir::add(laneId(), i32(100))}),
                          at(6, store(Type::I32, mem(data, laneId()), {tir::Reg::var(x)})),
-                         at(7, tir::MbarrierArrive{mem(bar, zero), nullptr})};
+                         at(7, tir::MbarrierArrive{mem(bar, zero), nullptr, nullptr})};
   tir::Block consumer = {at(8, tir::MbarrierWait{mem(bar, zero), i32(parity)}),
                          at(9, load(Type::I32, mem(data, laneId()), {tir::Reg::var(x)})),
                          at(10, store(Type::I32, mem(out, laneId()), {tir::Reg::var(x)}))};

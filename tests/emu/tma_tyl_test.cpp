@@ -191,6 +191,12 @@ TEST_CASE("emu.tma: windows of 3-D and 4-D tensors are boxes of tensor maps of t
     const tir::Kernel& k = c->kernel(t.kernel);
     REQUIRE(k.tensorMaps.size() == 1);
     CHECK(k.tensorMaps[0].dims.size() == t.outer.size() + 2);
+    // The box, innermost first: 64 x 32, times 2 matrices for the boxes of three dimensions.
+    const bool box3d = std::string(t.kernel).find("box3d") != std::string::npos;
+    std::vector<int64_t> box = {64, 32};
+    box.resize(t.outer.size() + 2, 1);
+    if (box3d) box[2] = 2;
+    CHECK(std::vector<int64_t>(k.tensorMaps[0].box.begin(), k.tensorMaps[0].box.end()) == box);
     std::vector<emu::Buffer> buffers = test::tmaBatchedInputs(t);
     emu::RunResult r = emu::run(k, test::tmaBatchedArgs(t), buffers);
     INFO(emu::renderFindings(r.findings, c->sources));

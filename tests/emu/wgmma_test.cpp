@@ -83,7 +83,7 @@ std::vector<float> run(const Operand& a, const Operand& b, int64_t n, int64_t K,
     body.push_back(at(lineNo++, tir::Wgmma{ab, static_cast<int>(n), descriptor(t, sA, fa, fa.start(0, step)),
                                            descriptor(t, sB, fb, fb.start(0, step)), fa.major == layout::WgmmaMajor::MN,
                                            fb.major == layout::WgmmaMajor::MN, tir::boolConst(step > 0),
-                                           elems(acc, 0, n / 2)}));
+                                           elems(acc, 0, n / 2), {}}));
   body.push_back(at(lineNo++, tir::WgmmaCommit{}));
   if (wait) body.push_back(at(lineNo++, tir::WgmmaWait{0}));
   // D[row][col] = acc[r], row = 16 (warp % 4) + lane / 4 + 8 ((r >> 1) & 1), col = 8 (r >> 2) + 2 (lane % 4) + (r & 1).

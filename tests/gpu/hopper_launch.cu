@@ -28,6 +28,8 @@ int hopperLaunch(const std::string& name, const std::vector<void*>& p, const std
   if (name == "k128_mn128_f16") e = k128_mn128_f16(as<f16>(p[0]), as<f16>(p[1]), as<float>(p[2]), nullptr);
   if (name == "k128_mn128_bf16") e = k128_mn128_bf16(as<bf16>(p[0]), as<bf16>(p[1]), as<float>(p[2]), nullptr);
   if (name == "k64_k64") e = k64_k64(as<bf16>(p[0]), as<bf16>(p[1]), as<float>(p[2]), nullptr);
+  if (name == "a_regs") e = a_regs(as<f16>(p[0]), as<f16>(p[1]), as<float>(p[2]), nullptr);
+  if (name == "a_regs_groups") e = a_regs_groups(as<bf16>(p[0]), as<bf16>(p[1]), as<float>(p[2]), nullptr);
   if (name == "k32_none") e = k32_none(as<bf16>(p[0]), as<bf16>(p[1]), as<float>(p[2]), nullptr);
   if (name == "groups_m") e = groups_m(as<bf16>(p[0]), as<bf16>(p[1]), as<float>(p[2]), nullptr);
   if (name == "groups_n_stage") e = groups_n_stage(as<bf16>(p[0]), as<bf16>(p[1]), as<float>(p[2]), i[0], nullptr);
@@ -47,6 +49,9 @@ int hopperLaunch(const std::string& name, const std::vector<void*>& p, const std
     e = ws_pipeline(i[0], i[1], i[2], as<bf16>(p[0]), as<bf16>(p[1]), as<float>(p[2]), nullptr);
   if (name == "tma_batched")
     e = tma_batched(i[0], i[1], i[2], i[3], i[4], as<bf16>(p[0]), as<bf16>(p[1]), nullptr);
+  if (name == "tma_box3d") e = tma_box3d(i[0], i[1], i[2], i[3], i[4], as<bf16>(p[0]), as<bf16>(p[1]), nullptr);
+  if (name == "tma_store_box3d")
+    e = tma_store_box3d(i[0], i[1], i[2], i[3], i[4], as<bf16>(p[0]), as<bf16>(p[1]), nullptr);
   if (name == "tma_store_4d")
     e = tma_store_4d(i[0], i[1], i[2], i[3], i[4], i[5], as<bf16>(p[0]), as<bf16>(p[1]), nullptr);
   if (name == "cluster_gemm")

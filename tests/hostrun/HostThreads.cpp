@@ -18,6 +18,7 @@
 #include "backend/emu/Ptx.h"
 #include "backend/emu/Values.h"
 #include "backend/emu/Wgmma.h"
+#include "ir/layout/MmaAtom.h"
 #include "ir/layout/Tma.h"
 
 namespace tylo_host {
@@ -43,10 +44,11 @@ struct LaneOp {
   std::array<uint32_t, 2> b{};
   std::array<float, 4> c{};
   int count = 0;  // registers
-  // wgmma: the descriptors, the scale-d operand, the transposes, N and this lane's D registers.
+  // wgmma: the descriptors, the scale-d operand, the transposes, N and this lane's D registers;
+  // with registerA, A in `words` instead of through descA.
   uint64_t descA = 0, descB = 0;
   int32_t scale = 0;
-  bool transA = false, transB = false;
+  bool transA = false, transB = false, registerA = false;
   std::vector<float*> dOut;
 };
 
@@ -252,9 +254,19 @@ void doWgmma(const std::vector<LaneOp>& lanes, size_t warp) {
   const int64_t firstRow = 16 * static_cast<int64_t>(warp % 4);
   const int n = first.count;
   std::vector<double> A(16 * 16), B(static_cast<size_t>(n) * 16);
-  for (int64_t r = 0; r < 16; ++r)
-    for (int64_t k = 0; k < 16; ++k)
-      A[static_cast<size_t>(r * 16 + k)] = element(tyl::emu::matrixElementAddress(a, first.transA, 2, firstRow + r, k));
+  if (first.registerA) {
+    for (int lane = 0; lane < kWarp; ++lane)
+      for (int slot = 0; slot < 8; ++slot) {
+        const tyl::layout::RowCol rc = tyl::layout::mmaAtomA(lane, slot);
+        const uint32_t word = lanes[static_cast<size_t>(lane)].words[static_cast<size_t>(slot / 2)];
+        A[static_cast<size_t>(rc.row * 16 + rc.col)] = tyl::emu::toFloat(type, (word >> (16 * (slot % 2))) & 0xffff);
+      }
+  } else {
+    for (int64_t r = 0; r < 16; ++r)
+      for (int64_t k = 0; k < 16; ++k)
+        A[static_cast<size_t>(r * 16 + k)] =
+            element(tyl::emu::matrixElementAddress(a, first.transA, 2, firstRow + r, k));
+  }
   for (int64_t c = 0; c < n; ++c)
     for (int64_t k = 0; k < 16; ++k)
       B[static_cast<size_t>(c * 16 + k)] = element(tyl::emu::matrixElementAddress(b, first.transB, 2, c, k));
@@ -280,7 +292,7 @@ void issueWgmma(Thread* const* lanes, size_t warp) {
       return;
     }
   }
-  if (tyl::emu::decodeMatrixDescriptor(first.descA).baseOffset != 0 ||
+  if ((!first.registerA && tyl::emu::decodeMatrixDescriptor(first.descA).baseOffset != 0) ||
       tyl::emu::decodeMatrixDescriptor(first.descB).baseOffset != 0) {
     problem("wgmma: a descriptor with a base offset");
     return;
@@ -540,6 +552,18 @@ void wgmma(int n, bool bf16, bool transA, bool transB, uint64_t descA, uint64_t 
   op.descB = descB;
   op.scale = scale;
   op.transA = transA;
+  op.transB = transB;
+  op.dOut.assign(d.begin(), d.end());
+  suspend(State::AtCollective);
+}
+
+void wgmma_ra(int n, bool bf16, bool transB, std::initializer_list<uint32_t> a, uint64_t descB, int32_t scale,
+              std::initializer_list<float*> d) {
+  LaneOp& op = arrive(Collective::Wgmma, bf16, 0, n);
+  op.registerA = true;
+  std::copy(a.begin(), a.end(), op.words.begin());
+  op.descB = descB;
+  op.scale = scale;
   op.transB = transB;
   op.dOut.assign(d.begin(), d.end());
   suspend(State::AtCollective);

@@ -93,6 +93,10 @@ void tma_store(const uint64_t (&map)[16], std::initializer_list<int32_t> coords,
 // warp collectives too.
 void wgmma(int n, bool bf16, bool transA, bool transB, uint64_t descA, uint64_t descB, int32_t scale,
            std::initializer_list<float*> d);
+// The same with A from registers: `a` are this lane's four words of its warp's 16 rows of A (as
+// mma.sync m16n8k16 holds its A), taken when the wgmma is issued.
+void wgmma_ra(int n, bool bf16, bool transB, std::initializer_list<uint32_t> a, uint64_t descB, int32_t scale,
+              std::initializer_list<float*> d);
 void wgmma_commit();
 void wgmma_wait(int pending);
 

@@ -248,6 +248,7 @@ TEST_CASE("the generated wgmma code computes the GEMM tiles of wgmma_tiles.tyl")
       {"k128_mn128_f16", tylo_host::runner(k128_mn128_f16)}, {"k128_mn128_bf16", tylo_host::runner(k128_mn128_bf16)},
       {"k64_k64", tylo_host::runner(k64_k64)},               {"k32_none", tylo_host::runner(k32_none)},
       {"groups_m", tylo_host::runner(groups_m)},             {"groups_n_stage", tylo_host::runner(groups_n_stage)},
+      {"a_regs", tylo_host::runner(a_regs)},                 {"a_regs_groups", tylo_host::runner(a_regs_groups)},
   };
   tyl::examples::Example ex;
   REQUIRE(tyl::examples::compile(std::string(TYLO_SOURCE_DIR) + "/tests/emu/kernels/wgmma_tiles.tyl", ex));
@@ -337,13 +338,18 @@ TEST_CASE("the generated TMA code copies tiles and feeds wgmma, with zeros past 
   // Windows of 3-D and 4-D tensors: tensor maps of that rank.
   tyl::examples::Example batched;
   REQUIRE(tyl::examples::compile(std::string(TYLO_SOURCE_DIR) + "/tests/emu/kernels/tma_batched.tyl", batched));
+  const std::map<std::string, std::pair<tyl::examples::Runner, size_t>> batchedRunners = {
+      {"tma_batched", {tylo_host::runner(tma_batched), 0}},
+      {"tma_store_4d", {tylo_host::runner(tma_store_4d), 1}},
+      {"tma_box3d", {tylo_host::runner(tma_box3d), 2}},
+      {"tma_store_box3d", {tylo_host::runner(tma_store_box3d), 3}},
+  };
   for (const tyl::test::TmaBatchedCase& t : tyl::test::kTmaBatchedCases) {
     INFO(t.kernel << " M = " << t.m << " N = " << t.n);
     std::vector<tyl::emu::Buffer> buffers = tyl::test::tmaBatchedInputs(t);
     std::string problems;
-    const bool store = std::string(t.kernel) == "tma_store_4d";
-    CHECK((store ? tylo_host::runner(tma_store_4d) : tylo_host::runner(tma_batched))(
-        batched.module->kernels.at(store ? 1 : 0), tyl::test::tmaBatchedArgs(t), buffers, problems));
+    const auto& [run, index] = batchedRunners.at(t.kernel);
+    CHECK(run(batched.module->kernels.at(index), tyl::test::tmaBatchedArgs(t), buffers, problems));
     CHECK(problems == "");
     CHECK(tyl::test::tmaBatchedError(t, buffers) == "");
   }

@@ -101,8 +101,8 @@ inline std::vector<emu::Arg> tmaGemmArgs(const TmaGemmCase& c) {
           emu::Arg::pointer(0),   emu::Arg::pointer(1),   emu::Arg::pointer(2)};
 }
 
-// tma_batched and tma_store_4d of tma_batched.tyl: `outer` matrices (L, or H x L) of M x N; the
-// padded side has whole 32 x 64 tiles. A random, B not yet written; B must be A padded with zeros
+// The kernels of tma_batched.tyl: `outer` matrices (L, or H x L) of M x N; the padded side has
+// whole 32 x 64 tiles (and, for the boxes of three dimensions, no padding along L). A random, B not yet written; B must be A padded with zeros
 // (a store: A's corner).
 struct TmaBatchedCase {
   const char* kernel;
@@ -155,6 +155,9 @@ inline const TmaBatchedCase kTmaBatchedCases[] = {
     {"tma_batched", {3}, 50, 72},
     {"tma_batched", {2}, 64, 128},
     {"tma_store_4d", {2, 3}, 40, 104, true},
+    {"tma_box3d", {3}, 50, 72},
+    {"tma_box3d", {4}, 64, 128},
+    {"tma_store_box3d", {3}, 40, 104, true},
 };
 
 // ws_gemm of ws_gemm.tyl (128 x 128 tiles, a three-stage ring) takes the same inputs and the

@@ -29,6 +29,8 @@ inline constexpr WgmmaTile kWgmmaTiles[] = {
     {"k32_none", 64, 32, 16, tir::Type::BF16, -1, 1},
     {"groups_m", 128, 64, 64, tir::Type::BF16, -1, 4},
     {"groups_n_stage", 64, 128, 64, tir::Type::BF16, 3, 4},
+    {"a_regs", 64, 128, 64, tir::Type::F16, -1, 4},
+    {"a_regs_groups", 128, 128, 64, tir::Type::BF16, -1, 4},
 };
 
 // A and B random (seeded by the kernel's shape), C not yet written.

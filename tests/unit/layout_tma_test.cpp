@@ -148,3 +148,40 @@ TEST_CASE("TMA tiles: mismatches name the element", "[tma]") {
     CHECK_THAT(mismatch(formOf(l, {32, 8}, 32, 8)).message, Catch::Contains("memory ('m') only"));
   }
 }
+
+TEST_CASE("TMA tiles of three dimensions: the box's rows are its outer places' rows, one after another", "[tma]") {
+  // bf16[2, 32, 64] with a 128-byte swizzle, the matrices 4096 bytes apart: one box of 2 x 32 x 64,
+  // whose (o, r, c) TMA writes as row 32 o + r of a 64 x 64 box.
+  const Layout l = Layout::compose(Swizzle::make(3, 3, 3), makeTile({{2, 2048}, {32, 64}, {64, 1}}));
+  TmaTile t;
+  t.layout = &l;
+  t.shape = {2, 32, 64};
+  t.origin = {0, 0, 0};
+  t.rowDim = 1;
+  t.colDim = 2;
+  t.rows = 32;
+  t.cols = 64;
+  t.outerDims = {0};
+  t.outerExtents = {2};
+  const TmaTileForm f = form(tmaTileForm(t));
+  CHECK(f.boxOuter == std::vector<int64_t>{2});
+  REQUIRE(f.boxes.size() == 1);
+  CHECK(f.boxes[0].start == 0);
+  for (int64_t o = 0; o < 2; ++o)
+    for (int64_t r = 0; r < 32; ++r)
+      for (int64_t c = 0; c < 64; ++c)
+        CHECK(2 * applyAxis(l, std::vector<int64_t>{o, r, c}, t.shape, Axis::m) ==
+              tmaElementAddress(128, 0, 64, 2, 32 * o + r, c));
+  // Over 300 matrices the outer box is 256 long at most: 300 is not a whole number of them.
+  const Layout tall{makeTile({{300, 2048}, {32, 64}, {64, 1}})};
+  t.layout = &tall;
+  t.shape = {300, 32, 64};
+  t.outerExtents = {300};
+  CHECK_THAT(mismatch(tmaTileForm(t)).message, Catch::Contains("not a whole number of boxes of 256"));
+  // The matrices interleaved with the rows: not where TMA writes them.
+  const Layout mixed{makeTile({{2, 64}, {32, 128}, {64, 1}})};
+  t.layout = &mixed;
+  t.shape = {2, 32, 64};
+  t.outerExtents = {2};
+  CHECK_THAT(mismatch(tmaTileForm(t)).message, Catch::Contains("TMA writes rows of 2 x 32 x 64 boxes"));
+}

@@ -3,6 +3,7 @@
 // (the golden values of design/HOPPER.md).
 #include <catch2/catch.hpp>
 
+#include <tuple>
 #include <variant>
 
 #include "ir/layout/Wgmma.h"
@@ -49,6 +50,36 @@ TEST_CASE("wgmma accumulator: the layout holds what the PTX formula says, in eve
   CHECK_FALSE(validWgmmaN(260));
   CHECK_FALSE(validWgmmaN(12));
   CHECK_THROWS_AS(wgmmaLayoutD(12), Error);
+}
+
+TEST_CASE("wgmma A in registers: each warp holds its 16 rows as mma.sync holds its A", "[wgmma]") {
+  // Over (64 groupsM, 16 kBlocks) with groupsN warpgroups per row: thread t of warpgroup g, register
+  // 8 kb + j holds row 64 (g / groupsN) + 16 (t / 32) + (mma.sync A's row), column 16 kb + (its column),
+  // from the PTX table of m16n8k16's A (register j: row l / 4 + 8 ((j >> 1) & 1), column
+  // 2 (l % 4) + (j & 1) + 8 (j >> 2)).
+  for (auto [kBlocks, groupsM, groupsN] : {std::tuple{1, 1, 1}, std::tuple{4, 1, 1}, std::tuple{2, 2, 2},
+                                           std::tuple{3, 1, 3}}) {
+    INFO("k blocks " << kBlocks << ", warpgroups " << groupsM << " x " << groupsN);
+    const Layout a{wgmmaLayoutA(kBlocks, groupsM, groupsN)};
+    const Shape shape{kWgmmaM * groupsM, kWgmmaK * kBlocks};
+    for (int64_t g = 0; g < groupsM * groupsN; ++g)
+      for (int thread = 0; thread < 128; ++thread)
+        for (int64_t kb = 0; kb < kBlocks; ++kb)
+          for (int j = 0; j < 8; ++j) {
+            const int l = thread % 32;
+            const int64_t row = 64 * (g / groupsN) + 16 * (thread / 32) + l / 4 + 8 * ((j >> 1) & 1);
+            const int64_t col = 16 * kb + 2 * (l % 4) + (j & 1) + 8 * (j >> 2);
+            CHECK(mmaAtomA(l, j).row == l / 4 + 8 * ((j >> 1) & 1));
+            CHECK(mmaAtomA(l, j).col == 2 * (l % 4) + (j & 1) + 8 * (j >> 2));
+            // The element is held by this thread, in register 8 kb + j, among its replicas.
+            bool held = false;
+            for (const PhysCoord& p : applyAll(a, std::vector<int64_t>{row, col}, shape))
+              held = held || (p[Axis::wgid] == g && p[Axis::wid_in_wg] == thread / 32 && p[Axis::laneid] == l &&
+                              p[Axis::m] == 8 * kb + j);
+            CHECK(held);
+          }
+  }
+  CHECK_THROWS_AS(wgmmaLayoutA(0), Error);
 }
 
 TEST_CASE("wgmma descriptors: the golden encodings", "[wgmma]") {

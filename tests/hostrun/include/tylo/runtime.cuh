@@ -137,6 +137,10 @@ inline void wgmma_on_host(int n, WgmmaType type, int transA, int transB, uint64_
                           int32_t scale, std::initializer_list<float*> d) {
   ::tylo_host::wgmma(n, type == WgmmaType::bf16, transA != 0, transB != 0, descA, descB, scale, d);
 }
+inline void wgmma_on_host_ra(int n, WgmmaType type, int transB, std::initializer_list<uint32_t> a, uint64_t descB,
+                             int32_t scale, std::initializer_list<float*> d) {
+  ::tylo_host::wgmma_ra(n, type == WgmmaType::bf16, transB != 0, a, descB, scale, d);
+}
 // The harness performs a wgmma when a wait_group retires its group; it reads D then, so there is
 // nothing to fence.
 inline void wgmma_fence() {}
