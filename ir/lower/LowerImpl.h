@@ -120,9 +120,10 @@ class KernelLowering {
   // CheckExpectTx.cpp: an arrive.expect_tx's constant count against the bytes of the TMA copies
   // beside it on the same barrier.
   void checkExpectTx(const tile::Block& block);
-  // CheckMmaWaits.cpp: no accumulator of an async wgmma read or written, and the kernel not ended,
-  // before the wait_mmas that retires its group.
-  void checkMmaWaits();
+  // CheckInFlight.cpp: nothing an async wgmma or TMA store still uses (accumulator, A fragment,
+  // shared tiles at constant places) touched, and the kernel not ended, before the wait that
+  // retires its group.
+  void checkInFlight();
   // CheckRegisterBudget.cpp: the registers each warp holds after the setmaxnreg it runs (where the
   // conditions around them depend on thread ids only) against what the launch allocates.
   void checkRegisterBudget();

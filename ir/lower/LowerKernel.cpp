@@ -10,7 +10,7 @@ std::optional<tir::Kernel> KernelLowering::run() {
   const size_t errors = diags_.errorCount();
   if (!checkLayouts()) return std::nullopt;                              // CheckLayouts.cpp
   checkExpectTx(tk_.body);                                               // CheckExpectTx.cpp
-  checkMmaWaits();                                                       // CheckMmaWaits.cpp
+  checkInFlight();                                                       // CheckInFlight.cpp
   hasTmaStores_ = hasTmaStores(tk_.body);                                // LowerTma.cpp
   std::vector<tir::LaunchCheck> analysisChecks = takeAnalysisChecks();  // LaunchChecks.cpp: they go last
   addAlignmentChecks();                                                  // LaunchChecks.cpp
