@@ -44,7 +44,9 @@ const tir::Kernel* find(const Example& ex, const std::string& name) {
 bool runClean(const Example& ex, const tir::Kernel& k, const std::vector<emu::Arg>& args,
               std::vector<emu::Buffer>& buffers, Check& check) {
   if (ex.runner) return ex.runner(k, args, buffers, check.findings);
-  emu::RunResult r = emu::run(k, args, buffers);
+  emu::Options options;
+  options.smCount = ex.smCount;
+  emu::RunResult r = emu::run(k, args, buffers, options);
   check.findings += emu::renderFindings(r.findings, ex.sources);
   return r.ok();
 }

@@ -28,6 +28,7 @@ struct Example {
   std::string diagnostics;
   Runner runner;
   std::string where = "emulator";
+  int smCount = 132;  // what sm_count() is on the emulator (a runner sets its own)
 };
 
 // Compiles the .tyl file at `path` into `ex`; false (with `ex.diagnostics`) when it fails.

@@ -37,10 +37,12 @@ bool compileOrSay(const std::string& path, examples::Example& ex) {
 
 int main(int argc, char** argv) {
   std::string dir = argc > 1 ? argv[1] : TYLO_EXAMPLES_DIR;
-  examples::Example addOneTyl, gemmTyl, stagesTyl;
+  examples::Example addOneTyl, gemmTyl, stagesTyl, sm90Tyl;
   if (!compileOrSay(dir + "/add_one/add_one.tyl", addOneTyl) || !compileOrSay(dir + "/gemm/gemm.tyl", gemmTyl) ||
-      !compileOrSay(dir + "/gemm/gemm_stages.tyl", stagesTyl))
+      !compileOrSay(dir + "/gemm/gemm_stages.tyl", stagesTyl) || !compileOrSay(dir + "/gemm/gemm_sm90.tyl", sm90Tyl))
     return 2;
+  // The Hopper kernel persistent on 3 SMs: each block steps through several of the 10 tiles.
+  sm90Tyl.smCount = 3;
   report(examples::addOne(addOneTyl));
   report(examples::addOneN(addOneTyl, {0, 1, 1023, 1025, 4096 + 5}));
   // Sizes that are not tile multiples (M, N, K = 200, 136, 72 with 128 x 256 x 32 tiles).
@@ -53,6 +55,7 @@ int main(int argc, char** argv) {
     report(examples::gemm(stagesTyl, "gemm_prefetch", t, odd, true));
     report(examples::gemmBeta(gemmTyl, t, odd));
     report(examples::gemm(gemmTyl, "gemm_any", t, {200, 137, 75}, true));  // rows not whole 16-byte vectors
+    report(examples::gemm(sm90Tyl, "gemm_sm90", t, {520, 392, 200}, t == Type::BF16));
   }
   if (failures) std::printf("%d kernel runs were wrong\n", failures);
   return failures ? 1 : 0;

@@ -628,7 +628,7 @@ void checkGemmPtx(const std::string& stem, const std::string& arch, size_t kerne
   CHECK(reports == kernels);
 }
 
-// A file of tests/emu/kernels compiled by tyloc for sm_90a and by nvcc to PTX and on to a cubin,
+// A file of tests/emu/kernels (or a path from the source tree's root) compiled by tyloc for sm_90a and by nvcc to PTX and on to a cubin,
 // which ptxas must build without a warning (its C7510 to C7520 say that wgmmas are serialized: a
 // kernel correct but slow) and without spills; returns the PTX, each of its `kernels` entries
 // checked by `check(name, body)`.
@@ -637,7 +637,8 @@ void buildSm90a(const std::string& file, size_t kernels,
   const std::string stem = fs::path(file).stem().string();
   const fs::path dir = scratch(stem + "_sm_90a");
   const fs::path cu = dir / (stem + ".cu"), ptx = dir / (stem + ".ptx");
-  auto t = run({TYLOC_PATH, std::string(TYLO_SOURCE_DIR) + "/tests/emu/kernels/" + file, "--arch", "sm_90a", "-o",
+  const std::string path = file.find('/') == std::string::npos ? "/tests/emu/kernels/" + file : "/" + file;
+  auto t = run({TYLOC_PATH, std::string(TYLO_SOURCE_DIR) + path, "--arch", "sm_90a", "-o",
                 cu.string(), "--header", (dir / (stem + ".cuh")).string()});
   INFO(t.err);
   REQUIRE(t.exitCode == 0);
@@ -839,3 +840,18 @@ TEST_CASE("gemm_stages.tyl kernels use mma.sync, ldmatrix and cp.async, and do n
   checkGemmPtx("gemm_stages", arch, 6);
 }
 #endif
+
+// The Hopper GEMM example (examples/gemm/gemm_sm90.tyl), both instantiations: TMA into the stages,
+// wgmma from them with a group kept in flight, mbarrier parity waits, setmaxnreg; ptxas builds it
+// without spills or serialized wgmmas (buildSm90a).
+TEST_CASE("the Hopper GEMM example builds for sm_90a: TMA, wgmma in flight, mbarriers, setmaxnreg, no spills") {
+  buildSm90a("examples/gemm/gemm_sm90.tyl", 2, [](const std::string&, const std::string& body) {
+    CHECK(body.find("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes") !=
+          std::string::npos);
+    CHECK(body.find("wgmma.mma_async.sync.aligned.m64n256k16.f32") != std::string::npos);
+    CHECK(body.find("wgmma.wait_group.sync.aligned 1;") != std::string::npos);
+    CHECK(body.find("mbarrier.try_wait.parity") != std::string::npos);
+    CHECK(body.find("setmaxnreg.inc.sync.aligned.u32 232") != std::string::npos);
+    CHECK(body.find("setmaxnreg.dec.sync.aligned.u32 40") != std::string::npos);
+  });
+}

@@ -42,6 +42,15 @@ TEST_CASE("gemm matches a CPU reference at several sizes for f16 and bf16") {
     for (const test::GemmCase& c : test::kGemmCases) require(examples::gemm(*ex, "gemm", t, c.problem, c.relu));
 }
 
+TEST_CASE("gemm_sm90 matches a CPU reference for f16 and bf16, persistent with more tiles than blocks") {
+  auto ex = compileExample("examples/gemm/gemm_sm90.tyl");
+  for (Type t : {Type::F16, Type::BF16})
+    for (const test::Sm90Case& c : test::kSm90Cases) {
+      ex->smCount = c.sms ? c.sms : 132;
+      require(examples::gemm(*ex, "gemm_sm90", t, c.gemm.problem, c.gemm.relu));
+    }
+}
+
 TEST_CASE("gemm_any matches a CPU reference at sizes that are not multiples of 8, for f16 and bf16") {
   auto ex = compileExample("examples/gemm/gemm.tyl");
   for (Type t : {Type::F16, Type::BF16})

@@ -15,6 +15,7 @@
 #include "examples/emulate/ExampleChecks.h"
 #include "gemm.cuh"
 #include "gemm_stages.cuh"
+#include "gemm_sm90.cuh"
 #include "launch_grid.cuh"
 #include "mbarrier_handoff.cuh"
 #include "tests/hostrun/HostRunner.h"
@@ -54,6 +55,8 @@ const std::map<std::string, examples::Runner>& launchers() {
         {"gemm_two_stage_bf16", tylo_host::runner(gemm_two_stage_bf16)},
         {"gemm_prefetch_f16", tylo_host::runner(gemm_prefetch_f16)},
         {"gemm_prefetch_bf16", tylo_host::runner(gemm_prefetch_bf16)},
+        {"gemm_sm90_f16", tylo_host::runner(gemm_sm90_f16)},
+        {"gemm_sm90_bf16", tylo_host::runner(gemm_sm90_bf16)},
     };
 #ifdef TYLO_HOST_RUN_VARIANTS
 #define TYLO_ADD_VARIANT(name, description) m.emplace("gemm_" #name "_bf16", tylo_host::runner(gemm_##name##_bf16));
@@ -99,6 +102,16 @@ TEST_CASE("generated gemm matches a CPU reference at several sizes for f16 and b
   auto ex = example("examples/gemm/gemm.tyl");
   for (Type t : {Type::F16, Type::BF16})
     for (const test::GemmCase& c : test::kGemmCases) test::requireClean(examples::gemm(*ex, "gemm", t, c.problem, c.relu));
+}
+
+TEST_CASE("generated gemm_sm90 matches a CPU reference for f16 and bf16, persistent, run on the host") {
+  auto ex = example("examples/gemm/gemm_sm90.tyl");
+  for (Type t : {Type::F16, Type::BF16})
+    for (const test::Sm90Case& c : test::kSm90Cases) {
+      tylo_host::set_sm_count(c.sms ? c.sms : 132);
+      test::requireClean(examples::gemm(*ex, "gemm_sm90", t, c.gemm.problem, c.gemm.relu));
+    }
+  tylo_host::set_sm_count(132);
 }
 
 TEST_CASE("generated gemm_any matches a CPU reference at sizes that are not multiples of 8, run on the host") {
