@@ -1,6 +1,8 @@
-// GEMM benchmark (PERFORMANCE.md): the generated GEMM (examples/gemm/gemm.tyl, mma.sync +
-// ldmatrix + cp.async, a four-stage pipeline with fragments loaded across the barrier, and
-// gemm_stages.tyl's gemm_prefetch, the same pipeline written by hand) against cublasGemmEx in the same process, on the same
+// GEMM benchmark (PERFORMANCE.md): the generated GEMMs (examples/gemm/gemm.tyl, mma.sync +
+// ldmatrix + cp.async, a four-stage pipeline with fragments loaded across the barrier;
+// gemm_stages.tyl's gemm_prefetch, the same pipeline written by hand; and gemm_sm90.tyl, TMA +
+// wgmma + a warp-specialized persistent pipeline, built for sm_90a like this whole benchmark,
+// which runs on an H100 or H200) against cublasGemmEx in the same process, on the same
 // inputs: bf16 and f16 in, f32 out and f32 accumulation, C = A @ B with A, B row-major, at
 // 2048^3, 4096^3 and 8192^3. At one size (default 4096) it also times the hand-written one- and
 // two-stage pipelines of gemm_stages.tyl, to show what the overlap buys, and gemm.tyl's gemm_any
@@ -21,6 +23,7 @@
 // Exit codes: 0 ok, 1 a wrong result or a CUDA/cuBLAS error, 2 bad arguments, 77 no CUDA device.
 #include "gemm.cuh"
 #include "gemm_check.h"
+#include "gemm_sm90.cuh"
 #include "gemm_stages.cuh"
 #include "gemm_variants.h"
 
@@ -352,6 +355,10 @@ int main(int argc, char** argv) {
   }
   cudaDeviceProp prop{};
   CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
+  if (prop.major != 9) {
+    std::printf("skipped: built for sm_90a (Hopper), this GPU is sm_%d%d\n", prop.major, prop.minor);
+    return 77;
+  }
   int driver = 0, runtime = 0, cublasVersion = 0;
   CHECK_CUDA(cudaDriverGetVersion(&driver));
   CHECK_CUDA(cudaRuntimeGetVersion(&runtime));
@@ -374,12 +381,12 @@ int main(int argc, char** argv) {
 
   Plan plan{sizes, stagesSize, variantsSize < 0 ? *std::max_element(sizes.begin(), sizes.end()) : variantsSize};
   Kernels<__nv_bfloat16> bf16;
-  bf16.main = {{"gemm", gemm_bf16}, {"gemm_prefetch", gemm_prefetch_bf16}};
+  bf16.main = {{"gemm", gemm_bf16}, {"gemm_prefetch", gemm_prefetch_bf16}, {"gemm_sm90", gemm_sm90_bf16}};
   bf16.stages = {{"gemm_two_stage", gemm_two_stage_bf16},
                  {"gemm_one_stage", gemm_one_stage_bf16},
                  {"gemm_any", gemm_any_bf16}};
   Kernels<__half> f16;
-  f16.main = {{"gemm", gemm_f16}, {"gemm_prefetch", gemm_prefetch_f16}};
+  f16.main = {{"gemm", gemm_f16}, {"gemm_prefetch", gemm_prefetch_f16}, {"gemm_sm90", gemm_sm90_f16}};
   f16.stages = {{"gemm_two_stage", gemm_two_stage_f16}, {"gemm_one_stage", gemm_one_stage_f16}, {"gemm_any", gemm_any_f16}};
 #define TYLO_VARIANT(name, what)                                              \
   bf16.variants.push_back({"gemm_" #name, gemm_##name##_bf16, what}); \

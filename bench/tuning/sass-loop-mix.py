@@ -2,8 +2,9 @@
 """Instruction mix of the hottest loop of each kernel in a SASS listing (nvdisasm -c or
 cuobjdump --dump-sass).
 
-The hottest loop is taken to be the backward branch whose body holds the most HMMA (or,
-without HMMA, the most instructions). Prints, per kernel, the loop's instruction count by
+The hottest loop is taken to be the backward branch whose body holds the most tensor-core
+instructions, HMMA (mma.sync) or HGMMA (wgmma), the innermost of those holding as many (or, without
+them, the one with the most instructions). Prints, per kernel, the loop's instruction count by
 opcode, so changes to the generated main loop can be compared without a GPU.
 
 usage: sass-loop-mix.py FILE.sass [KERNEL_SUBSTRING]
@@ -28,12 +29,12 @@ def functions(lines):
 
 
 def opcode(line):
-    m = re.match(r'\s*(?:/\*[0-9a-f]+\*/)?\s*(?:@!?U?P[T0-9]+\s+)?([A-Z][A-Z0-9_]*)(\.[A-Z0-9_.]+)?\s', line)
+    m = re.match(r'\s*(?:/\*[0-9a-f]+\*/)?\s*(?:@!?U?P[T0-9]+\s+)?([A-Z][A-Z0-9_]*)(\.[A-Za-z0-9_.]+)?\s', line)
     return m.group(1) if m else None
 
 
 def hottest_loop(body):
-    """The instructions of the backward branch's loop holding the most HMMA."""
+    """The instructions of the backward branch's loop holding the most HMMA or HGMMA."""
     targets = {}  # label or address -> index of the instruction there
     insns = []  # (opcode, text)
     for line in body:
@@ -59,7 +60,8 @@ def hottest_loop(body):
         if target is None or target > pos:
             continue
         loop = insns[target:pos + 1]
-        key = (sum(1 for o, _ in loop if o == 'HMMA'), len(loop))
+        tensor = sum(1 for o, _ in loop if o in ('HMMA', 'HGMMA'))
+        key = (tensor, -len(loop) if tensor else len(loop))  # the innermost of equals
         if best is None or key > best[0]:
             best = (key, loop)
     return best[1] if best else []
@@ -73,12 +75,13 @@ def main():
             continue
         loop = hottest_loop(body)
         mix = collections.Counter(op for op, _ in loop)
-        hmma = mix.get('HMMA', 0)
+        tensor = 'HGMMA' if mix.get('HGMMA', 0) else 'HMMA'
+        hmma = mix.get(tensor, 0)
         other = len(loop) - hmma
         short = re.sub(r'^.*tylo_kernel_', '', name)
         short = re.sub(r'E[iP].*$', '', short)
-        print(f'{short}: loop of {len(loop)} instructions, {hmma} HMMA, {other} others'
-              + (f' ({other / hmma:.2f} per HMMA)' if hmma else ''))
+        print(f'{short}: loop of {len(loop)} instructions, {hmma} {tensor}, {other} others'
+              + (f' ({other / hmma:.2f} per {tensor})' if hmma else ''))
         print('  ' + ', '.join(f'{op} {n}' for op, n in mix.most_common()))
 
 

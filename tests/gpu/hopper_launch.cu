@@ -10,6 +10,7 @@
 #include "wgmma_tiles.cuh"
 #include "cluster_gemm.cuh"
 #include "tma_batched.cuh"
+#include "gemm_sm90.cuh"
 #include "ws_gemm.cuh"
 
 namespace {
@@ -47,6 +48,8 @@ int hopperLaunch(const std::string& name, const std::vector<void*>& p, const std
   if (name == "ws_flat") e = ws_flat(i[0], i[1], i[2], as<bf16>(p[0]), as<bf16>(p[1]), as<float>(p[2]), nullptr);
   if (name == "ws_pipeline")
     e = ws_pipeline(i[0], i[1], i[2], as<bf16>(p[0]), as<bf16>(p[1]), as<float>(p[2]), nullptr);
+  if (name == "gemm_sm90")
+    e = gemm_sm90_bf16(i[0], i[1], i[2], as<bf16>(p[0]), as<bf16>(p[1]), as<float>(p[2]), 1.0f, false, nullptr);
   if (name == "tma_batched")
     e = tma_batched(i[0], i[1], i[2], i[3], i[4], as<bf16>(p[0]), as<bf16>(p[1]), nullptr);
   if (name == "tma_box3d") e = tma_box3d(i[0], i[1], i[2], i[3], i[4], as<bf16>(p[0]), as<bf16>(p[1]), nullptr);

@@ -106,6 +106,18 @@ int main() {
       check(error.empty(), std::string(kernel) + " " + std::to_string(g.m) + " x " + std::to_string(g.n) + " x " +
                                std::to_string(g.k) + ": " + error);
     }
+  // The Hopper GEMM example (bf16, alpha 1, no relu: C = A @ B), at the emulator's sizes and at one
+  // with more 128 x 256 tiles than the device has SMs.
+  std::vector<tyl::test::TmaGemmCase> sm90Cases(std::begin(tyl::test::kWsPipelineCases),
+                                                std::end(tyl::test::kWsPipelineCases));
+  sm90Cases.push_back({2200, 4104, 520});
+  for (const tyl::test::TmaGemmCase& g : sm90Cases) {
+    std::vector<Buffer> b = tyl::test::tmaGemmInputs(g);
+    onDevice("gemm_sm90", tyl::test::tmaGemmArgs(g), b);
+    const std::string error = tyl::test::tmaGemmError(g, b);
+    check(error.empty(), "gemm_sm90 " + std::to_string(g.m) + " x " + std::to_string(g.n) + " x " +
+                             std::to_string(g.k) + ": " + error);
+  }
   for (const tyl::test::TmaBatchedCase& t : tyl::test::kTmaBatchedCases) {
     std::vector<Buffer> b = tyl::test::tmaBatchedInputs(t);
     onDevice(t.kernel, tyl::test::tmaBatchedArgs(t), b);
