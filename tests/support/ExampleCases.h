@@ -28,14 +28,17 @@ inline const std::vector<GemmCase> kGemmAnyCases = {
 // gemm_beta: a tile multiple and not, each with a beta that reads C and with beta = 0.
 inline const std::vector<examples::Problem> kGemmBetaProblems = {{128, 256, 64}, {200, 136, 72}};
 inline const std::vector<double> kGemmBetas = {-2.0, 0.0};
-// gemm_sm90 (128 x 256 tiles, K steps of 64, persistent): a tile multiple, sizes that are not,
-// and, on `sms` SMs, more tiles than blocks (0: the default 132).
+// gemm_sm90 (128 x 256 tiles, K steps of 64, persistent, tiles in groups of 8 rows): a tile
+// multiple, sizes that are not, and, on `sms` SMs, more tiles than blocks (0: the default 132);
+// the last has two groups of rows of tiles, the second of one row.
 struct Sm90Case {
   GemmCase gemm;
   int sms;
 };
-inline const std::vector<Sm90Case> kSm90Cases = {
-    {{{128, 256, 64}, false}, 0}, {{{200, 264, 136}, true}, 0}, {{{520, 392, 200}, false}, 3}};
+inline const std::vector<Sm90Case> kSm90Cases = {{{{128, 256, 64}, false}, 0},
+                                                 {{{200, 264, 136}, true}, 0},
+                                                 {{{520, 392, 200}, false}, 3},
+                                                 {{{1100, 264, 8}, false}, 5}};
 // gemm_stages.tyl's pipelines: several K steps, and a size that is no tile multiple.
 inline const std::vector<GemmCase> kPipelineCases = {{{128, 256, 96}, false}, {{200, 136, 72}, true}};
 
