@@ -95,8 +95,8 @@ namespace {
 // The note that tells of a diagnostic's repeats (empty for none).
 std::string repeatsNote(const Diagnostic& d) {
   if (d.repeats == 0) return {};
-  return fmt::format("{} more like this here, not shown (from unrolled iterations, pipeline stages or "
-                     "instantiations)",
+  return fmt::format("{} more like this here, not shown (from unrolled iterations, pipeline stages, "
+                     "instantiations or, in a run, other threads)",
                      d.repeats);
 }
 

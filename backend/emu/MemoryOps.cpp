@@ -144,8 +144,10 @@ void Interpreter::reportShared(const Warp& w, const SharedCheck& check, const ti
     bool async = isAsyncCopy(c.other.stmt);
     std::string other = describeInBlock(c.other.thread);
     std::string theirs = async                      ? "copies into with a cp.async"
-                         : isTmaStore(c.other.stmt) ? "may still be reading with a TMA store that no wait_stores retired"
-                         : isWgmma(c.other.stmt)    ? "may still be reading with a wgmma that no wgmma.wait_group retired"
+                         : isTmaStore(c.other.stmt) ? "may still be reading with a TMA store (no wait_stores of its thread, "
+                                                      "then a barrier, orders this access after it)"
+                         : isWgmma(c.other.stmt)    ? "may still be reading with a wgmma (no wait_mmas of its warpgroup, "
+                                                      "then a barrier or mbarrier, orders this access after it)"
                          : c.otherWrote             ? "wrote"
                                                     : "read";
     const bool inFlight = isTmaStore(c.other.stmt) || isWgmma(c.other.stmt);  // its read ends at a wait

@@ -111,8 +111,8 @@ std::variant<TmaTileForm, TmaFormMismatch> tmaTileForm(const TmaTile& tile) {
               const int64_t written = tmaElementAddress(swizzle, start, form.boxCols, e, row, c);
               const int64_t placed = checkedMul(applyAxis(layout, at(br + r, bc + c), tile.shape, Axis::m), e);
               if (written != placed)
-                return mismatch(fmt::format("TMA writes rows of {}{} x {} boxes{}: element {} is at byte {}, but TMA "
-                                            "writes it to byte {}",
+                return mismatch(fmt::format("TMA moves rows of {}{} x {} boxes{}: element {} is at byte {}, but "
+                                            "TMA's box has it at byte {}",
                                             outerExtents, form.boxRows,
                                             form.boxCols, swizzle ? fmt::format(" with a {}-byte swizzle", swizzle) : "",
                                             shapeToString(at(br + r, bc + c)), placed, written),

@@ -6,7 +6,8 @@
 // Its shared tiles may not be written either.
 // store-in-flight: a TMA store (`store_async(dst, s)`) reads its shared tile until a
 // wait_stores retires its bulk group: until then the tile may not be written, and the kernel may
-// not end (the block's shared memory would go to the next one).
+// not end (the block's shared memory would go to the next one). A store issued under a condition
+// (one thread stores) is retired for the other threads only at the next barrier after that.
 //
 // Each path through the body is followed with, per register fragment an MMA uses and per shared
 // tile an MMA or a store reads, how many groups were committed after the youngest one using it (its
@@ -39,7 +40,8 @@ namespace {
 
 // A group's age is capped here: the waits take at most 8, so an older group is retired by any.
 constexpr int kOldest = 9;
-constexpr int kOpen = -1;  // a TMA store not yet committed
+constexpr int kOpen = -1;          // a TMA store not yet committed
+constexpr int kUntilBarrier = -2;  // a TMA store its threads retired, not yet the others (no barrier since)
 
 // What is in flight: a register fragment (whole), or a constant box of a shared tensor.
 struct Use {
@@ -96,6 +98,8 @@ class InFlightCheck {
   void run() {
     const State end = block(k_.body, State{});
     for (const auto& [u, f] : end) {
+      // A store its threads waited for is done before the block ends, whatever the others do.
+      if (f.age == kUntilBarrier) continue;
       if (misused_.count(f.issued.begin.offset) || !ended_.insert(f.issued.begin.offset).second) continue;
       if (u.store)
         diags_.report(kStoreInFlight, f.issued,
@@ -214,8 +218,13 @@ class InFlightCheck {
         // A shared box: only writing it is wrong.
         if (std::any_of(written.begin(), written.end(), [&, &u = u](const Use& w) { return overlap(u, w); }))
           report(s.loc, u, f,
-                 fmt::format("'{}' is written while {} that reads it may still be in flight", name,
-                             u.store ? "a TMA store" : "an async MMA"));
+                 f.age == kUntilBarrier
+                     ? fmt::format("'{}' is written while a TMA store that reads it may still be in flight for "
+                                   "other threads: the threads that issued it waited for it, but no barrier() "
+                                   "since orders this write after their wait",
+                                   name)
+                     : fmt::format("'{}' is written while {} that reads it may still be in flight", name,
+                                   u.store ? "a TMA store" : "an async MMA"));
         continue;
       }
       const bool read = reads.count(u.tensor) || std::any_of(exprs.begin(), exprs.end(), [&](const tir::ExprRef& e) {
@@ -233,7 +242,7 @@ class InFlightCheck {
   State after(const tile::Stmt& s, State in) {
     auto age = [&](bool stores) {
       for (auto& [u, f] : in)
-        if (u.store == stores && f.age != kOpen) f.age = std::min(f.age + 1, kOldest);
+        if (u.store == stores && f.age >= 0) f.age = std::min(f.age + 1, kOldest);
     };
     auto retire = [&](bool stores, int pending) {
       std::erase_if(in, [&](const auto& e) { return e.first.store == stores && e.second.age >= pending; });
@@ -282,9 +291,36 @@ class InFlightCheck {
         head = next;
       }
     }
-    if (const auto* branch = std::get_if<tile::If>(&s.node))
-      return join(block(branch->then, in), block(branch->otherwise, in));
+    if (const auto* branch = std::get_if<tile::If>(&s.node)) {
+      State joined = join(block(branch->then, in), block(branch->otherwise, in));
+      // A store issued in a branch and retired there is retired for the threads that took the
+      // branch: the others have not waited for it, and until a barrier it may still read its tile.
+      for (const tile::Block* b : {&branch->then, &branch->otherwise})
+        storesIn(*b, [&](Use u, SourceRange issued) {
+          if (!joined.count(u)) joined[u] = InFlight{kUntilBarrier, issued};
+        });
+      return joined;
+    }
+    if (std::holds_alternative<tile::Barrier>(s.node))
+      std::erase_if(in, [](const auto& e) { return e.second.age == kUntilBarrier; });
     return in;
+  }
+
+  // Calls fn(box, statement) for each TMA store in `b` and its nested blocks whose tile is at a
+  // constant place.
+  void storesIn(const tile::Block& b, const std::function<void(Use, SourceRange)>& fn) const {
+    for (const tile::Stmt& s : b) {
+      if (const auto* c = std::get_if<tile::Copy>(&s.node); c && c->tmaStore && c->src)
+        if (std::optional<Use> u = box(*c->src)) {
+          u->store = true;
+          fn(*u, s.loc);
+        }
+      if (const auto* f = std::get_if<tile::For>(&s.node)) storesIn(f->body, fn);
+      if (const auto* i = std::get_if<tile::If>(&s.node)) {
+        storesIn(i->then, fn);
+        storesIn(i->otherwise, fn);
+      }
+    }
   }
 
   // Once per statement and tensor, however often the loops around it are followed.
@@ -294,7 +330,11 @@ class InFlightCheck {
     const std::string& name = k_.tensors[u.tensor].name;
     if (u.store) {
       diags_.report(kStoreInFlight, at, what)
-          .note(f.issued, f.age == kOpen
+          .note(f.issued, f.age == kUntilBarrier
+                              ? fmt::format("this TMA store reads '{}'; a barrier() after its wait_stores orders the "
+                                            "other threads after it",
+                                            name)
+                          : f.age == kOpen
                               ? fmt::format("this TMA store reads '{}'; commit_stores() and wait_stores(0) retire it",
                                             name)
                               : fmt::format("this TMA store reads '{}'; wait_stores({}) retires its group{}", name,

@@ -240,9 +240,9 @@ class KernelLowering {
   static bool hasTmaStores(const tile::Block& b);
   // The boxes of a TMA copy between a shared tile and a global window, and the tensor map of
   // the global tensor for them (made, with its launch checks, when new); nullopt after a
-  // tma-layout error.
+  // tma-layout error. `store`: the tile is a TMA store's source (read), else a load's destination.
   std::optional<std::pair<layout::TmaTileForm, uint32_t>> tmaPlan(SourceRange loc, const tile::View& sharedView,
-                                                                  const tile::View& globalView);
+                                                                  const tile::View& globalView, bool store);
 
   // LowerMbarriers.cpp
   void mbarrierOp(SourceRange loc, const tile::MbarrierOp& op);

@@ -24,7 +24,8 @@ using tir::Type;
 
 std::optional<std::pair<layout::TmaTileForm, uint32_t>> KernelLowering::tmaPlan(SourceRange loc,
                                                                                 const tile::View& sharedView,
-                                                                                const tile::View& globalView) {
+                                                                                const tile::View& globalView,
+                                                                                bool store) {
   const tile::View& sv = sharedView;
   const tile::View& gv = globalView;
   const tile::Tensor& st = tk_.tensors[sv.tensor];  // the shared tile
@@ -88,7 +89,7 @@ std::optional<std::pair<layout::TmaTileForm, uint32_t>> KernelLowering::tmaPlan(
     auto r = layout::tmaTileForm(tile);
     if (const auto* m = std::get_if<layout::TmaFormMismatch>(&r)) {
       diags_.report(kTmaLayout, loc,
-                    fmt::format("TMA cannot write the shared tile '{}'{}: {}", st.name,
+                    fmt::format("TMA cannot {} the shared tile '{}'{}: {}", store ? "read" : "write", st.name,
                                 places.varies ? fmt::format(" at origin {}", layout::shapeToString(origin)) : "",
                                 m->message))
           .note(st.layoutLoc, fmt::format("'{}' is allocated here, with the layout {}", st.name,
@@ -209,7 +210,7 @@ std::vector<ExprRef> tmaBoxCoord(const layout::TmaBox& box) {
 void KernelLowering::tmaCopy(SourceRange loc, const tile::Copy& c) {
   const tile::View& dv = c.dst;
   const tile::View& sv = *c.src;
-  const auto plan = tmaPlan(loc, dv, sv);
+  const auto plan = tmaPlan(loc, dv, sv, false);
   if (!plan) return;
   const tir::MemRef bar = memRef(tk_.tensors[c.barrier->tensor], c.barrier->origin);
   for (const layout::TmaBox& box : plan->first.boxes) {
@@ -221,7 +222,7 @@ void KernelLowering::tmaCopy(SourceRange loc, const tile::Copy& c) {
 void KernelLowering::tmaStore(SourceRange loc, const tile::Copy& c) {
   const tile::View& gv = c.dst;
   const tile::View& sv = *c.src;
-  const auto plan = tmaPlan(loc, sv, gv);
+  const auto plan = tmaPlan(loc, sv, gv, true);
   if (!plan) return;
   for (const layout::TmaBox& box : plan->first.boxes) {
     const tir::MemRef from = memRef(tk_.tensors[sv.tensor], tensorCoord(sv, tmaBoxCoord(box)));

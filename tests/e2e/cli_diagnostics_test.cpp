@@ -515,7 +515,8 @@ TEST_CASE("the same check failing at one place many times is shown three times a
   CHECK(doc["diagnostics"][1]["notes"].empty());
   REQUIRE(doc["diagnostics"][2]["notes"].size() == 1);
   CHECK(doc["diagnostics"][2]["notes"][0]["message"] ==
-        "93 more like this here, not shown (from unrolled iterations, pipeline stages or instantiations)");
+        "93 more like this here, not shown (from unrolled iterations, pipeline stages, instantiations or, in a run, "
+        "other threads)");
   CHECK(doc["diagnostics"][2]["notes"][0]["location"]["line"] == 4);
   CHECK(doc["diagnostics"][3]["message"] == "index 7 is outside dimension 0 of extent 4");
 

@@ -183,5 +183,5 @@ TEST_CASE("TMA tiles of three dimensions: the box's rows are its outer places' r
   t.layout = &mixed;
   t.shape = {2, 32, 64};
   t.outerExtents = {2};
-  CHECK_THAT(mismatch(tmaTileForm(t)).message, Catch::Contains("TMA writes rows of 2 x 32 x 64 boxes"));
+  CHECK_THAT(mismatch(tmaTileForm(t)).message, Catch::Contains("TMA moves rows of 2 x 32 x 64 boxes"));
 }

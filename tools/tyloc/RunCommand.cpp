@@ -290,7 +290,7 @@ int runKernel(const RunOptions& o) {
     std::cout << fmt::format("{}: {} blocks, {} warp instructions, {} mma.sync{}, {} barriers{}\n", kernel->name,
                              r.stats.blocks, r.stats.warpInstructions, r.stats.mmas,
                              r.stats.wgmmas > 0 ? fmt::format(", {} wgmma", r.stats.wgmmas) : "", r.stats.barriers,
-                             r.ok() ? "" : fmt::format(", {} problems found", r.findings.size()));
+                             r.ok() ? "" : fmt::format(", {} problem{} found", r.findings.size(), r.findings.size() == 1 ? "" : "s"));
     if (!o.dumpDir.empty()) {
       for (size_t t = 0; t < tensors.size(); ++t) {
         const tir::Param& p = kernel->params[tensors[t].param];
