@@ -227,8 +227,9 @@ class InFlightCheck {
                                    u.store ? "a TMA store" : "an async MMA"));
         continue;
       }
+      const uint32_t array = k_.tensors[u.tensor].array;
       const bool read = reads.count(u.tensor) || std::any_of(exprs.begin(), exprs.end(), [&](const tir::ExprRef& e) {
-                          return readsArray(e, k_.tensors[u.tensor].array);
+                          return readsArray(e, array);
                         });
       if (read)
         report(s.loc, u, f, fmt::format("'{}' is read while an async MMA that uses it may still be in flight", name));
