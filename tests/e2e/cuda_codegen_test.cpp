@@ -839,8 +839,6 @@ TEST_CASE("gemm_stages.tyl kernels use mma.sync, ldmatrix and cp.async, and do n
   const std::string arch = GENERATE(as<std::string>{}, "80", "90");
   checkGemmPtx("gemm_stages", arch, 6);
 }
-#endif
-
 // The Hopper GEMM example (examples/gemm/gemm_sm90.tyl), both instantiations: TMA into the stages,
 // wgmma from them with a group kept in flight, mbarrier parity waits, setmaxnreg; ptxas builds it
 // without spills or serialized wgmmas (buildSm90a).
@@ -855,3 +853,5 @@ TEST_CASE("the Hopper GEMM example builds for sm_90a: TMA, wgmma in flight, mbar
     CHECK(body.find("setmaxnreg.dec.sync.aligned.u32 40") != std::string::npos);
   });
 }
+
+#endif
