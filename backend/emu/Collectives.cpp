@@ -10,7 +10,6 @@
 #include "backend/emu/Values.h"
 #include "backend/emu/Wgmma.h"
 #include "base/InternalError.h"
-#include "ir/layout/MmaAtom.h"
 
 namespace tyl::emu {
 namespace {
@@ -270,13 +269,13 @@ void Interpreter::performWgmma(Warp& w, const IssuedWgmma& issued) {
   const Mask mask = issued.mask;
   const int lead = std::countr_zero(mask);
   double A[16][16], B[256][16];
-  if (!op.a.empty())
-    for (int l = 0; l < kWarpSize; ++l)
-      for (int slot = 0; slot < 8; ++slot) {
-        const layout::RowCol rc = layout::mmaAtomA(l, slot);
-        const uint32_t word = issued.aWords[static_cast<size_t>(slot / 2)][static_cast<size_t>(l)];
-        A[rc.row][rc.col] = toFloat(op.ab, (word >> (16 * (slot % 2))) & 0xffff);
-      }
+  if (!op.a.empty()) {
+    const std::array<double, 256> a = registerA(op.ab, [&](int lane, int word) {
+      return issued.aWords[static_cast<size_t>(word)][static_cast<size_t>(lane)];
+    });
+    for (int64_t r = 0; r < 16; ++r)
+      for (int64_t k = 0; k < 16; ++k) A[r][k] = a[static_cast<size_t>(r * 16 + k)];
+  }
   forEachWgmmaOperand(w, issued, [&](bool isA, int64_t row, int64_t k, int64_t address) {
     const int64_t byte = address - kSharedWindowBase;
     if (byte >= 0 && byte <= shared().size() - 2) shared().endAsyncRead(byte, 2);

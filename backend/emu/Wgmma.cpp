@@ -3,6 +3,9 @@
 #include <array>
 #include <cstddef>
 
+#include "backend/emu/Values.h"
+#include "ir/layout/MmaAtom.h"
+
 namespace tyl::emu {
 
 MatrixDescriptor decodeMatrixDescriptor(uint64_t bits) {
@@ -63,6 +66,16 @@ int64_t matrixElementAddress(const MatrixDescriptor& d, bool mnMajor, int elemBy
     default: break;
   }
   return address;
+}
+
+std::array<double, 256> registerA(tir::Type type, const std::function<uint32_t(int lane, int word)>& word) {
+  std::array<double, 256> a{};
+  for (int lane = 0; lane < 32; ++lane)
+    for (int slot = 0; slot < 8; ++slot) {
+      const layout::RowCol rc = layout::mmaAtomA(lane, slot);
+      a[static_cast<size_t>(rc.row * 16 + rc.col)] = toFloat(type, (word(lane, slot / 2) >> (16 * (slot % 2))) & 0xffff);
+    }
+  return a;
 }
 
 }  // namespace tyl::emu

@@ -12,7 +12,11 @@
 // [7, 9); 32 B: bit 4 ^= bit 7).
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <functional>
+
+#include "ir/thread/ThreadIR.h"
 
 namespace tyl::emu {
 
@@ -29,5 +33,9 @@ MatrixDescriptor decodeMatrixDescriptor(uint64_t bits);
 // The shared-memory byte address wgmma reads element (mn, k) of the matrix at, for
 // `elemBytes`-byte elements; `mnMajor` as the instruction's transpose flag for the operand says.
 int64_t matrixElementAddress(const MatrixDescriptor& d, bool mnMajor, int elemBytes, int64_t mn, int64_t k);
+
+// A from registers: one warp's 16 x 16 A (element (r, k) at 16 r + k) from its lanes' four words,
+// `word(lane, j)`, each holding two `type` elements as mma.sync m16n8k16 holds its A.
+std::array<double, 256> registerA(tir::Type type, const std::function<uint32_t(int lane, int word)>& word);
 
 }  // namespace tyl::emu

@@ -214,7 +214,7 @@ class InFlightCheck {
         s.node);
     for (const auto& [u, f] : in) {
       const std::string& name = k_.tensors[u.tensor].name;
-      if (!u.lo.empty() || k_.tensors[u.tensor].space == tile::MemSpace::Shared) {
+      if (k_.tensors[u.tensor].space == tile::MemSpace::Shared) {
         // A shared box: only writing it is wrong.
         if (std::any_of(written.begin(), written.end(), [&, &u = u](const Use& w) { return overlap(u, w); }))
           report(s.loc, u, f,

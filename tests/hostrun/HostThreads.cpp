@@ -18,7 +18,6 @@
 #include "backend/emu/Ptx.h"
 #include "backend/emu/Values.h"
 #include "backend/emu/Wgmma.h"
-#include "ir/layout/MmaAtom.h"
 #include "ir/layout/Tma.h"
 
 namespace tylo_host {
@@ -255,12 +254,10 @@ void doWgmma(const std::vector<LaneOp>& lanes, size_t warp) {
   const int n = first.count;
   std::vector<double> A(16 * 16), B(static_cast<size_t>(n) * 16);
   if (first.registerA) {
-    for (int lane = 0; lane < kWarp; ++lane)
-      for (int slot = 0; slot < 8; ++slot) {
-        const tyl::layout::RowCol rc = tyl::layout::mmaAtomA(lane, slot);
-        const uint32_t word = lanes[static_cast<size_t>(lane)].words[static_cast<size_t>(slot / 2)];
-        A[static_cast<size_t>(rc.row * 16 + rc.col)] = tyl::emu::toFloat(type, (word >> (16 * (slot % 2))) & 0xffff);
-      }
+    const std::array<double, 256> a = tyl::emu::registerA(type, [&](int lane, int word) {
+      return lanes[static_cast<size_t>(lane)].words[static_cast<size_t>(word)];
+    });
+    A.assign(a.begin(), a.end());
   } else {
     for (int64_t r = 0; r < 16; ++r)
       for (int64_t k = 0; k < 16; ++k)
