@@ -453,11 +453,12 @@ std::optional<Value> KernelSema::copy(const ast::Expr& e, const ast::Call& c, bo
     argsOk = async && (name == "enable" || name == "barrier" || name == "multicast") && !slot;
     slot = &c.args[i];
   }
-  if (!argsOk || (enableArg && barrierArg) || (multicastArg && !barrierArg)) {
+  if (!argsOk || (enableArg && barrierArg) || (multicastArg && !barrierArg && !copyBarrier_)) {
     diags_.report(kBadArgument, e.range,
                   async ? "copy_async takes a destination, a source and optionally a condition or an mbarrier: "
                           "copy_async(dst, src), copy_async(dst, src, enable = cond) or copy_async(dst, src, "
-                          "barrier = bars[i]), the last with 'multicast = mask' in a cluster"
+                          "barrier = bars[i]), the last with 'multicast = mask' in a cluster (in a warp-specialized "
+                          "pipeline, 'multicast = true' shares a tile among the cluster's blocks)"
                         : "copy takes a destination and a source: copy(dst, src)");
     return std::nullopt;
   }
@@ -467,8 +468,15 @@ std::optional<Value> KernelSema::copy(const ast::Expr& e, const ast::Call& c, bo
                   "copy_async(dst, src)");
     return std::nullopt;
   }
+  // In a warp-specialized pipeline, `multicast = true` shares the tile among the cluster's blocks:
+  // each loads its part and multicasts it to all (in a block alone, it loads the whole tile).
   tir::ExprRef multicast;
-  if (multicastArg) {
+  bool shared = false;
+  if (multicastArg && copyBarrier_) {
+    std::optional<int64_t> on = constInt(*multicastArg->value, "multicast (true or false)");
+    if (!on) return std::nullopt;
+    shared = *on != 0 && k_.skeleton.clusterSize() > 1;
+  } else if (multicastArg) {
     multicast = clusterRankArg(*multicastArg, "multicast");
     if (!multicast) return std::nullopt;
   }
@@ -576,7 +584,120 @@ std::optional<Value> KernelSema::copy(const ast::Expr& e, const ast::Call& c, bo
       return std::nullopt;
     }
   }
+  if (copyBarrier_) {
+    int64_t bytes = tile::dtypeBytes(dt.dtype);
+    for (int64_t n : cp.dst.shape) bytes *= n;
+    pipelineBytes_ += bytes;
+  }
+  if (shared) {
+    pipelineMulticast_ = true;
+    return multicastParts(e, std::move(cp));
+  }
   emit(e.range, std::move(cp));
+  return Value{};
+}
+
+std::optional<std::string> KernelSema::clusterVarying(const tir::ExprRef& e) const {
+  if (!e) return std::nullopt;
+  using tir::Special;
+  auto strip = [](tir::ExprRef x) {
+    while (x->kind == tir::ExprKind::Cast) x = x->args[0];
+    return x;
+  };
+  // Block ids along an axis whose cluster extent is c > 1 vary, but not block_id / m or
+  // block_id >> s for m (or 2^s) a multiple of c: that is the cluster's place in the grid.
+  auto axisOf = [](Special s) { return s == Special::CtaidX ? 0 : s == Special::CtaidY ? 1 : 2; };
+  const tir::ExprRef x = strip(e);
+  if (x->kind == tir::ExprKind::Binary && (x->bin == tir::BinOp::Div || x->bin == tir::BinOp::Shr)) {
+    const tir::ExprRef a = strip(x->args[0]);
+    int64_t m = 0;
+    if (a->kind == tir::ExprKind::SpecialReg &&
+        (a->special == Special::CtaidX || a->special == Special::CtaidY || a->special == Special::CtaidZ) &&
+        tir::isIntConst(x->args[1], &m) && m >= 0 && (x->bin == tir::BinOp::Div || m < 62)) {
+      const int64_t divisor = x->bin == tir::BinOp::Div ? m : int64_t{1} << m;
+      if (divisor > 0 && divisor % k_.skeleton.cluster[static_cast<size_t>(axisOf(a->special))] == 0)
+        return std::nullopt;
+    }
+  }
+  switch (x->kind) {
+    case tir::ExprKind::SpecialReg:
+      switch (x->special) {
+        case Special::ClusterRank:
+          return std::string("cluster_rank()");
+        case Special::CtaidX:
+        case Special::CtaidY:
+        case Special::CtaidZ: {
+          const int axis = axisOf(x->special);
+          if (k_.skeleton.cluster[static_cast<size_t>(axis)] == 1) return std::nullopt;
+          return fmt::format("block_id.{}", "xyz"[axis]);
+        }
+        case Special::TidX:
+        case Special::TidY:
+        case Special::TidZ:
+        case Special::LaneId:
+        case Special::WarpId:
+        case Special::ElectOne:
+          return std::string("the thread's id");
+        default:
+          return std::nullopt;
+      }
+    case tir::ExprKind::VarRef:
+      if (auto let = letValues_.find(x->id); let != letValues_.end()) return clusterVarying(let->second);
+      return std::nullopt;
+    default:
+      for (const tir::ExprRef& a : x->args)
+        if (std::optional<std::string> v = clusterVarying(a)) return v;
+      return std::nullopt;
+  }
+}
+
+// A pipeline's copy shared by the cluster's c blocks: the tile is cut into c parts along the first
+// dimension that c divides, and the block of rank r loads part r into every block of the cluster,
+//   if cluster_rank() == r { copy_async(dst part r, src part r, barrier = full[s], multicast = all) }
+// so that each block's barrier receives the whole tile.
+std::optional<Value> KernelSema::multicastParts(const ast::Expr& e, tile::Copy cp) {
+  const int64_t blocks = k_.skeleton.clusterSize();
+  // Along a dimension the cluster size divides, not the source's unit-stride one where another
+  // will do: the parts keep TMA's rows whole.
+  const tile::Tensor& src = k_.tensors[cp.src->tensor];
+  auto unitStride = [&](size_t j) {
+    int64_t stride = 0;
+    return tir::isIntConst(src.strides[static_cast<size_t>(cp.src->dims[j])], &stride) && stride == 1;
+  };
+  std::optional<size_t> cut;
+  for (size_t j = 0; j < cp.dst.shape.size(); ++j)
+    if (cp.dst.shape[j] % blocks == 0 && (!cut || (unitStride(*cut) && !unitStride(j)))) cut = j;
+  if (!cut) {
+    diags_.report(kBadArgument, e.range,
+                  fmt::format("a multicast tile is cut into one part per block of the cluster, along a dimension "
+                              "that {} divides; its shape is {}",
+                              blocks, shapeText(cp.dst)));
+    return std::nullopt;
+  }
+  for (const tir::ExprRef& o : cp.src->origin)
+    if (std::optional<std::string> varying = clusterVarying(o)) {
+      diags_.report(kBadArgument, e.range,
+                    fmt::format("a multicast tile is the same for every block of the cluster, but this window's "
+                                "origin depends on {}, which differs between them",
+                                *varying));
+      return std::nullopt;
+    }
+  const size_t d = *cut;
+  const int64_t part = cp.dst.shape[d] / blocks;
+  cp.multicast = tir::intConst((int64_t{1} << blocks) - 1, tir::Type::I32);
+  for (int64_t r = 0; r < blocks; ++r) {
+    tile::Copy piece = cp;
+    for (tile::View* v : {&piece.dst, &*piece.src}) {
+      const int t = v->dims[d];
+      v->origin[static_cast<size_t>(t)] =
+          tir::add(v->origin[static_cast<size_t>(t)], tir::intConst(r * part, v->origin[static_cast<size_t>(t)]->type));
+      v->shape[d] = part;
+    }
+    tile::If branch{tir::binary(tir::BinOp::Eq, tir::special(tir::Special::ClusterRank), tir::intConst(r, tir::Type::I32)),
+                    {}, {}};
+    branch.then.push_back(tile::Stmt{e.range, std::move(piece)});
+    emit(e.range, std::move(branch));
+  }
   return Value{};
 }
 

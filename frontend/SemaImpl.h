@@ -292,6 +292,10 @@ class KernelSema {
   std::optional<Value> window(const ast::Expr& e, const ast::Call& c, const tile::View& base);
   std::optional<Value> slotView(const ast::Expr& e, const ast::Call& c, const tile::View& base);
   std::optional<Value> copy(const ast::Expr& e, const ast::Call& c, bool async);
+  std::optional<Value> multicastParts(const ast::Expr& e, tile::Copy cp);
+  // What makes `e` differ between the blocks of a cluster ("cluster_rank()", "block_id.x", ...),
+  // seen through the lets it reads; nothing when every block computes the same value.
+  std::optional<std::string> clusterVarying(const tir::ExprRef& e) const;
   std::optional<layout::Layout> layoutArg(const ast::Expr& e);
   std::optional<Value> mmaAtom(const ast::Expr& e, const ast::Call& c,
                                std::string_view instruction = "mma.sync m16n8k16");
@@ -349,6 +353,10 @@ class KernelSema {
   tir::ExprRef copyEnable_;
   // Inside a warp-specialized pipeline's producer: the mbarrier its copy_async calls complete on.
   std::optional<tile::View> copyBarrier_;
+  // The bytes those copies land in this block's shared memory (all parts of a multicast tile), and
+  // whether one was shared by the cluster's blocks (multicast = true).
+  int64_t pipelineBytes_ = 0;
+  bool pipelineMulticast_ = false;
   // While a warp-specialized pipeline's consumers are analysed: their warpgroup MMAs are async.
   bool asyncMmas_ = false;
   std::vector<LoopValues> loops_;

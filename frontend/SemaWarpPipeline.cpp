@@ -225,6 +225,11 @@ void KernelSema::warpSpecializedPipeline(const ast::Stmt& s, const ast::For& f, 
   for (int i = 0; i < 2; ++i)
     emit(f.pipelineRange, tile::MbarrierOp{tile::MbarrierOp::Kind::Init, wholeView(barriers[i], f.pipelineRange),
                                            tir::intConst(i == 0 ? 1 : consumers, tir::Type::I32), nullptr});
+  // The empty barriers' init, whose count becomes every block's consumers once a copy turns out to
+  // be multicast (the producers of all the cluster's blocks write each block's stages).
+  tile::Block* const top = out_.back();
+  const size_t emptyInit = top->size();  // one past it (the statement limit may have left it out)
+  pipelineMulticast_ = false;
   // Iteration i of k (in the nested form, the count of stage-loop iterations so far, kept in
   // `counter`), its stage and the parity of the stage's current use.
   std::optional<uint32_t> counter;
@@ -235,10 +240,11 @@ void KernelSema::warpSpecializedPipeline(const ast::Stmt& s, const ast::For& f, 
     if (p.step != 1) i = tir::binary(tir::BinOp::Div, i, tir::intConst(p.step, p.type));
     return i;
   };
-  auto stageOf = [&](const ExprRef& i) { return tir::binary(tir::BinOp::Rem, i, tir::intConst(stages, p.type)); };
+  // (i is of the loop's type, or I32 for the nested form's counter.)
+  auto stageOf = [&](const ExprRef& i) { return tir::binary(tir::BinOp::Rem, i, tir::intConst(stages, i->type)); };
   auto parityOf = [&](const ExprRef& i) {
-    return tir::cast(tir::Type::I32, tir::binary(tir::BinOp::And, tir::binary(tir::BinOp::Div, i, tir::intConst(stages, p.type)),
-                                                 tir::intConst(1, p.type)));
+    return tir::cast(tir::Type::I32, tir::binary(tir::BinOp::And, tir::binary(tir::BinOp::Div, i, tir::intConst(stages, i->type)),
+                                                 tir::intConst(1, i->type)));
   };
   auto barrier = [&](int which, const ExprRef& stage) {
     tile::View v;
@@ -326,17 +332,11 @@ void KernelSema::warpSpecializedPipeline(const ast::Stmt& s, const ast::For& f, 
                      tile::Block copies;
                      out_.push_back(&copies);
                      copyBarrier_ = barrier(0, stage);
+                     pipelineBytes_ = 0;
                      runPipelinePart(stageLoop, p.producer, Value::runtime(k), Value::runtime(stage));
                      copyBarrier_.reset();
                      out_.pop_back();
-                     int64_t bytes = 0;
-                     for (const tile::Stmt& st : copies) {
-                       const auto* c = std::get_if<tile::Copy>(&st.node);
-                       if (!c || !c->barrier) continue;
-                       int64_t n = tile::dtypeBytes(k_.tensors[c->dst.tensor].dtype);
-                       for (int64_t e : c->dst.shape) n *= e;
-                       bytes += n;
-                     }
+                     const int64_t bytes = pipelineBytes_;
                      if (bytes > (1 << 20) - 1)
                        diags_.report(kBadLoop, f.body.range,
                                      fmt::format("the copies of a stage move {} bytes; an mbarrier counts at most "
@@ -351,10 +351,16 @@ void KernelSema::warpSpecializedPipeline(const ast::Stmt& s, const ast::For& f, 
       },
       [&] {
         if (registersArg) emit(f.pipelineRange, tile::SetMaxNReg{true, static_cast<int>(regs[1])});
-        auto release = [&](const ExprRef& i) {
-          emit(f.pipelineRange,
-               tile::MbarrierOp{tile::MbarrierOp::Kind::Arrive, barrier(1, stageOf(i)), nullptr, nullptr});
+        // A stage is handed back to this block's producer, or with multicast copies to the producers
+        // of every block of the cluster: arrive(empty[s], cta = r) for each rank r.
+        const int64_t blocks = pipelineMulticast_ ? k_.skeleton.clusterSize() : 1;
+        auto arriveEmpty = [&](const ExprRef& stage) {
+          for (int64_t r = 0; r < blocks; ++r)
+            emit(f.pipelineRange,
+                 tile::MbarrierOp{tile::MbarrierOp::Kind::Arrive, barrier(1, stage), nullptr,
+                                  pipelineMulticast_ ? tir::intConst(r, tir::Type::I32) : nullptr});
         };
+        auto release = [&](const ExprRef& i) { arriveEmpty(stageOf(i)); };
         // The stage of iteration i - 1, as (i + S - 1) % S computed in 64 bits, as an index written
         // in the source is (so that the expansion is the program written by hand).
         auto releasePrevious = [&](const ExprRef& i) {
@@ -362,8 +368,7 @@ void KernelSema::warpSpecializedPipeline(const ast::Stmt& s, const ast::For& f, 
               tir::binary(tir::BinOp::Rem,
                           tir::add(tir::cast(tir::Type::I64, i), tir::intConst(stages - 1, tir::Type::I64)),
                           tir::intConst(stages, tir::Type::I64));
-          emit(f.pipelineRange, tile::MbarrierOp{tile::MbarrierOp::Kind::Arrive,
-                                                 barrier(1, tir::cast(tir::Type::I32, previous)), nullptr, nullptr});
+          arriveEmpty(tir::cast(tir::Type::I32, previous));
         };
         // With warpgroup MMAs the consumers keep one group in flight: iteration i's MMAs are issued
         // async, and its stage is handed back at iteration i + 1, once wait_mmas(1) has retired them.
@@ -391,6 +396,29 @@ void KernelSema::warpSpecializedPipeline(const ast::Stmt& s, const ast::For& f, 
                  [&] { releasePrevious(i); }, {});
         });
       });
+  // With multicast copies: each empty barrier counts the consumers of every block, and no block
+  // exits while a peer may still arrive on its barriers or multicast into its stages.
+  if (pipelineMulticast_) {
+    // Every block of the cluster must run the same iterations: each waits for the others' parts
+    // of the tiles and for their consumers' releases.
+    std::vector<std::pair<const ast::Expr*, ExprRef>> bounds = {{f.iterable.get(), p.begin}, {f.iterable.get(), p.end}};
+    if (inner)
+      bounds = {{f.iterable.get(), outer->begin}, {f.iterable.get(), outer->end}, {inner->iterable.get(), p.begin},
+                {inner->iterable.get(), p.end}};
+    for (const auto& [where, bound] : bounds)
+      if (std::optional<std::string> varying = clusterVarying(bound)) {
+        diags_.report(kBadLoop, where->range,
+                      fmt::format("with a multicast copy, the blocks of a cluster run the pipeline's iterations "
+                                  "together, but this loop's bounds depend on {}, which differs between them",
+                                  *varying));
+        break;
+      }
+    if (emptyInit > 0 && emptyInit <= top->size())
+      if (auto* init = std::get_if<tile::MbarrierOp>(&(*top)[emptyInit - 1].node))
+        init->value = tir::intConst(consumers * k_.skeleton.clusterSize(), tir::Type::I32);
+    emit(f.pipelineRange, tile::Barrier{true});
+  }
+  pipelineMulticast_ = false;
 }
 
 }  // namespace sema

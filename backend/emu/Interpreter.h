@@ -143,6 +143,7 @@ class Interpreter {
   void execTmaStore(Warp& w, const tir::TmaStore& op, Mask mask);
   struct TmaBox;  // TmaOps.cpp
   TmaBox tmaBox(Warp& w, uint32_t map, const std::vector<tir::ExprRef>& coords, Mask mask);
+  bool tmaMapEncoded(Warp& w, const TmaBox& box, int lane, const char* what);
   // cp.async.bulk.commit_group (commit) or wait_group.read `pending`.
   void execBulkGroup(Warp& w, bool commit, int pending, Mask mask);
   // TMA (TmaOps.cpp).

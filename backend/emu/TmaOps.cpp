@@ -35,6 +35,13 @@ struct Interpreter::TmaBox {
     }
     return {byte, inside};
   }
+  // The tensor dimension that is empty for `lane`, if one is: the launcher leaves the map of a
+  // tensor without elements unencoded (runtime/tylo/runtime.cuh), and TMA cannot use it.
+  std::optional<size_t> emptyDim(int lane) const {
+    for (size_t dim = 0; dim < dims.size(); ++dim)
+      if (dims[dim][static_cast<size_t>(lane)] == 0) return dims.size() - 1 - dim;
+    return std::nullopt;
+  }
   // The next element, innermost dimension fastest.
   void next(std::vector<int64_t>& index) const {
     for (size_t dim = 0; dim < index.size() && ++index[dim] == map->box[dim]; ++dim) index[dim] = 0;
@@ -55,6 +62,19 @@ Interpreter::TmaBox Interpreter::tmaBox(Warp& w, uint32_t mapId, const std::vect
   return b;
 }
 
+// False (reported) when `lane`'s box is of a tensor with an empty dimension, whose map the
+// launcher does not encode: a GPU faults on it.
+bool Interpreter::tmaMapEncoded(Warp& w, const TmaBox& box, int lane, const char* what) {
+  const std::optional<size_t> d = box.emptyDim(lane);
+  if (!d) return true;
+  report(FindingKind::InvalidOperand, w, lane,
+         fmt::format("{} uses the tensor map of '{}', whose dimension {} is empty: a tensor without elements has no "
+                     "tensor map (the launcher leaves it unencoded, and a GPU faults on it); a kernel must not issue "
+                     "TMA copies of it (by {})",
+                     what, box.param->name, *d, describe(threadRef(w, lane))));
+  return false;
+}
+
 // With a multicast mask, the box lands at the same offset in the shared memory of each block of
 // the mask, and completes on the barrier at the same offset in each.
 void Interpreter::execTmaLoad(Warp& w, const tir::TmaLoad& op, Mask mask) {
@@ -70,7 +90,7 @@ void Interpreter::execTmaLoad(Warp& w, const tir::TmaLoad& op, Mask mask) {
   const PointerBinding& pointer = *box.pointer;
   std::vector<std::byte> data(static_cast<size_t>(boxBytes));
   for (int l = 0; l < kWarpSize; ++l) {
-    if (!laneOn(mask, l)) continue;
+    if (!laneOn(mask, l) || !tmaMapEncoded(w, box, l, "a TMA load")) continue;
     Place d;
     if (!place(w, op.dst, static_cast<int64_t>(dst[l]), static_cast<int>(boxBytes), 16, l, "TMA write", &d)) continue;
     std::optional<int64_t> barByte = mbarrierByte(w, op.bar, bar[l], l);
@@ -129,7 +149,7 @@ void Interpreter::execTmaStore(Warp& w, const tir::TmaStore& op, Mask mask) {
   const Lanes src = eval(w, op.src.offset, mask);
   const PointerBinding& pointer = *box.pointer;
   for (int l = 0; l < kWarpSize; ++l) {
-    if (!laneOn(mask, l)) continue;
+    if (!laneOn(mask, l) || !tmaMapEncoded(w, box, l, "a TMA store")) continue;
     Place from;
     if (!place(w, op.src, static_cast<int64_t>(src[l]), static_cast<int>(boxBytes), 128, l, "TMA store read", &from))
       continue;

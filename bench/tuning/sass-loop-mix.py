@@ -2,9 +2,10 @@
 """Instruction mix of the hottest loop of each kernel in a SASS listing (nvdisasm -c or
 cuobjdump --dump-sass).
 
-The hottest loop is taken to be the backward branch whose body holds the most tensor-core
-instructions, HMMA (mma.sync) or HGMMA (wgmma), the innermost of those holding as many (or, without
-them, the one with the most instructions). Prints, per kernel, the loop's instruction count by
+The hottest loop is taken to be the backward branch whose body holds the most HMMA (mma.sync), the
+innermost of those holding as many (or, without them, the one with the most instructions); in a
+wgmma kernel, the loop densest in HGMMA: the K loop, however far nvcc unrolled it, rather than the
+persistent tile loop around it, which holds more of them. Prints, per kernel, the loop's instruction count by
 opcode, so changes to the generated main loop can be compared without a GPU.
 
 usage: sass-loop-mix.py FILE.sass [KERNEL_SUBSTRING]
@@ -61,7 +62,9 @@ def hottest_loop(body):
             continue
         loop = insns[target:pos + 1]
         tensor = sum(1 for o, _ in loop if o in ('HMMA', 'HGMMA'))
-        key = (tensor, -len(loop) if tensor else len(loop))  # the innermost of equals
+        hgmma = sum(1 for o, _ in loop if o == 'HGMMA')
+        # HGMMA per instruction; else the most HMMA, the innermost of equals.
+        key = (hgmma / len(loop),) if hgmma else (0, tensor, -len(loop) if tensor else len(loop))
         if best is None or key > best[0]:
             best = (key, loop)
     return best[1] if best else []

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What can be measured of the generated GEMM kernels without a GPU: for every gemm*.cu that the
 # build generated for gemm_bench (the examples and the tile variants of bench/CMakeLists.txt),
-# compiles it for sm_90 with ptxas -v and disassembles it (nvdisasm: from the toolkit, or
+# compiles it for sm_90a (what gemm_bench is built for) with ptxas -v and disassembles it
+# (nvdisasm: from the toolkit, or
 # `pip install nvidia-cuda-nvdisasm`), then prints per kernel its registers, spill bytes,
 # shared memory per block and the instruction mix of its main loop (sass-loop-mix.py).
 #   bench/tuning/static-figures.sh [BUILD_DIR] [KERNEL_SUBSTRING]     (default build, every kernel)
@@ -19,7 +20,7 @@ trap 'rm -rf "$WORK"' EXIT
 pids=()
 for cu in "$GEN"/gemm*.cu; do
   stem=$(basename "$cu" .cu)
-  ( nvcc -std=c++17 -O3 -gencode arch=compute_90,code=sm_90 -I runtime -I "$GEN" -Xptxas -v -cubin \
+  ( nvcc -std=c++17 -O3 -gencode arch=compute_90a,code=sm_90a -I runtime -I "$GEN" -Xptxas -v -cubin \
       -o "$WORK/$stem.cubin" "$cu" >"$WORK/$stem.ptxas" 2>&1 &&
     "$NVDISASM" -c "$WORK/$stem.cubin" >"$WORK/$stem.sass" ) &
   pids+=($!)

@@ -155,8 +155,34 @@ Check gemm(const Example& ex, const std::string& base, Type t, const Problem& p,
   return c;
 }
 
-Check gemmBeta(const Example& ex, Type t, const Problem& p, double beta) {
-  std::string name = "gemm_beta_" + std::string(tir::typeName(t));
+Check gemmBt(const Example& ex, const std::string& base, Type t, const Problem& p) {
+  std::string name = base + "_" + std::string(tir::typeName(t));
+  const tir::Kernel* k = find(ex, name);
+  if (!k) return missing(name);
+  Check c;
+  std::vector<emu::Buffer> b{emu::makeBuffer(t, p.M * p.K), emu::makeBuffer(t, p.N * p.K),
+                             emu::makeBuffer(Type::F32, p.M * p.N, false)};
+  emu::fillRandom(b[0], t, 600 + static_cast<uint64_t>(p.M));
+  emu::fillRandom(b[1], t, 700 + static_cast<uint64_t>(p.N));
+  const double alpha = 1.5;
+  bool clean = runClean(ex, *k,
+                        {emu::Arg::integer(p.M), emu::Arg::integer(p.N), emu::Arg::integer(p.K), emu::Arg::pointer(0),
+                         emu::Arg::pointer(1), emu::Arg::pointer(2), emu::Arg::real(alpha)},
+                        b, c);
+  auto ref = [&](int64_t i, int64_t j) {
+    double s = 0;
+    for (int64_t q = 0; q < p.K; ++q) s += emu::getElement(b[0], t, i * p.K + q) * emu::getElement(b[1], t, j * p.K + q);
+    return alpha * s;
+  };
+  auto got = [&](int64_t i, int64_t j) { return emu::getElement(b[2], Type::F32, i * p.N + j); };
+  Error e = clean ? compare(got, ref, p, 1e-4) : Error{};
+  c.ok = clean && e.ok;
+  c.line = describe(ex, name, p, " (B stored N x K)", e);
+  return c;
+}
+
+Check gemmBeta(const Example& ex, Type t, const Problem& p, double beta, const std::string& base) {
+  std::string name = base + "_" + std::string(tir::typeName(t));
   const tir::Kernel* k = find(ex, name);
   if (!k) return missing(name);
   Check c;

@@ -53,9 +53,13 @@ struct Problem {
 // `<base>_<type>` of gemm.tyl or gemm_stages.tyl: C (f32) = alpha A @ B, optionally relu, with
 // alpha = 1.5, against a float64 product (relative Frobenius error and every element).
 Check gemm(const Example& ex, const std::string& base, tir::Type type, const Problem& p, bool relu);
-// gemm_beta_<type>: D (16-bit) = alpha A @ B + beta C with alpha = 0.75, every element within
-// the final 16-bit rounding of the float64 value. With beta = 0, C is filled with NaN, which
-// must not reach D (C is not read).
-Check gemmBeta(const Example& ex, tir::Type type, const Problem& p, double beta = -2.0);
+// `<base>_<type>` (gemm_sm90_bt): C (f32) = alpha A @ B^T with B stored N x K and alpha = 1.5,
+// against a float64 product (relative Frobenius error and every element).
+Check gemmBt(const Example& ex, const std::string& base, tir::Type type, const Problem& p);
+// `<base>_<type>` (gemm_beta, gemm_sm90_beta): D (16-bit) = alpha A @ B + beta C with alpha =
+// 0.75, every element within the final 16-bit rounding of the float64 value. With beta = 0, C is
+// filled with NaN, which must not reach D (C is not read).
+Check gemmBeta(const Example& ex, tir::Type type, const Problem& p, double beta = -2.0,
+               const std::string& base = "gemm_beta");
 
 }  // namespace tyl::examples

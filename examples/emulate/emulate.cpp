@@ -41,7 +41,8 @@ int main(int argc, char** argv) {
   if (!compileOrSay(dir + "/add_one/add_one.tyl", addOneTyl) || !compileOrSay(dir + "/gemm/gemm.tyl", gemmTyl) ||
       !compileOrSay(dir + "/gemm/gemm_stages.tyl", stagesTyl) || !compileOrSay(dir + "/gemm/gemm_sm90.tyl", sm90Tyl))
     return 2;
-  // The Hopper kernel persistent on 3 SMs: each block steps through several of the 10 tiles.
+  // The Hopper kernels persistent on 3 SMs: one cluster of two blocks steps through all the units
+  // of work (6 pairs of 128 x 256 tiles for 520 x 392).
   sm90Tyl.smCount = 3;
   report(examples::addOne(addOneTyl));
   report(examples::addOneN(addOneTyl, {0, 1, 1023, 1025, 4096 + 5}));
@@ -56,6 +57,8 @@ int main(int argc, char** argv) {
     report(examples::gemmBeta(gemmTyl, t, odd));
     report(examples::gemm(gemmTyl, "gemm_any", t, {200, 137, 75}, true));  // rows not whole 16-byte vectors
     report(examples::gemm(sm90Tyl, "gemm_sm90", t, {520, 392, 200}, t == Type::BF16));
+    report(examples::gemmBeta(sm90Tyl, t, {520, 392, 72}, -2.0, "gemm_sm90_beta"));
+    report(examples::gemmBt(sm90Tyl, "gemm_sm90_bt", t, {520, 392, 72}));
   }
   if (failures) std::printf("%d kernel runs were wrong\n", failures);
   return failures ? 1 : 0;

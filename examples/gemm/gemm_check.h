@@ -231,6 +231,16 @@ cublasStatus_t cublasGemmRowMajor(cublasHandle_t handle, int M, int N, int K, fl
                       &beta, C, CUDA_R_32F, N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
 }
 
+// C = alpha * A @ B^T for row-major A (M x K), B (N x K) and C (M x N): column-major, that is
+// C^T = B @ A^T, B read transposed.
+template <class T>
+cublasStatus_t cublasGemmBtRowMajor(cublasHandle_t handle, int M, int N, int K, float alpha, const T* A, const T* B,
+                                    float* C) {
+  const float beta = 0.0f;
+  return cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, N, M, K, &alpha, B, Dtype<T>::cuda, K, A, Dtype<T>::cuda, K,
+                      &beta, C, CUDA_R_32F, N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+}
+
 inline const char* cublasStatusName(cublasStatus_t s) {
   switch (s) {
     case CUBLAS_STATUS_SUCCESS: return "CUBLAS_STATUS_SUCCESS";

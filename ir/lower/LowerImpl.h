@@ -241,8 +241,15 @@ class KernelLowering {
   // The boxes of a TMA copy between a shared tile and a global window, and the tensor map of
   // the global tensor for them (made, with its launch checks, when new); nullopt after a
   // tma-layout error. `store`: the tile is a TMA store's source (read), else a load's destination.
-  std::optional<std::pair<layout::TmaTileForm, uint32_t>> tmaPlan(SourceRange loc, const tile::View& sharedView,
-                                                                  const tile::View& globalView, bool store);
+  // The views are returned as the boxes and coordinates take them: with the global tensor's
+  // unit-stride dimension last (LowerTma.cpp, tmaOperands).
+  struct TmaPlan {
+    layout::TmaTileForm form;
+    uint32_t map = 0;
+    tile::View shared, global;
+  };
+  std::optional<TmaPlan> tmaPlan(SourceRange loc, const tile::View& sharedView, const tile::View& globalView,
+                                 bool store);
 
   // LowerMbarriers.cpp
   void mbarrierOp(SourceRange loc, const tile::MbarrierOp& op);

@@ -9,6 +9,9 @@
 // elements past the tensor's edges read as zeros.
 #include <fmt/format.h>
 
+#include <fmt/ranges.h>
+
+#include <algorithm>
 #include <variant>
 
 #include "ir/layout/Tma.h"
@@ -22,14 +25,73 @@ TYL_DIAG(kTmaLayout, Error, "tma-layout",
 using tir::ExprRef;
 using tir::Type;
 
-std::optional<std::pair<layout::TmaTileForm, uint32_t>> KernelLowering::tmaPlan(SourceRange loc,
-                                                                                const tile::View& sharedView,
-                                                                                const tile::View& globalView,
-                                                                                bool store) {
-  const tile::View& sv = sharedView;
-  const tile::View& gv = globalView;
+namespace {
+
+// TMA's rows run along the global tensor's unit-stride dimension, its innermost. When that is not
+// the tensor's last dimension (a K-major view of an N x K matrix, say), the copy is the same,
+// element for element, with the tensor's dimensions reordered so that it is last, and the two
+// views' dimensions reordered alike (the kept dimension that is unit-stride last, the others in
+// their order). Nothing changes when the last dimension is the unit-stride one, or when none
+// other is.
+struct TmaOperands {
+  tile::Tensor global;
+  tile::View gv, sv;
+  std::optional<int> unitDim;  // the tensor dimension moved last, if one was
+  std::vector<int> order;      // the tensor's dimension at each place of the new order
+
+  // The dimension the user wrote for dimension d of `global`.
+  int written(size_t d) const { return order.empty() ? static_cast<int>(d) : order[d]; }
+};
+
+TmaOperands tmaOperands(const tile::Tensor& gt, const tile::View& gv, const tile::View& sv) {
+  TmaOperands o{gt, gv, sv, std::nullopt, {}};
+  const int rank = static_cast<int>(gt.shape.size());
+  int64_t stride = 0;
+  if (rank < 2 || (tir::isIntConst(gt.strides[static_cast<size_t>(rank - 1)], &stride) && stride == 1)) return o;
+  int unit = -1;
+  for (int d = 0; d < rank - 1 && unit < 0; ++d)
+    if (tir::isIntConst(gt.strides[static_cast<size_t>(d)], &stride) && stride == 1) unit = d;
+  const auto at = std::find(gv.dims.begin(), gv.dims.end(), unit);
+  if (unit < 0 || at == gv.dims.end() || gv.dims.size() != sv.dims.size()) return o;
+  // The tensor's dimensions in their new order, and where each old one went.
+  std::vector<int> order, moved(static_cast<size_t>(rank));
+  for (int d = 0; d < rank; ++d)
+    if (d != unit) order.push_back(d);
+  order.push_back(unit);
+  for (int i = 0; i < rank; ++i) moved[static_cast<size_t>(order[static_cast<size_t>(i)])] = i;
+  for (int i = 0; i < rank; ++i) {
+    const auto from = static_cast<size_t>(order[static_cast<size_t>(i)]);
+    o.global.shape[static_cast<size_t>(i)] = gt.shape[from];
+    o.global.strides[static_cast<size_t>(i)] = gt.strides[from];
+    o.gv.origin[static_cast<size_t>(i)] = gv.origin[from];
+    if (!gt.staticShape.empty()) o.global.staticShape[static_cast<size_t>(i)] = gt.staticShape[from];
+  }
+  // The views: the kept dimension along the unit stride last.
+  std::vector<size_t> positions;
+  const size_t last = static_cast<size_t>(at - gv.dims.begin());
+  for (size_t j = 0; j < gv.dims.size(); ++j)
+    if (j != last) positions.push_back(j);
+  positions.push_back(last);
+  for (size_t j = 0; j < positions.size(); ++j) {
+    o.gv.dims[j] = moved[static_cast<size_t>(gv.dims[positions[j]])];
+    o.gv.shape[j] = gv.shape[positions[j]];
+    o.sv.dims[j] = sv.dims[positions[j]];
+    o.sv.shape[j] = sv.shape[positions[j]];
+  }
+  o.unitDim = unit;
+  o.order = std::move(order);
+  return o;
+}
+
+}  // namespace
+
+std::optional<KernelLowering::TmaPlan> KernelLowering::tmaPlan(SourceRange loc, const tile::View& sharedView,
+                                                               const tile::View& globalView, bool store) {
+  const TmaOperands ops = tmaOperands(tk_.tensors[globalView.tensor], globalView, sharedView);
+  const tile::View& sv = ops.sv;
+  const tile::View& gv = ops.gv;
   const tile::Tensor& st = tk_.tensors[sv.tensor];  // the shared tile
-  const tile::Tensor& gt = tk_.tensors[gv.tensor];  // the global tensor
+  const tile::Tensor& gt = ops.global;              // the global tensor, its unit-stride dimension last
   const int e = tile::dtypeBytes(st.dtype);
   auto refuse = [&](const std::string& why) { diags_.report(kTmaLayout, loc, why); };
   const size_t rank = gt.shape.size();
@@ -88,10 +150,16 @@ std::optional<std::pair<layout::TmaTileForm, uint32_t>> KernelLowering::tmaPlan(
     tile.origin = origin;
     auto r = layout::tmaTileForm(tile);
     if (const auto* m = std::get_if<layout::TmaFormMismatch>(&r)) {
+      // Where the rows were reordered, the tile's coordinates in the message are the reordered ones.
+      const std::string along =
+          ops.unitDim ? fmt::format(" ('{}' is contiguous along its dimension {}, so TMA's rows run along dimension {} "
+                                    "of the tile; the coordinates above list the tile's dimensions in the order ({}))",
+                                    gt.name, *ops.unitDim, sv.dims[kept - 1], fmt::join(sv.dims, ", "))
+                      : "";
       diags_.report(kTmaLayout, loc,
-                    fmt::format("TMA cannot {} the shared tile '{}'{}: {}", store ? "read" : "write", st.name,
+                    fmt::format("TMA cannot {} the shared tile '{}'{}: {}{}", store ? "read" : "write", st.name,
                                 places.varies ? fmt::format(" at origin {}", layout::shapeToString(origin)) : "",
-                                m->message))
+                                m->message, along))
           .note(st.layoutLoc, fmt::format("'{}' is allocated here, with the layout {}", st.name,
                                           layout::toString(*st.layout)));
       return std::nullopt;
@@ -124,22 +192,16 @@ std::optional<std::pair<layout::TmaTileForm, uint32_t>> KernelLowering::tmaPlan(
   uint32_t mapId = 0;
   for (; mapId < k_.tensorMaps.size(); ++mapId) {
     const tir::TensorMap& m = k_.tensorMaps[mapId];
-    if (m.param == map.param && m.box == map.box && m.swizzle == map.swizzle) break;
+    if (m.param == map.param && m.box == map.box && m.swizzle == map.swizzle && m.dims.size() == map.dims.size() &&
+        std::equal(m.dims.begin(), m.dims.end(), map.dims.begin(), tir::sameExpr) &&
+        std::equal(m.strides.begin(), m.strides.end(), map.strides.begin(), tir::sameExpr))
+      break;
   }
   if (mapId == k_.tensorMaps.size()) {
     map.name = fmt::format("{}_tma{}", gt.name, mapId);
-    // What the driver requires of the map: extents of at least 1, a 16-byte aligned pointer and
-    // strides that are multiples of 16 bytes.
-    for (size_t d = 0; d < rank; ++d) {
-      if (int64_t extent = 0; tir::isIntConst(gt.shape[d], &extent) && extent >= 1) continue;
-      tir::LaunchCheck nonEmpty;
-      nonEmpty.cond = tir::binary(tir::BinOp::Ge, tir::cast(Type::I64, gt.shape[d]), tir::intConst(1, Type::I64));
-      nonEmpty.message =
-          fmt::format("dimension {} of {} must not be empty: TMA reads it, and a tensor map has no empty extent", d,
-                      gt.name);
-      nonEmpty.loc = loc;
-      addLaunchCheck(std::move(nonEmpty));
-    }
+    // What the driver requires of the map: a 16-byte aligned pointer and strides that are multiples
+    // of 16 bytes. (A tensor with an empty dimension gets no map: the launcher leaves it zero, and
+    // the emulator reports a TMA copy that uses it.)
     if (gt.alignBytes < 16) {
       tir::LaunchCheck align;
       align.kind = tir::LaunchCheck::Kind::PointerAlignment;
@@ -154,13 +216,13 @@ std::optional<std::pair<layout::TmaTileForm, uint32_t>> KernelLowering::tmaPlan(
       const size_t d = rank - 2 - i;  // the tensor dimension of this stride
       const std::string what = d + 2 == rank
                                    ? fmt::format("the rows of {} must be a multiple of 16 bytes apart", gt.name)
-                                   : fmt::format("the stride of dimension {} of {} must be a multiple of 16 bytes", d,
-                                                 gt.name);
+                                   : fmt::format("the stride of dimension {} of {} must be a multiple of 16 bytes",
+                                                 ops.written(d), gt.name);
       if (int64_t stride = 0; !tir::isIntConst(bytes, &stride) || stride % 16 != 0) {
         if (tir::isIntConst(bytes, &stride)) {
           refuse(fmt::format("this TMA copy reads {} {} bytes apart, but TMA needs a multiple of 16 bytes",
                              d + 2 == rank ? fmt::format("rows of '{}'", gt.name)
-                                           : fmt::format("dimension {} of '{}' in steps", d, gt.name),
+                                           : fmt::format("dimension {} of '{}' in steps", ops.written(d), gt.name),
                              stride));
           return std::nullopt;
         }
@@ -175,7 +237,7 @@ std::optional<std::pair<layout::TmaTileForm, uint32_t>> KernelLowering::tmaPlan(
     k_.tensorMaps.push_back(std::move(map));
   }
 
-  return std::pair{*form, mapId};
+  return TmaPlan{*form, mapId, sv, gv};
 }
 
 // The coordinates of `box` of a window of a global tensor, innermost first: the window's origin,
@@ -208,25 +270,21 @@ std::vector<ExprRef> tmaBoxCoord(const layout::TmaBox& box) {
 }  // namespace
 
 void KernelLowering::tmaCopy(SourceRange loc, const tile::Copy& c) {
-  const tile::View& dv = c.dst;
-  const tile::View& sv = *c.src;
-  const auto plan = tmaPlan(loc, dv, sv, false);
+  const auto plan = tmaPlan(loc, c.dst, *c.src, false);
   if (!plan) return;
   const tir::MemRef bar = memRef(tk_.tensors[c.barrier->tensor], c.barrier->origin);
-  for (const layout::TmaBox& box : plan->first.boxes) {
-    const tir::MemRef to = memRef(tk_.tensors[dv.tensor], tensorCoord(dv, tmaBoxCoord(box)));
-    emit(loc, tir::TmaLoad{plan->second, to, tmaCoords(sv, box), bar, c.multicast});
+  for (const layout::TmaBox& box : plan->form.boxes) {
+    const tir::MemRef to = memRef(tk_.tensors[plan->shared.tensor], tensorCoord(plan->shared, tmaBoxCoord(box)));
+    emit(loc, tir::TmaLoad{plan->map, to, tmaCoords(plan->global, box), bar, c.multicast});
   }
 }
 
 void KernelLowering::tmaStore(SourceRange loc, const tile::Copy& c) {
-  const tile::View& gv = c.dst;
-  const tile::View& sv = *c.src;
-  const auto plan = tmaPlan(loc, sv, gv, true);
+  const auto plan = tmaPlan(loc, *c.src, c.dst, true);
   if (!plan) return;
-  for (const layout::TmaBox& box : plan->first.boxes) {
-    const tir::MemRef from = memRef(tk_.tensors[sv.tensor], tensorCoord(sv, tmaBoxCoord(box)));
-    emit(loc, tir::TmaStore{plan->second, from, tmaCoords(gv, box)});
+  for (const layout::TmaBox& box : plan->form.boxes) {
+    const tir::MemRef from = memRef(tk_.tensors[plan->shared.tensor], tensorCoord(plan->shared, tmaBoxCoord(box)));
+    emit(loc, tir::TmaStore{plan->map, from, tmaCoords(plan->global, box)});
   }
 }
 

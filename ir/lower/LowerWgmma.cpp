@@ -141,18 +141,34 @@ void KernelLowering::warpgroupMma(SourceRange loc, const tile::WarpgroupMma& op)
   const ExprRef group = tir::binary(tir::BinOp::Div, tir::special(tir::Special::WarpId), tir::intConst(4, Type::I32));
   const ExprRef groupRow = tir::binary(tir::BinOp::Div, group, tir::intConst(m.groupsN, Type::I32));
   const ExprRef groupCol = tir::binary(tir::BinOp::Rem, group, tir::intConst(m.groupsN, Type::I32));
-  // The descriptor of the matrix whose first element is view element (row, col) of `v`.
-  auto descriptor = [&](const tile::View& v, const layout::WgmmaOperandForm& f, ExprRef row, ExprRef col) {
+  // The descriptor of the matrix whose first element is view element (row, col) of `v`. The first
+  // k16 step's is computed from the address; a later step's, whose matrix lies a constant number
+  // of 16-byte units further (the start address field's unit), is the first's plus that number, so
+  // that the address arithmetic is done once per MMA and not once per step. (The field cannot carry:
+  // a shared address is below 2^18, so its 16-byte units fit the field's 14 bits.)
+  struct Descriptor {
+    ExprRef offset, value;
+  };
+  auto descriptor = [&](const tile::View& v, const layout::WgmmaOperandForm& f, ExprRef row, ExprRef col,
+                        std::optional<Descriptor>& first) {
     const tile::Tensor& t = tk_.tensors[v.tensor];
     const tir::MemRef at = memRef(t, tensorCoord(v, {std::move(row), std::move(col)}));
+    const int64_t bytes = tile::dtypeBytes(t.dtype);
+    if (first) {
+      const AffineForm d = linearize(tir::sub(tir::cast(Type::I64, at.offset), tir::cast(Type::I64, first->offset)));
+      if (d.isConstant() && d.constant >= 0 && d.constant * bytes % 16 == 0)
+        return tir::add(first->value, i64(d.constant * bytes / 16));
+    }
     const uint64_t fields = layout::WgmmaDescriptor{0, f.lbo, f.sbo, f.swizzle}.encode();
     ExprRef address = tir::add(tir::cast(Type::I64, tir::special(tir::Special::SharedBase)),
                                i64(k_.buffers[t.buffer].sharedOffset));
-    address = tir::add(address, tir::binary(tir::BinOp::Mul, tir::cast(Type::I64, at.offset),
-                                            i64(tile::dtypeBytes(t.dtype))));
+    address = tir::add(address, tir::binary(tir::BinOp::Mul, tir::cast(Type::I64, at.offset), i64(bytes)));
     const ExprRef encoded = tir::binary(tir::BinOp::Shr, tir::binary(tir::BinOp::And, address, i64(0x3FFFF)), i64(4));
-    return tir::binary(tir::BinOp::Or, encoded, i64(static_cast<int64_t>(fields)));
+    ExprRef value = tir::binary(tir::BinOp::Or, encoded, i64(static_cast<int64_t>(fields)));
+    if (!first) first = Descriptor{at.offset, value};
+    return value;
   };
+  std::optional<Descriptor> firstA, firstB;
   const ExprRef aRow = tir::binary(tir::BinOp::Mul, groupRow, tir::intConst(layout::kWgmmaM, Type::I32));
   const ExprRef bCol = tir::binary(tir::BinOp::Mul, groupCol, tir::intConst(n, Type::I32));
   tir::Block body;
@@ -160,12 +176,12 @@ void KernelLowering::warpgroupMma(SourceRange loc, const tile::WarpgroupMma& op)
   add(tir::WgmmaFence{});
   for (int64_t s = 0; s < steps; ++s) {
     const ExprRef k = tir::intConst(s * layout::kWgmmaK, Type::I32);
-    tir::Wgmma w{tile::toTir(m.ab), static_cast<int>(n), nullptr, descriptor(op.b, *fb, k, bCol), false,
+    tir::Wgmma w{tile::toTir(m.ab), static_cast<int>(n), nullptr, descriptor(op.b, *fb, k, bCol, firstB), false,
                  fb->major == layout::WgmmaMajor::MN, nullptr, dRegs, {}};
     if (op.aFrag) {
       w.a = aWords[static_cast<size_t>(s)];
     } else {
-      w.descA = descriptor(op.a, *fa, aRow, k);
+      w.descA = descriptor(op.a, *fa, aRow, k, firstA);
       w.transA = fa->major == layout::WgmmaMajor::MN;
     }
     add(std::move(w));

@@ -294,7 +294,7 @@ struct MbarrierInit {
 // mbarrier.arrive.shared::cta.b64, or with `expectTx`, mbarrier.arrive.expect_tx: first adds
 // that many bytes to the phase's expected transactions, then arrives once. With `cta` (I32), the
 // barrier at the same offset in the shared memory of that block of the cluster (its rank):
-// mapa.shared::cluster, then mbarrier.arrive.release.cluster.shared::cluster.
+// mapa.shared::cluster, then mbarrier.arrive.shared::cluster (release at CTA scope, the default).
 struct MbarrierArrive {
   MemRef bar;
   ExprRef expectTx;

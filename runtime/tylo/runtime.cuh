@@ -121,9 +121,16 @@ inline int sm_count() {
 // Encodes a tiled tensor map (dims and the box innermost first, strides in bytes for dims 1 ..)
 // with cuTensorMapEncodeTiled, reached through the runtime's driver entry point, so that a
 // program links nothing beyond the CUDA runtime. Elements are moved as raw bytes (zeros outside
-// the tensor), so only their size matters. False when the driver refuses the map.
+// the tensor), so only their size matters. False when the driver refuses the map. A tensor with an
+// empty dimension has no elements and the driver encodes no map for it: its map is left zero,
+// which the kernel must not use (its copies of the tensor are in loops that run no iteration).
 inline bool encode_tensor_map(CUtensorMap* map, const void* base, int elemBytes, int rank, const uint64_t* dims,
                               const uint64_t* strides, const uint32_t* box, int swizzleBytes) {
+  for (int d = 0; d < rank; ++d)
+    if (dims[d] == 0) {
+      *map = CUtensorMap{};
+      return true;
+    }
   static const PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
     void* fn = nullptr;
     cudaDriverEntryPointQueryResult found{};
@@ -267,18 +274,22 @@ __device__ __forceinline__ void fence_mbarrier_init() {
   TYLO_MBARRIER_ASM("fence.mbarrier_init.release.cluster;\n" ::: "memory");
 }
 // An arrive on the barrier at the same offset in the shared memory of the cluster's block of rank
-// `cta` (mapa gives its shared::cluster address), releasing this thread's writes to the cluster.
+// `cta` (mapa gives its shared::cluster address). Its semantics are the instruction's default,
+// release at CTA scope: what it orders is this thread's use of its own shared memory (a stage read,
+// by wgmma too, before a peer's TMA refills it); the language writes nothing into a peer's shared
+// memory but multicast TMA, which completes on the barriers by itself. A release at cluster scope
+// would cost a MEMBAR.ALL.GPU per arrive, in the consumers' main loop.
 __device__ __forceinline__ void mbarrier_arrive_cluster(uint32_t bar, uint32_t cta) {
   TYLO_MBARRIER_ASM(
       "{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
-      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
+      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
       "r"(cta)
       : "memory");
 }
 __device__ __forceinline__ void mbarrier_arrive_expect_tx_cluster(uint32_t bar, uint32_t bytes, uint32_t cta) {
   TYLO_MBARRIER_ASM(
       "{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %2;\n"
-      "mbarrier.arrive.expect_tx.release.cluster.shared::cluster.b64 _, [remote], %1;\n}\n" ::"r"(bar),
+      "mbarrier.arrive.expect_tx.shared::cluster.b64 _, [remote], %1;\n}\n" ::"r"(bar),
       "r"(bytes), "r"(cta)
       : "memory");
 }

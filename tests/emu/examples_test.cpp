@@ -51,6 +51,24 @@ TEST_CASE("gemm_sm90 matches a CPU reference for f16 and bf16, persistent with m
     }
 }
 
+TEST_CASE("gemm_sm90_beta matches a CPU reference within 16-bit rounding, with and without reading C") {
+  auto ex = compileExample("examples/gemm/gemm_sm90.tyl");
+  for (Type t : {Type::F16, Type::BF16})
+    for (const test::Sm90BetaCase& c : test::kSm90BetaCases) {
+      ex->smCount = c.sms ? c.sms : 132;
+      require(examples::gemmBeta(*ex, t, c.problem, c.beta, "gemm_sm90_beta"));
+    }
+}
+
+TEST_CASE("gemm_sm90_bt (B stored N x K) matches a CPU reference for f16 and bf16") {
+  auto ex = compileExample("examples/gemm/gemm_sm90.tyl");
+  for (Type t : {Type::F16, Type::BF16})
+    for (const test::Sm90Case& c : test::kSm90Cases) {
+      ex->smCount = c.sms ? c.sms : 132;
+      require(examples::gemmBt(*ex, "gemm_sm90_bt", t, c.gemm.problem));
+    }
+}
+
 TEST_CASE("gemm_any matches a CPU reference at sizes that are not multiples of 8, for f16 and bf16") {
   auto ex = compileExample("examples/gemm/gemm.tyl");
   for (Type t : {Type::F16, Type::BF16})

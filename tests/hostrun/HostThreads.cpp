@@ -683,6 +683,8 @@ bool encode_tensor_map(uint64_t (&map)[16], const void* base, int elemBytes, int
   if (rank < 1 || rank > 5 || address % 16 != 0) return false;
   if (elemBytes != 1 && elemBytes != 2 && elemBytes != 4 && elemBytes != 8) return false;
   if (swizzleBytes != 0 && swizzleBytes != 32 && swizzleBytes != 64 && swizzleBytes != 128) return false;
+  // A tensor without elements: left unencoded, as tylo::encode_tensor_map leaves it.
+  if (std::any_of(dims, dims + rank, [](uint64_t n) { return n == 0; })) return true;
   for (int d = 0; d < rank; ++d) {
     if (dims[d] == 0 || dims[d] > (uint64_t{1} << 32) || box[d] == 0 || box[d] > 256) return false;
     if (d > 0 && (strides[d - 1] % 16 != 0 || strides[d - 1] >= (uint64_t{1} << 40))) return false;
@@ -703,7 +705,8 @@ void tma_load(uint32_t dst, const uint64_t (&map)[16], std::initializer_list<int
               int ctaMask) {
   const TensorMapFields f = readTensorMap(map);
   if (f.rank == 0) {
-    problem("cp.async.bulk.tensor: the tensor map was never encoded");
+    problem("cp.async.bulk.tensor: the tensor map was never encoded (its tensor has no elements, or the launch did "
+            "not encode it)");
     return;
   }
   if (static_cast<int>(coordList.size()) != f.rank) {

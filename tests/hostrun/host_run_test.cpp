@@ -57,6 +57,10 @@ const std::map<std::string, examples::Runner>& launchers() {
         {"gemm_prefetch_bf16", tylo_host::runner(gemm_prefetch_bf16)},
         {"gemm_sm90_f16", tylo_host::runner(gemm_sm90_f16)},
         {"gemm_sm90_bf16", tylo_host::runner(gemm_sm90_bf16)},
+        {"gemm_sm90_beta_f16", tylo_host::runner(gemm_sm90_beta_f16)},
+        {"gemm_sm90_beta_bf16", tylo_host::runner(gemm_sm90_beta_bf16)},
+        {"gemm_sm90_bt_f16", tylo_host::runner(gemm_sm90_bt_f16)},
+        {"gemm_sm90_bt_bf16", tylo_host::runner(gemm_sm90_bt_bf16)},
     };
 #ifdef TYLO_HOST_RUN_VARIANTS
 #define TYLO_ADD_VARIANT(name, description) m.emplace("gemm_" #name "_bf16", tylo_host::runner(gemm_##name##_bf16));
@@ -110,6 +114,26 @@ TEST_CASE("generated gemm_sm90 matches a CPU reference for f16 and bf16, persist
     for (const test::Sm90Case& c : test::kSm90Cases) {
       tylo_host::set_sm_count(c.sms ? c.sms : 132);
       test::requireClean(examples::gemm(*ex, "gemm_sm90", t, c.gemm.problem, c.gemm.relu));
+    }
+  tylo_host::set_sm_count(132);
+}
+
+TEST_CASE("generated gemm_sm90_beta matches a CPU reference within 16-bit rounding, run on the host") {
+  auto ex = example("examples/gemm/gemm_sm90.tyl");
+  for (Type t : {Type::F16, Type::BF16})
+    for (const test::Sm90BetaCase& c : test::kSm90BetaCases) {
+      tylo_host::set_sm_count(c.sms ? c.sms : 132);
+      test::requireClean(examples::gemmBeta(*ex, t, c.problem, c.beta, "gemm_sm90_beta"));
+    }
+  tylo_host::set_sm_count(132);
+}
+
+TEST_CASE("generated gemm_sm90_bt (B stored N x K) matches a CPU reference, run on the host") {
+  auto ex = example("examples/gemm/gemm_sm90.tyl");
+  for (Type t : {Type::F16, Type::BF16})
+    for (const test::Sm90Case& c : test::kSm90Cases) {
+      tylo_host::set_sm_count(c.sms ? c.sms : 132);
+      test::requireClean(examples::gemmBt(*ex, "gemm_sm90_bt", t, c.gemm.problem));
     }
   tylo_host::set_sm_count(132);
 }

@@ -28,9 +28,11 @@ inline const std::vector<GemmCase> kGemmAnyCases = {
 // gemm_beta: a tile multiple and not, each with a beta that reads C and with beta = 0.
 inline const std::vector<examples::Problem> kGemmBetaProblems = {{128, 256, 64}, {200, 136, 72}};
 inline const std::vector<double> kGemmBetas = {-2.0, 0.0};
-// gemm_sm90 (128 x 256 tiles, K steps of 64, persistent, tiles in groups of 8 rows): a tile
-// multiple, sizes that are not, and, on `sms` SMs, more tiles than blocks (0: the default 132);
-// the last has two groups of rows of tiles, the second of one row.
+// gemm_sm90 (128 x 256 tiles, K steps of 64, clusters of two blocks each on a unit of two tiles
+// one above the other, persistent, units in groups of 8 rows): a tile multiple, sizes that are not,
+// and, on `sms` SMs, more units than clusters (0: the default 132); an odd number of rows of tiles
+// (the second block of the last units has no tile: its loads read zeros, its stores are clipped);
+// two groups of rows of units, the second of one row; K = 0 (C = 0).
 struct Sm90Case {
   GemmCase gemm;
   int sms;
@@ -38,7 +40,16 @@ struct Sm90Case {
 inline const std::vector<Sm90Case> kSm90Cases = {{{{128, 256, 64}, false}, 0},
                                                  {{{200, 264, 136}, true}, 0},
                                                  {{{520, 392, 200}, false}, 3},
-                                                 {{{1100, 264, 8}, false}, 5}};
+                                                 {{{2100, 264, 8}, false}, 5},
+                                                 {{{130, 8, 0}, true}, 0}};
+// gemm_sm90_beta: beta reading C and beta = 0 (C NaN, not read), one with more units than clusters.
+struct Sm90BetaCase {
+  examples::Problem problem;
+  double beta;
+  int sms;
+};
+inline const std::vector<Sm90BetaCase> kSm90BetaCases = {
+    {{200, 264, 136}, -2.0, 0}, {{200, 264, 136}, 0.0, 0}, {{520, 392, 72}, 0.5, 3}};
 // gemm_stages.tyl's pipelines: several K steps, and a size that is no tile multiple.
 inline const std::vector<GemmCase> kPipelineCases = {{{128, 256, 96}, false}, {{200, 136, 72}, true}};
 
