@@ -4,14 +4,15 @@
 // wgmma + a warp-specialized persistent pipeline, built for sm_90a like this whole benchmark,
 // which runs on an H100 or H200) against cublasGemmEx in the same process, on the same
 // inputs: bf16 and f16 in, f32 out and f32 accumulation, C = A @ B with A, B row-major, at
-// 2048^3, 4096^3 and 8192^3. At one size (default 4096) it also times the hand-written one- and
+// 2048^3, 4096^3 and 8192^3 and two shapes of linear layers, 8192 x 8192 x 1024 and
+// 4096 x 14336 x 4096 (M x N x K). At one size (default 4096) it also times the hand-written one- and
 // two-stage pipelines of gemm_stages.tyl, to show what the overlap buys, and gemm.tyl's gemm_any
 // (tiles staged through registers, for sizes cp.async cannot copy), to show what that costs; at another (default the
 // largest) the tile and pipeline variants of bench/CMakeLists.txt (bf16 and f16), to show which
 // configuration the examples should use.
 //
-//   gemm_bench [--json PATH] [--sizes 2048,4096,8192] [--stages-size N|0] [--variants-size N|0]
-//              [--reps R] [--commit SHA]
+//   gemm_bench [--json PATH] [--sizes 2048,4096,8192,8192x8192x1024,...] [--stages-size N|0]
+//              [--variants-size N|0] [--reps R] [--commit SHA]
 //
 // Method: random inputs (never zero); each output poisoned, then checked before any timing
 // against cuBLAS (relative Frobenius error over every element; PERFORMANCE.md's bounds, bf16
@@ -100,16 +101,27 @@ std::string jsonArray(const std::vector<float>& v) {
   return s + "]";
 }
 
-// One timed configuration: a kernel (or cuBLAS) at one size and dtype.
+// A problem: M x N x K.
+struct Shape {
+  int64_t m = 0, n = 0, k = 0;
+  bool cube() const { return m == n && n == k; }
+  double flops() const { return double(m) * double(n) * double(k); }
+  bool operator==(const Shape& o) const { return m == o.m && n == o.n && k == o.k; }
+  std::string text() const {
+    return cube() ? std::to_string(n) + "^3" : std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+  }
+};
+
+// One timed configuration: a kernel (or cuBLAS) at one shape and dtype.
 struct Row {
   std::string kernel;  // "gemm", "gemm_prefetch", "gemm_two_stage", ..., a variant, or "cublasGemmEx"
   std::string what;    // a variant's tiles and pipeline; empty for the examples' kernels
   std::string dtype;
-  int64_t n = 0;  // M = N = K
+  Shape shape;
   Stats stats;
   double relErrCublas = 0;   // vs cuBLAS, every element (0 for cuBLAS itself)
   double relErrSampled = 0;  // vs float64 at the sampled elements
-  double tflops() const { return 2.0 * double(n) * double(n) * double(n) / (stats.median() * 1e-3) / 1e12; }
+  double tflops() const { return 2.0 * shape.flops() / (stats.median() * 1e-3) / 1e12; }
 };
 
 struct Context {
@@ -145,16 +157,16 @@ float timeOnce(const Context& c, Op op) {
 
 // Relative error of got against float64 dot products at kSamples random (i, j).
 template <class T>
-double sampledError(const std::vector<float>& got, const std::vector<T>& A, const std::vector<T>& B, int64_t n,
+double sampledError(const std::vector<float>& got, const std::vector<T>& A, const std::vector<T>& B, const Shape& p,
                     uint64_t seed) {
   double errSq = 0, refSq = 0;
   for (int s = 0; s < kSamples; ++s) {
     const uint64_t h = splitmix64(seed + s);
-    const int64_t i = int64_t(h % uint64_t(n)), j = int64_t((h >> 32) % uint64_t(n));
+    const int64_t i = int64_t(h % uint64_t(p.m)), j = int64_t((h >> 32) % uint64_t(p.n));
     double ref = 0;
-    for (int64_t k = 0; k < n; ++k)
-      ref += double(Dtype<T>::toFloat(A[size_t(i * n + k)])) * double(Dtype<T>::toFloat(B[size_t(k * n + j)]));
-    const double d = double(got[size_t(i * n + j)]) - ref;
+    for (int64_t k = 0; k < p.k; ++k)
+      ref += double(Dtype<T>::toFloat(A[size_t(i * p.k + k)])) * double(Dtype<T>::toFloat(B[size_t(k * p.n + j)]));
+    const double d = double(got[size_t(i * p.n + j)]) - ref;
     errSq += d * d;
     refSq += ref * ref;
   }
@@ -169,11 +181,11 @@ struct Candidate {
   const char* what = "";  // a variant's tiles and pipeline
 };
 
-// Which kernels are timed at which size.
+// Which kernels are timed at which shape.
 struct Plan {
-  std::vector<int64_t> sizes;
-  int64_t stagesSize = 0;    // also the hand-written one- and two-stage pipelines, and gemm_any
-  int64_t variantsSize = 0;  // also the tile variants
+  std::vector<Shape> shapes;
+  int64_t stagesSize = 0;    // at this cube also the hand-written one- and two-stage pipelines, and gemm_any
+  int64_t variantsSize = 0;  // at this cube also the tile variants
 };
 
 // The kernels of the examples: the first two at every size, the others at Plan::stagesSize.
@@ -182,31 +194,32 @@ struct Kernels {
   std::vector<Candidate<T>> main, stages, variants;
 };
 
-// Checks then times every candidate and cuBLAS at size n; appends the rows.
+// Checks then times every candidate and cuBLAS at shape p; appends the rows.
 template <class T>
-bool benchSize(const Context& c, int64_t n, const std::vector<Candidate<T>>& candidates, T* A, T* B, float* C,
-               float* Cref, const std::vector<T>& hostA, const std::vector<T>& hostB, std::vector<Row>& rows) {
-  const size_t count = size_t(n) * size_t(n);
-  const int ni = static_cast<int>(n);
+bool benchShape(const Context& c, const Shape& p, const std::vector<Candidate<T>>& candidates, T* A, T* B, float* C,
+                float* Cref, const std::vector<T>& hostA, const std::vector<T>& hostB, std::vector<Row>& rows) {
+  const size_t count = size_t(p.m) * size_t(p.n);
+  const int mi = static_cast<int>(p.m), ni = static_cast<int>(p.n), ki = static_cast<int>(p.k);
+  const std::string name = p.text();
   const double bound = std::strcmp(Dtype<T>::name, "bf16") == 0 ? 1e-2 : 1e-3;  // PERFORMANCE.md
-  // The first n*n elements of the host matrices are this size's A and B (row-major n x n).
-  CHECK_CUDA(cudaMemcpy(A, hostA.data(), count * sizeof(T), cudaMemcpyHostToDevice));
-  CHECK_CUDA(cudaMemcpy(B, hostB.data(), count * sizeof(T), cudaMemcpyHostToDevice));
+  // The first M*K and K*N elements of the host matrices are this shape's A and B (row-major).
+  CHECK_CUDA(cudaMemcpy(A, hostA.data(), size_t(p.m) * size_t(p.k) * sizeof(T), cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaMemcpy(B, hostB.data(), size_t(p.k) * size_t(p.n) * sizeof(T), cudaMemcpyHostToDevice));
 
   // cuBLAS first: its result is the reference, itself checked at the sampled elements.
   std::vector<float> ref(count), got(count);
   CHECK_CUDA(cudaMemsetAsync(Cref, kPoisonByte, count * sizeof(float), c.stream));
-  CHECK_CUBLAS(cublasGemmRowMajor(c.cublas, ni, ni, ni, 1.0f, A, B, Cref));
+  CHECK_CUBLAS(cublasGemmRowMajor(c.cublas, mi, ni, ki, 1.0f, A, B, Cref));
   CHECK_CUDA(cudaStreamSynchronize(c.stream));
   CHECK_CUDA(cudaMemcpy(ref.data(), Cref, count * sizeof(float), cudaMemcpyDeviceToHost));
   Row cublasRow;
   cublasRow.kernel = "cublasGemmEx";
   cublasRow.dtype = Dtype<T>::name;
-  cublasRow.n = n;
-  cublasRow.relErrSampled = sampledError(ref, hostA, hostB, n, 77 + n);
+  cublasRow.shape = p;
+  cublasRow.relErrSampled = sampledError(ref, hostA, hostB, p, 77 + p.n);
   if (countWritten(ref.data(), count) != count || !(cublasRow.relErrSampled <= bound)) {
-    std::fprintf(stderr, "cublasGemmEx %s %lld^3: rel err %.3g vs float64 at %d samples\n", Dtype<T>::name,
-                 static_cast<long long>(n), cublasRow.relErrSampled, kSamples);
+    std::fprintf(stderr, "cublasGemmEx %s %s: rel err %.3g vs float64 at %d samples\n", Dtype<T>::name,
+                 name.c_str(), cublasRow.relErrSampled, kSamples);
     return false;
   }
 
@@ -216,43 +229,43 @@ bool benchSize(const Context& c, int64_t n, const std::vector<Candidate<T>>& can
     r.kernel = k.kernel;
     r.what = k.what;
     r.dtype = Dtype<T>::name;
-    r.n = n;
+    r.shape = p;
     CHECK_CUDA(cudaMemsetAsync(C, kPoisonByte, count * sizeof(float), c.stream));
-    CHECK_LAUNCH(k.fn(ni, ni, ni, A, B, C, 1.0f, false, c.stream));
+    CHECK_LAUNCH(k.fn(mi, ni, ki, A, B, C, 1.0f, false, c.stream));
     CHECK_CUDA(cudaStreamSynchronize(c.stream));
     CHECK_CUDA(cudaMemcpy(got.data(), C, count * sizeof(float), cudaMemcpyDeviceToHost));
     r.relErrCublas = relativeFrobenius(got.data(), ref.data(), count);
-    r.relErrSampled = sampledError(got, hostA, hostB, n, 77 + n);
-    std::printf("%s_%s %lld^3: rel err %.2e vs cuBLAS (every element), %.2e vs float64 (%d samples)\n", k.kernel,
-                Dtype<T>::name, static_cast<long long>(n), r.relErrCublas, r.relErrSampled, kSamples);
+    r.relErrSampled = sampledError(got, hostA, hostB, p, 77 + p.n);
+    std::printf("%s_%s %s: rel err %.2e vs cuBLAS (every element), %.2e vs float64 (%d samples)\n", k.kernel,
+                Dtype<T>::name, name.c_str(), r.relErrCublas, r.relErrSampled, kSamples);
     if (!(r.relErrCublas <= bound) || !(r.relErrSampled <= bound)) {
-      std::fprintf(stderr, "%s_%s %lld^3: wrong result (bound %.0e): not timed\n", k.kernel, Dtype<T>::name,
-                   static_cast<long long>(n), bound);
+      std::fprintf(stderr, "%s_%s %s: wrong result (bound %.0e): not timed\n", k.kernel, Dtype<T>::name,
+                   name.c_str(), bound);
       return false;
     }
     mine.push_back(r);
   }
 
   const auto runCublas = [&] {
-    CHECK_CUBLAS(cublasGemmRowMajor(c.cublas, ni, ni, ni, 1.0f, A, B, Cref));
+    CHECK_CUBLAS(cublasGemmRowMajor(c.cublas, mi, ni, ki, 1.0f, A, B, Cref));
     CHECK_CUDA(cudaGetLastError());
   };
   for (int i = 0; i < kWarmup; ++i) {
     for (const Candidate<T>& k : candidates)
-      timeOnce(c, [&] { CHECK_LAUNCH(k.fn(ni, ni, ni, A, B, C, 1.0f, false, c.stream)); });
+      timeOnce(c, [&] { CHECK_LAUNCH(k.fn(mi, ni, ki, A, B, C, 1.0f, false, c.stream)); });
     timeOnce(c, runCublas);
   }
   for (int i = 0; i < c.reps; ++i) {
     for (size_t j = 0; j < candidates.size(); ++j) {
       const Candidate<T>& k = candidates[j];
-      mine[j].stats.ms.push_back(timeOnce(c, [&] { CHECK_LAUNCH(k.fn(ni, ni, ni, A, B, C, 1.0f, false, c.stream)); }));
+      mine[j].stats.ms.push_back(timeOnce(c, [&] { CHECK_LAUNCH(k.fn(mi, ni, ki, A, B, C, 1.0f, false, c.stream)); }));
     }
     cublasRow.stats.ms.push_back(timeOnce(c, runCublas));
   }
   // The timed runs rewrote C: it still matches.
   CHECK_CUDA(cudaMemcpy(got.data(), C, count * sizeof(float), cudaMemcpyDeviceToHost));
   if (!(relativeFrobenius(got.data(), ref.data(), count) <= bound)) {
-    std::fprintf(stderr, "%s %lld^3: the result changed during timing\n", Dtype<T>::name, static_cast<long long>(n));
+    std::fprintf(stderr, "%s %s: the result changed during timing\n", Dtype<T>::name, name.c_str());
     return false;
   }
   rows.insert(rows.end(), mine.begin(), mine.end());
@@ -262,26 +275,30 @@ bool benchSize(const Context& c, int64_t n, const std::vector<Candidate<T>>& can
 
 template <class T>
 bool benchType(const Context& c, const Plan& plan, const Kernels<T>& kernels, uint64_t seed, std::vector<Row>& rows) {
-  const std::vector<int64_t>& sizes = plan.sizes;
-  const int64_t maxN = *std::max_element(sizes.begin(), sizes.end());
-  const size_t maxCount = size_t(maxN) * size_t(maxN);
-  const std::vector<T> hostA = randomMatrix<T>(maxCount, seed);
-  const std::vector<T> hostB = randomMatrix<T>(maxCount, seed + 1);
+  size_t maxA = 0, maxB = 0, maxC = 0;
+  for (const Shape& p : plan.shapes) {
+    maxA = std::max(maxA, size_t(p.m) * size_t(p.k));
+    maxB = std::max(maxB, size_t(p.k) * size_t(p.n));
+    maxC = std::max(maxC, size_t(p.m) * size_t(p.n));
+  }
+  const std::vector<T> hostA = randomMatrix<T>(maxA, seed);
+  const std::vector<T> hostB = randomMatrix<T>(maxB, seed + 1);
   T* A = nullptr;
   T* B = nullptr;
   float* C = nullptr;
   float* Cref = nullptr;
-  CHECK_CUDA(cudaMalloc(&A, maxCount * sizeof(T)));
-  CHECK_CUDA(cudaMalloc(&B, maxCount * sizeof(T)));
-  CHECK_CUDA(cudaMalloc(&C, maxCount * sizeof(float)));
-  CHECK_CUDA(cudaMalloc(&Cref, maxCount * sizeof(float)));
+  CHECK_CUDA(cudaMalloc(&A, maxA * sizeof(T)));
+  CHECK_CUDA(cudaMalloc(&B, maxB * sizeof(T)));
+  CHECK_CUDA(cudaMalloc(&C, maxC * sizeof(float)));
+  CHECK_CUDA(cudaMalloc(&Cref, maxC * sizeof(float)));
   bool ok = true;
-  for (int64_t n : sizes) {
+  for (const Shape& p : plan.shapes) {
     std::vector<Candidate<T>> candidates = kernels.main;
-    if (n == plan.stagesSize) candidates.insert(candidates.end(), kernels.stages.begin(), kernels.stages.end());
-    if (n == plan.variantsSize)
+    if (p.cube() && p.n == plan.stagesSize)
+      candidates.insert(candidates.end(), kernels.stages.begin(), kernels.stages.end());
+    if (p.cube() && p.n == plan.variantsSize)
       candidates.insert(candidates.end(), kernels.variants.begin(), kernels.variants.end());
-    ok = benchSize<T>(c, n, candidates, A, B, C, Cref, hostA, hostB, rows) && ok;
+    ok = benchShape<T>(c, p, candidates, A, B, C, Cref, hostA, hostB, rows) && ok;
   }
   CHECK_CUDA(cudaFree(A));
   CHECK_CUDA(cudaFree(B));
@@ -292,17 +309,27 @@ bool benchType(const Context& c, const Plan& plan, const Kernels<T>& kernels, ui
 
 const Row* cublasFor(const std::vector<Row>& rows, const Row& r) {
   for (const Row& x : rows)
-    if (x.kernel == "cublasGemmEx" && x.dtype == r.dtype && x.n == r.n) return &x;
+    if (x.kernel == "cublasGemmEx" && x.dtype == r.dtype && x.shape == r.shape) return &x;
   return nullptr;
 }
 
-std::vector<int64_t> parseSizes(const char* s) {
-  std::vector<int64_t> v;
+// "2048,8192x8192x1024": cubes N and shapes MxNxK; empty when malformed.
+std::vector<Shape> parseShapes(const char* s) {
+  std::vector<Shape> v;
   for (const char* p = s; *p;) {
-    char* end = nullptr;
-    const long long x = std::strtoll(p, &end, 10);
-    if (end == p) return {};
-    v.push_back(x);
+    int64_t x[3] = {0, 0, 0};
+    int count = 0;
+    char* end = const_cast<char*>(p);
+    for (; count < 3; ++count) {
+      const char* from = end;
+      x[count] = std::strtoll(from, &end, 10);
+      if (end == from) return {};
+      if (*end != 'x') break;
+      ++end;
+    }
+    if (count == 0) v.push_back({x[0], x[0], x[0]});
+    else if (count == 2) v.push_back({x[0], x[1], x[2]});
+    else return {};
     p = *end == ',' ? end + 1 : end;
     if (*end && *end != ',') return {};
   }
@@ -314,7 +341,8 @@ std::vector<int64_t> parseSizes(const char* s) {
 int main(int argc, char** argv) {
   std::string jsonPath;
   std::string commit = "unknown";
-  std::vector<int64_t> sizes{2048, 4096, 8192};
+  std::vector<Shape> shapes{{2048, 2048, 2048}, {4096, 4096, 4096}, {8192, 8192, 8192}, {8192, 8192, 1024},
+                            {4096, 14336, 4096}};
   int64_t stagesSize = 4096;
   int64_t variantsSize = -1;  // the largest size
   int reps = 30;
@@ -323,7 +351,7 @@ int main(int argc, char** argv) {
     if (a == "--json" && i + 1 < argc)
       jsonPath = argv[++i];
     else if (a == "--sizes" && i + 1 < argc)
-      sizes = parseSizes(argv[++i]);
+      shapes = parseShapes(argv[++i]);
     else if (a == "--stages-size" && i + 1 < argc)
       stagesSize = std::strtoll(argv[++i], nullptr, 10);
     else if (a == "--variants-size" && i + 1 < argc)
@@ -334,17 +362,21 @@ int main(int argc, char** argv) {
       commit = argv[++i];
     else {
       std::fprintf(stderr,
-                   "usage: gemm_bench [--json PATH] [--sizes 2048,4096,8192] [--stages-size N|0] "
+                   "usage: gemm_bench [--json PATH] [--sizes 2048,4096,8192,8192x8192x1024] [--stages-size N|0] "
                    "[--variants-size N|0] [--reps R] [--commit SHA]   (R >= 20 for reported figures)\n");
       return 2;
     }
   }
-  bool sizesOk = !sizes.empty() && reps >= 1;
-  for (int64_t n : sizes) sizesOk = sizesOk && n >= 8 && n % 8 == 0 && n <= 32768;
+  bool sizesOk = !shapes.empty() && reps >= 1;
+  for (const Shape& p : shapes)
+    for (int64_t n : {p.m, p.n, p.k}) sizesOk = sizesOk && n >= 8 && n % 8 == 0 && n <= 32768;
   if (!sizesOk) {
     std::fprintf(stderr, "gemm_bench: sizes must be multiples of 8 in [8, 32768], and --reps positive\n");
     return 2;
   }
+  int64_t largestCube = 0;
+  for (const Shape& p : shapes)
+    if (p.cube()) largestCube = std::max(largestCube, p.n);
 
   int devices = 0;
   const cudaError_t countErr = cudaGetDeviceCount(&devices);
@@ -379,7 +411,7 @@ int main(int argc, char** argv) {
   CHECK_CUDA(cudaMalloc(&c.sink, sizeof(uint32_t)));
   CHECK_CUDA(cudaMemset(c.flush, 0x5a, c.flushBytes));
 
-  Plan plan{sizes, stagesSize, variantsSize < 0 ? *std::max_element(sizes.begin(), sizes.end()) : variantsSize};
+  Plan plan{shapes, stagesSize, variantsSize < 0 ? largestCube : variantsSize};
   Kernels<__nv_bfloat16> bf16;
   bf16.main = {{"gemm", gemm_bf16}, {"gemm_prefetch", gemm_prefetch_bf16}, {"gemm_sm90", gemm_sm90_bf16}};
   bf16.stages = {{"gemm_two_stage", gemm_two_stage_bf16},
@@ -426,7 +458,7 @@ int main(int argc, char** argv) {
         "\"driver_api\": %d, \"runtime\": %d, \"cublas\": %d},\n"
         "  \"method\": {\"warmup\": %d, \"reps\": %d, \"statistic\": \"median\", \"timer\": \"cudaEvent\", "
         "\"l2_flush_bytes\": %zu, \"order\": \"alternating\", \"verified\": true, \"flops\": \"2*M*N*K\", "
-        "\"problem\": \"C(f32) = A @ B, A and B row-major 16-bit, M = N = K\", \"sampled_f64_elements\": %d},\n"
+        "\"problem\": \"C(f32) = A @ B, A and B row-major 16-bit\", \"sampled_f64_elements\": %d},\n"
         "  \"results\": [\n",
         date, commit.c_str(), prop.name, prop.major * 10 + prop.minor, prop.multiProcessorCount, prop.l2CacheSize,
         driver, runtime, cublasVersion, kWarmup, reps, c.flushBytes, kSamples);
@@ -439,9 +471,8 @@ int main(int argc, char** argv) {
                    "\"median_ms\": %.5f, \"min_ms\": %.5f, \"max_ms\": %.5f, \"tflops\": %.2f, "
                    "\"ratio_vs_cublas\": %.4f, \"rel_err_vs_cublas\": %.3e, \"rel_err_vs_f64_sampled\": %.3e, "
                    "\"ms\": %s}%s\n",
-                   r.kernel.c_str(), r.what.c_str(), r.dtype.c_str(), static_cast<long long>(r.n),
-                   static_cast<long long>(r.n),
-                   static_cast<long long>(r.n), r.stats.median(), r.stats.min(), r.stats.max(), r.tflops(),
+                   r.kernel.c_str(), r.what.c_str(), r.dtype.c_str(), static_cast<long long>(r.shape.m),
+                   static_cast<long long>(r.shape.n), static_cast<long long>(r.shape.k), r.stats.median(), r.stats.min(), r.stats.max(), r.tflops(),
                    ref ? r.tflops() / ref->tflops() : 0.0, r.relErrCublas, r.relErrSampled,
                    jsonArray(r.stats.ms).c_str(), i + 1 < rows.size() ? "," : "");
     }
@@ -456,12 +487,12 @@ int main(int argc, char** argv) {
       "\nGEMM on %s: C(f32) = A @ B, 16-bit A and B row-major, medians of %d event timings, L2 flushed, "
       "FLOPs = 2MNK\n",
       prop.name, reps);
-  std::printf("%-25s %-5s %6s %10s %10s %10s %9s %8s %10s\n", "kernel", "dtype", "M=N=K", "median", "min", "max",
-              "TFLOP/s", "cuBLAS", "rel err");
+  std::printf("%-25s %-5s %16s %10s %10s %10s %9s %8s %10s\n", "kernel", "dtype", "M x N x K", "median", "min",
+              "max", "TFLOP/s", "cuBLAS", "rel err");
   for (const Row& r : rows) {
     const Row* ref = cublasFor(rows, r);
-    std::printf("%-25s %-5s %6lld %7.3f ms %7.3f ms %7.3f ms %9.1f %7.1f%% %10.1e\n", r.kernel.c_str(), r.dtype.c_str(),
-                static_cast<long long>(r.n), r.stats.median(), r.stats.min(), r.stats.max(), r.tflops(),
+    std::printf("%-25s %-5s %16s %7.3f ms %7.3f ms %7.3f ms %9.1f %7.1f%% %10.1e\n", r.kernel.c_str(), r.dtype.c_str(),
+                r.shape.text().c_str(), r.stats.median(), r.stats.min(), r.stats.max(), r.tflops(),
                 ref ? 100.0 * r.tflops() / ref->tflops() : 0.0,
                 r.kernel == "cublasGemmEx" ? r.relErrSampled : r.relErrCublas);
   }
@@ -476,26 +507,32 @@ int main(int argc, char** argv) {
       variants = true;
       std::printf("  %-25s %s\n", r.kernel.c_str(), r.what.c_str());
     }
-  // One line per kernel of the examples and dtype at the largest size, and the fastest of all
-  // at the variants' size per dtype, for summaries (PERFORMANCE.md's target for this path).
-  const int64_t largest = *std::max_element(sizes.begin(), sizes.end());
-  for (const Row& r : rows)
-    if ((r.kernel == "gemm" || r.kernel == "gemm_prefetch") && r.n == largest)
-      if (const Row* ref = cublasFor(rows, r))
-        std::printf("%s_%s reaches %.1f%% of cuBLAS at %lld^3 (%.0f vs %.0f TFLOP/s; target: at least 60%%)\n",
-                    r.kernel.c_str(), r.dtype.c_str(), 100.0 * r.tflops() / ref->tflops(), static_cast<long long>(r.n),
-                    r.tflops(), ref->tflops());
+  // One line per mma.sync kernel of the examples and dtype at the largest cube, one per shape for
+  // the Hopper kernel (its targets: 100% at 4096^3, 95% at 8192^3), and the fastest of all at the
+  // variants' size per dtype, for summaries (PERFORMANCE.md's targets).
+  for (const Row& r : rows) {
+    const Row* ref = cublasFor(rows, r);
+    if (!ref) continue;
+    if ((r.kernel == "gemm" || r.kernel == "gemm_prefetch") && r.shape.cube() && r.shape.n == largestCube)
+      std::printf("%s_%s reaches %.1f%% of cuBLAS at %s (%.0f vs %.0f TFLOP/s; target: at least 60%%)\n",
+                  r.kernel.c_str(), r.dtype.c_str(), 100.0 * r.tflops() / ref->tflops(), r.shape.text().c_str(),
+                  r.tflops(), ref->tflops());
+    if (r.kernel == "gemm_sm90")
+      std::printf("%s_%s reaches %.1f%% of cuBLAS at %s (%.0f vs %.0f TFLOP/s)\n", r.kernel.c_str(), r.dtype.c_str(),
+                  100.0 * r.tflops() / ref->tflops(), r.shape.text().c_str(), r.tflops(), ref->tflops());
+  }
   if (variants)
     for (const char* dtype : {"bf16", "f16"}) {
       const Row* best = nullptr;
       for (const Row& r : rows)
-        if (r.kernel != "cublasGemmEx" && r.n == plan.variantsSize && r.dtype == dtype &&
+        if (r.kernel != "cublasGemmEx" && r.shape == Shape{plan.variantsSize, plan.variantsSize, plan.variantsSize} &&
+            r.dtype == dtype &&
             (!best || r.tflops() > best->tflops()))
           best = &r;
       if (best)
         if (const Row* ref = cublasFor(rows, *best))
-          std::printf("fastest at %lld^3 (%s): %s%s%s%s reaches %.1f%% of cuBLAS (%.0f TFLOP/s)\n",
-                      static_cast<long long>(best->n), dtype, best->kernel.c_str(), best->what.empty() ? "" : " (",
+          std::printf("fastest at %s (%s): %s%s%s%s reaches %.1f%% of cuBLAS (%.0f TFLOP/s)\n",
+                      best->shape.text().c_str(), dtype, best->kernel.c_str(), best->what.empty() ? "" : " (",
                       best->what.c_str(), best->what.empty() ? "" : ")", 100.0 * best->tflops() / ref->tflops(),
                       best->tflops());
     }
