@@ -98,7 +98,11 @@ std::vector<Misuse> misuses(const TempDir& dir) {
       {{"check", ok, "-Wno-syntax"}, "syntax"},
       {{"check", ok, "-Wno-copy-vector"}, "copy-vector"},
       {{ok, ok}, "ok.tyl"},
-      {{"run", ok}, "--kernel"},
+      {{"run", ok}, "tyloc run needs --kernel NAME, the kernel to run; '" + ok + "' has: add_one, add_one_n (see tyloc run --help)"},
+      // A subcommand's option without the subcommand, and a subcommand's missing argument.
+      {{ok, "--kernel", "add_one"}, "--kernel is an option of 'tyloc run': write tyloc run FILE --kernel"},
+      {{ok, "--set=n=4"}, "--set is an option of 'tyloc run'"},
+      {{"layout"}, "(see tyloc layout --help)"},
       {{"run", ok, "--kernel", "no_such_kernel"}, "no_such_kernel"},
       {{"run", dir.file("missing.tyl"), "--kernel", "add_one"}, "missing.tyl"},
       // Options before a subcommand belong to compiling and would be ignored.

@@ -189,6 +189,12 @@ int runKernel(const RunOptions& o) {
     names += (names.empty() ? "" : ", ") + k.name;
     if (k.name == o.kernel) kernel = &k;
   }
+  if (o.kernel.empty()) {
+    std::cerr << fmt::format("tyloc: error: tyloc run needs --kernel NAME, the kernel to run; '{}' has: {} (see tyloc "
+                             "run --help)\n",
+                             o.input, names.empty() ? "no kernels" : names);
+    return kExitMisuse;
+  }
   if (!kernel) {
     std::cerr << fmt::format("tyloc: error: no kernel '{}' in '{}' (kernels: {})\n", o.kernel, o.input, names);
     return kExitMisuse;
@@ -331,7 +337,9 @@ void addRunCommand(CLI::App& app, std::function<int()>& run) {
       "run", "Run one kernel on the CPU emulator with random or .npy inputs, checking for races, out-of-bounds and "
              "uninitialized accesses");
   cmd->add_option("input", o->input, "The .tyl file")->required();
-  cmd->add_option("--kernel", o->kernel, "The kernel to run (generic kernels: e.g. gemm_f16)")->required();
+  cmd->add_option("--kernel", o->kernel,
+                  "The kernel to run, required (generic kernels: e.g. gemm_f16; without it, the file's kernels "
+                  "are listed)");
   cmd->add_option("--set", o->sets, "A scalar parameter, NAME=VALUE (repeatable; every scalar needs one)");
   cmd->add_option("--input", o->inputs, "Read a tensor parameter from a .npy file, NAME=FILE.npy (repeatable)");
   cmd->add_option("--dump", o->dumpDir, "Write every tensor after the run to DIR/NAME.npy")

@@ -88,7 +88,23 @@ int run(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     // `tyloc f.tyl check`: the subcommand misses its file because it came first; say that.
     if (dynamic_cast<const CLI::RequiredError*>(&e) && optionBeforeSubcommand()) return kExitMisuse;
-    std::cerr << "tyloc: error: " << e.what() << " (see tyloc --help)\n";
+    // `tyloc f.tyl --kernel k`: an option of a subcommand given without it.
+    if (dynamic_cast<const CLI::ExtrasError*>(&e) && app.get_subcommands().empty())
+      for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        const std::string name = a.substr(0, a.find('='));
+        if (name.rfind("--", 0) != 0 || app.get_option_no_throw(name)) continue;
+        for (const CLI::App* sub : app.get_subcommands({}))
+          if (sub->get_option_no_throw(name)) {
+            std::cerr << fmt::format("tyloc: error: {} is an option of 'tyloc {}': write tyloc {} FILE {} ... (see "
+                                     "tyloc {} --help)\n",
+                                     name, sub->get_name(), sub->get_name(), name, sub->get_name());
+            return kExitMisuse;
+          }
+      }
+    const std::string help =
+        app.get_subcommands().empty() ? "tyloc --help" : "tyloc " + app.get_subcommands().front()->get_name() + " --help";
+    std::cerr << "tyloc: error: " << e.what() << " (see " << help << ")\n";
     return kExitMisuse;
   }
   if (optionBeforeSubcommand()) return kExitMisuse;
