@@ -46,6 +46,13 @@
 // plus 1 after each), so that the ring goes on from tile to tile. Both sides run the outer loop:
 // the consumers with every statement of its body, the producer with its lets of scalars only
 // (which its copies may use). tests/emu/kernels/ws_gemm.tyl writes this expansion by hand.
+//
+// In a cluster, a copy with `multicast = true` is shared by the cluster's c blocks: each loads one
+// part of it into all of them (SemaCall.cpp, multicastParts). The empty barriers then count the
+// consumers of every block (c x consumer threads), each consumer arrives on the empty barrier of
+// every block (arrive(empty[s], cta = r) for r < c), and the pipeline ends with cluster_barrier(),
+// so that no block exits while a peer may still signal it. The loops' bounds must be the same in
+// every block of the cluster (clusterVarying).
 #include <fmt/format.h>
 
 #include <algorithm>

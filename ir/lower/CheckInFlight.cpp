@@ -344,8 +344,9 @@ class InFlightCheck {
     }
     const int retire = std::min(f.age, 7);
     diags_.report(kMmaInFlight, at, what)
-        .note(f.issued, fmt::format("this async MMA uses '{}'; wait_mmas({}) retires its group{}", name, retire,
-                                    retire > 0 ? " (or a smaller count)" : ""));
+        .note(f.issued, fmt::format("this MMA is async (async = true, or in a warp-specialized pipeline's "
+                                    "consumers) and uses '{}'; wait_mmas({}) retires its group{}",
+                                    name, retire, retire > 0 ? " (or a smaller count)" : ""));
   }
 
   const tile::Kernel& k_;
