@@ -1,6 +1,7 @@
 // Semantic analysis of calls: builtins, allocations, views, and tile operations.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <limits>
@@ -913,8 +914,55 @@ std::optional<Value> KernelSema::call(const ast::Expr& e, const ast::Call& c) {
     diags_.report(kUnknownName, c.callee->range, fmt::format("'{}' is {}, not a function", fn, describe(b->value)));
     return std::nullopt;
   }
-  diags_.report(kUnknownName, c.callee->range, fmt::format("unknown function '{}'", fn));
+  // A misspelled builtin gets its name; anything else, where the builtins are listed.
+  if (std::optional<std::string> near = closestBuiltin(fn)) {
+    diags_.report(kUnknownName, c.callee->range, fmt::format("unknown function '{}'; did you mean '{}'?", fn, *near));
+  } else {
+    diags_.report(kUnknownName, c.callee->range, fmt::format("unknown function '{}'", fn))
+        .note(c.callee->range,
+              "the builtin functions on scalars are min, max, cdiv, relu, log2, the conversions f32, f16, bf16, i32, "
+              "i64, and the ids (lane_id, warp_id, warpgroup_id, thread_index); the others allocate, copy, "
+              "synchronize and multiply tiles (docs/language.md lists them all)");
+  }
   return std::nullopt;
+}
+
+namespace {
+
+// Edits between two names (insertions, deletions, substitutions and swaps of neighbours: 'cidv'
+// is one from 'cdiv'), for names of a few dozen characters.
+size_t editDistance(std::string_view a, std::string_view b) {
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (size_t i = 1; i <= a.size(); ++i)
+    for (size_t j = 1; j <= b.size(); ++j) {
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  return d[a.size()][b.size()];
+}
+
+}  // namespace
+
+std::optional<std::string> KernelSema::closestBuiltin(std::string_view fn) {
+  static const char* const kBuiltins[] = {
+      "alloc_barriers", "alloc_local", "alloc_shared", "arrive", "barrier", "bf16", "cdiv", "cluster_barrier",
+      "cluster_rank", "commit_copies", "commit_stores", "copy", "copy_async", "decrease_registers", "elect_one",
+      "f16", "f32", "i32", "i64", "increase_registers", "init_barriers", "lane_id", "load_a", "load_b", "log2",
+      "max", "min", "mma_m16n8k16", "range", "relu", "sm_count", "store", "store_async", "thread_index", "tiled_mma",
+      "unroll", "wait_barrier", "wait_copies", "wait_mmas", "wait_stores", "warp_id", "warpgroup_id",
+      "warpgroup_mma", "ComposeLayout", "Swizzle"};
+  // One edit in a short name, two in a longer one: 'sum' is not 'min'.
+  const size_t limit = fn.size() <= 4 ? 1 : 2;
+  std::optional<std::string> best;
+  size_t bestDistance = limit + 1;
+  for (const char* b : kBuiltins)
+    if (const size_t d = editDistance(fn, b); d < bestDistance) {
+      best = b;
+      bestDistance = d;
+    }
+  return best;
 }
 
 }  // namespace sema

@@ -293,6 +293,8 @@ class KernelSema {
   std::optional<Value> slotView(const ast::Expr& e, const ast::Call& c, const tile::View& base);
   std::optional<Value> copy(const ast::Expr& e, const ast::Call& c, bool async);
   std::optional<Value> multicastParts(const ast::Expr& e, tile::Copy cp);
+  // The builtin function a misspelled name is closest to, when one is close.
+  static std::optional<std::string> closestBuiltin(std::string_view fn);
   // What makes `e` differ between the blocks of a cluster ("cluster_rank()", "block_id.x", ...),
   // seen through the lets it reads; nothing when every block computes the same value.
   std::optional<std::string> clusterVarying(const tir::ExprRef& e) const;
