@@ -25,8 +25,11 @@ stamp "unit and e2e tests under the sanitizers"
 # nvcc, the GPU and the consumer project (an install plus a CUDA build) exercise no
 # compiler code that the other tests do not. The e2e.robustness tests (every truncation and
 # token mutation of the examples) take minutes under the sanitizers; the main build runs
-# them, and the fuzzer below covers the same ground here.
-ctest --test-dir "$BUILD_DIR" -j"$JOBS" --output-on-failure -L 'unit|e2e|file' -E 'nvcc|^gpu\.|^consumer\.|robustness'
+# them, and the fuzzer below covers the same ground here. So do the emulator runs of the
+# Hopper example (emu.gemm_sm90*, over two minutes here): the smaller TMA, wgmma, pipeline and
+# cluster kernels of tests/emu/kernels go through the same code under the sanitizers.
+ctest --test-dir "$BUILD_DIR" -j"$JOBS" --output-on-failure -L 'unit|e2e|file' \
+  -E 'nvcc|^gpu\.|^consumer\.|robustness|^emu\.gemm_sm90'
 
 stamp "fuzz for ${FUZZ_SECONDS} s"
 FUZZ_DIR="$BUILD_DIR/fuzz"

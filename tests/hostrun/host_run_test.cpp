@@ -31,6 +31,7 @@
 #include "wide_elements.cuh"
 #ifdef TYLO_HOST_RUN_VARIANTS
 #include "gemm_variants.h"
+#include "host_variants.h"
 #endif
 
 using namespace tyl;
@@ -64,7 +65,7 @@ const std::map<std::string, examples::Runner>& launchers() {
     };
 #ifdef TYLO_HOST_RUN_VARIANTS
 #define TYLO_ADD_VARIANT(name, description) m.emplace("gemm_" #name "_bf16", tylo_host::runner(gemm_##name##_bf16));
-    TYLO_GEMM_VARIANTS(TYLO_ADD_VARIANT)
+    TYLO_HOST_VARIANTS(TYLO_ADD_VARIANT)
 #undef TYLO_ADD_VARIANT
 #endif
     return m;
@@ -161,7 +162,7 @@ TEST_CASE("generated hand-written pipelines match a CPU reference, run on the ho
 }
 
 #ifdef TYLO_HOST_RUN_VARIANTS
-TEST_CASE("every generated gemm_bench variant matches a CPU reference, run on the host") {
+TEST_CASE("the generated gemm_bench variants match a CPU reference, run on the host") {
   int count = 0;
 #define TYLO_CHECK_VARIANT(name, description)                                                              \
   {                                                                                                        \
@@ -171,7 +172,7 @@ TEST_CASE("every generated gemm_bench variant matches a CPU reference, run on th
       test::requireClean(examples::gemm(*ex, "gemm_" #name, Type::BF16, c.problem, c.relu));               \
     ++count;                                                                                               \
   }
-  TYLO_GEMM_VARIANTS(TYLO_CHECK_VARIANT)
+  TYLO_HOST_VARIANTS(TYLO_CHECK_VARIANT)
 #undef TYLO_CHECK_VARIANT
   CHECK(count >= 8);
 }
