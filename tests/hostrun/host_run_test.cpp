@@ -30,7 +30,6 @@
 #include "wgmma_tiles.cuh"
 #include "wide_elements.cuh"
 #ifdef TYLO_HOST_RUN_VARIANTS
-#include "gemm_variants.h"
 #include "host_variants.h"
 #endif
 
