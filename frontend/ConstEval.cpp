@@ -18,6 +18,8 @@ TYL_DIAG(kLayoutTerm, Error, "layout-term", "a term that cannot be combined into
 TYL_DIAG(kSwizzleOverlap, Error, "swizzle-overlap", "swizzle fields that overlap (atom_len < swizzle_len)");
 TYL_DIAG(kSwizzleInvalid, Error, "swizzle-invalid", "a swizzle field that is negative or too wide");
 TYL_DIAG(kSwizzleAxis, Error, "swizzle-axis", "a swizzled tile layout that maps onto an axis other than m");
+TYL_DIAG(kSwizzleOrder, Warning, "swizzle-order",
+         "positional swizzle fields whose order ComposeLayout and Swizzle read differently");
 
 using layout::Axis;
 
@@ -547,6 +549,24 @@ std::optional<int64_t> ConstEvaluator::swizzleField(const ast::Expr& e) {
   return v;
 }
 
+// ComposeLayout(per_element, swizzle_len, ...) and Swizzle(bits, base, ...) take the same two
+// numbers in opposite orders; written positionally and different, either reading gives a valid
+// swizzle, so the one meant is asked for by name.
+namespace {
+void checkSwizzleOrder(DiagnosticEngine& diags, const ast::Expr& e, const ast::Call& c, int64_t first, int64_t second,
+                       const std::string& named) {
+  if (c.args.size() < 2 || !c.args[0].name.empty() || !c.args[1].name.empty() || first == second) return;
+  const bool compose = named.rfind("ComposeLayout", 0) == 0;
+  diags.report(kSwizzleOrder, SourceRange{c.args[0].value->range.begin, c.args[1].value->range.end},
+                fmt::format("{} reads ({}, {}) as {}; Swizzle(B, M, S) and ComposeLayout(M, B, S, ...) take these "
+                            "two in opposite orders, so name them",
+                            compose ? "ComposeLayout" : "Swizzle", first, second,
+                            compose ? fmt::format("per_element = {}, swizzle_len = {}", first, second)
+                                    : fmt::format("bits = {}, base = {}", first, second)))
+      .note(e.range, fmt::format("with names: {}", named));
+}
+}  // namespace
+
 std::optional<ConstValue> ConstEvaluator::composeLayout(const ast::Expr& e, const ast::Call& c) {
   BoundArgs args = bindArgs(diags_, e, c, "ComposeLayout",
                             {"per_element", "swizzle_len", "atom_len", "tile_layout", "swizzle_inner"}, 4);
@@ -563,6 +583,9 @@ std::optional<ConstValue> ConstEvaluator::composeLayout(const ast::Expr& e, cons
     if (!v) return std::nullopt;
     inner = *v != 0;
   }
+  checkSwizzleOrder(diags_, e, c, fields[0], fields[1],
+                    fmt::format("ComposeLayout(per_element = {}, swizzle_len = {}, atom_len = {}, tile_layout = ...)",
+                                fields[0], fields[1], fields[2]));
   std::optional<layout::Swizzle> swizzle = makeSwizzle(e.range, fields[0], fields[1], fields[2], inner);
   if (!swizzle) return std::nullopt;
   std::optional<ConstValue> tile = eval(*args.values[3]);
@@ -598,6 +621,8 @@ std::optional<ConstValue> ConstEvaluator::evalCall(const ast::Expr& e, const ast
       if (!v) return std::nullopt;
       f[i] = *v;
     }
+    checkSwizzleOrder(diags_, e, c, f[0], f[1],
+                      fmt::format("Swizzle(bits = {}, base = {}, shift = {})", f[0], f[1], f[2]));
     std::optional<layout::Swizzle> sw = makeSwizzle(e.range, f[1], f[0], f[2], true);
     if (!sw) return std::nullopt;
     return ConstValue{SwizzleValue{*sw}};

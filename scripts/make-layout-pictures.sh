@@ -45,10 +45,10 @@ picture swizzle-128b-f16 \
 picture row-major-f16 'S[(8, 64) : (64, 1)]' --dtype f16 --highlight ldmatrix:0,8
 # A 32x32 f32 tile read down a column: 32 lanes in one bank, and the swizzle that spreads them.
 picture row-major-f32-column 'S[(32, 32) : (32, 1)]' --dtype f32 --highlight col:0
-picture swizzle-f32-column 'Swizzle(5, 0, 5)(S[(32, 32) : (32, 1)])' --dtype f32 --highlight col:0
+picture swizzle-f32-column 'Swizzle(bits = 5, base = 0, shift = 5)(S[(32, 32) : (32, 1)])' --dtype f32 --highlight col:0
 # Hopper: a 16 x 64 bf16 box as TMA writes it with the 128-byte swizzle (two periods of 8 rows
 # of 128 bytes; the layout wgmma reads through a K-major descriptor), the 8 rows of one 16-byte
 # chunk column marked; and the accumulator of wgmma m64n16k16 over a warpgroup: warp w holds rows
 # 16w..16w+15, lane l row l/4 (+8), register r column 8 (r >> 2) + 2 (l % 4) + (r & 1).
-picture tma-swizzle-128b-bf16 'ComposeLayout(3, 3, 3, S[(16, 64) : (64, 1)])' --dtype bf16 --highlight ldmatrix:0,0
+picture tma-swizzle-128b-bf16 'ComposeLayout(per_element = 3, swizzle_len = 3, atom_len = 3, tile_layout = S[(16, 64) : (64, 1)])' --dtype bf16 --highlight ldmatrix:0,0
 picture wgmma-d-fragment 'S[(4, 2, 8, 2, 4, 2) : (1@wid_in_wg, 2, 4@laneid, 4, 1@laneid, 1)]' --shape 64,16

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "backend/cuda/EmitImpl.h"
+#include "ir/thread/Builder.h"
 
 namespace tyl::cuda {
 
@@ -38,6 +39,33 @@ std::string footprint(const tir::Kernel& k, const ExprPrinter& host, int param) 
 
 std::string quoted(const std::string& s) { return "\"" + stringLiteralBody(s) + "\""; }
 
+// The statement that refuses a launch because check `c` failed: its message, then the values
+// the check read, as the emulator words them (" (n = 7, k = 3)"; a pointer's distance past the
+// alignment it lacks), so that the caller sees which argument to change.
+std::string refusal(const tir::Kernel& k, const ExprPrinter& host, const tir::LaunchCheck& c) {
+  const std::string message = quoted(k.name + ": " + c.message);
+  if (c.kind == tir::LaunchCheck::Kind::PointerAlignment) {
+    const std::string& name = k.params.at(static_cast<size_t>(c.param)).name;
+    return fmt::format("return tylo::launch_error_values({}, {}, static_cast<unsigned long long>("
+                       "reinterpret_cast<uintptr_t>({}) % {}));",
+                       message, quoted(fmt::format("; {} is %llu bytes past a multiple of {}", name, c.alignBytes)),
+                       host.paramName(static_cast<size_t>(c.param)), c.alignBytes);
+  }
+  std::string format, args;
+  if (c.kind == tir::LaunchCheck::Kind::Condition) {
+    for (int id : tir::paramsRead(c.cond)) {
+      const tir::Param& p = k.params.at(static_cast<size_t>(id));
+      if (p.isPointer || tir::isFloat(p.type)) continue;
+      const std::string& value = host.paramName(static_cast<size_t>(id));
+      format += fmt::format("{}{} = {}", format.empty() ? " (" : ", ", p.name, p.type == tir::Type::Pred ? "%s" : "%lld");
+      args += p.type == tir::Type::Pred ? fmt::format(", {} ? \"true\" : \"false\"", value)
+                                        : fmt::format(", static_cast<long long>({})", value);
+    }
+  }
+  if (format.empty()) return fmt::format("return tylo::launch_error({});", message);
+  return fmt::format("return tylo::launch_error_values({}, {}{});", message, quoted(format + ")"), args);
+}
+
 }  // namespace
 
 std::string launcherDeclaration(const tir::Kernel& k) {
@@ -57,8 +85,7 @@ std::string emitLauncher(const tir::Kernel& k, const EmitOptions&) {
   out += "  tylo::clear_launch_error();\n";
   // Conditions on the sizes first: they decide whether there is anything to launch.
   for (const tir::LaunchCheck& c : k.checks)
-    if (c.beforeGrid)
-      out += fmt::format("  if (!{}) {}\n", host.print(c.cond), fail(c.message));
+    if (c.beforeGrid) out += fmt::format("  if (!{}) {}\n", host.print(c.cond), refusal(k, host, c));
   const char* axes[] = {"x", "y", "z"};
   for (int i = 0; i < 3; ++i) out += fmt::format("  const int64_t tylo_grid_{} = {};\n", axes[i], host.print(k.grid[i]));
   out += fmt::format("  if (tylo_grid_x < 0 || tylo_grid_y < 0 || tylo_grid_z < 0) {}\n", fail("the grid size is negative"));
@@ -68,12 +95,12 @@ std::string emitLauncher(const tir::Kernel& k, const EmitOptions&) {
   for (const tir::LaunchCheck& c : k.checks) {
     if (c.kind == tir::LaunchCheck::Kind::PointerAlignment) {
       out += fmt::format("  if (!tylo::is_aligned({}, {})) {}\n", host.paramName(c.param), c.alignBytes,
-                         fail(c.message));
+                         refusal(k, host, c));
     } else if (c.kind == tir::LaunchCheck::Kind::Disjoint) {
       out += fmt::format("  if (tylo::overlap({}, {})) {}\n", footprint(k, host, c.param), footprint(k, host, c.other),
-                         fail(c.message));
+                         refusal(k, host, c));
     } else if (!c.beforeGrid) {
-      out += fmt::format("  if (!{}) {}\n", host.print(c.cond), fail(c.message));
+      out += fmt::format("  if (!{}) {}\n", host.print(c.cond), refusal(k, host, c));
     }
   }
   if (k.sharedBytes > 48 * 1024) {

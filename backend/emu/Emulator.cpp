@@ -10,6 +10,7 @@
 #include "backend/emu/Eval.h"
 #include "backend/emu/Launch.h"
 #include "base/InternalError.h"
+#include "ir/thread/Builder.h"
 #include "ir/thread/ValueRange.h"
 #include "ir/thread/Verify.h"
 
@@ -98,17 +99,33 @@ bool checkLaunch(LaunchContext& ctx) {
   const tir::Kernel& k = ctx.kernel;
   Evaluator launchTime(ctx, nullptr, nullptr, nullptr);
   size_t before = ctx.findings.findings().size();
+  // The message ends with the values the check read, as the generated launcher words them
+  // (backend/cuda/EmitLauncher.cpp, refusal()).
   auto check = [&](const tir::LaunchCheck& c) {
     if (c.kind == tir::LaunchCheck::Kind::PointerAlignment) {
       // Buffers start 256-byte aligned, so only the argument's offset matters.
       if (c.param < 0 || static_cast<size_t>(c.param) >= ctx.pointers.size() || c.alignBytes <= 0)
         TYL_UNREACHABLE("{}", "emulator: malformed pointer alignment check");
-      if (ctx.pointers[c.param].offset % c.alignBytes != 0) launchFailure(ctx, c.loc, &c, c.message);
+      const int64_t past = ctx.pointers[c.param].offset % c.alignBytes;
+      if (past != 0)
+        launchFailure(ctx, c.loc, &c,
+                      fmt::format("{}; {} is {} bytes past a multiple of {}", c.message,
+                                  k.params.at(static_cast<size_t>(c.param)).name, past, c.alignBytes));
     } else if (c.kind == tir::LaunchCheck::Kind::Disjoint) {
       if (overlap(ctx, launchTime, c.param, c.other)) launchFailure(ctx, c.loc, &c, c.message);
     } else {
       std::optional<int64_t> holds = launchTime.scalar(c.cond);
-      if (!holds || !*holds) launchFailure(ctx, c.loc, &c, c.message);
+      if (holds && *holds) return;
+      std::string values;
+      for (int id : tir::paramsRead(c.cond)) {
+        const tir::Param& p = k.params.at(static_cast<size_t>(id));
+        if (p.isPointer || tir::isFloat(p.type)) continue;
+        std::optional<int64_t> v = launchTime.scalar(tir::paramRef(k, id));
+        if (!v) continue;
+        values += fmt::format("{}{} = {}", values.empty() ? " (" : ", ", p.name,
+                              p.type == tir::Type::Pred ? (*v ? "true" : "false") : std::to_string(*v));
+      }
+      launchFailure(ctx, c.loc, &c, c.message + (values.empty() ? "" : values + ")"));
     }
   };
   for (const tir::LaunchCheck& c : k.checks)

@@ -259,10 +259,13 @@ std::string degreeText(int degree) {
 }
 
 std::string highlightLine(const Highlight& h, const WarpAccess& access) {
+  const size_t perLane = access.lanes.front().elements.size();
   std::string what =
       h.kind == Highlight::Kind::Ldmatrix
           ? fmt::format("{} lanes × 16-byte rows (one 8×8 ldmatrix matrix)", access.lanes.size())
-          : fmt::format("{} lanes × one {}-byte element", access.lanes.size(), access.accessBytes);
+      : perLane > 1 ? fmt::format("{} lanes × one {}-byte vector ({} elements)", access.lanes.size(),
+                                  access.accessBytes, perLane)
+                    : fmt::format("{} lanes × one {}-byte element", access.lanes.size(), access.accessBytes);
   return fmt::format("highlight {}: {}: conflict degree {} ({})", h.text, what, access.conflictDegree,
                      degreeText(access.conflictDegree));
 }
@@ -346,6 +349,20 @@ std::string bankColor(int bank) {
 std::optional<Highlight> parseHighlight(std::string_view text, std::string& why) {
   Highlight h;
   h.text = std::string(text);
+  // A vector suffix, /BYTES.
+  if (size_t slash = text.rfind('/'); slash != std::string_view::npos) {
+    std::optional<int64_t> bytes = parseInt(text.substr(slash + 1));
+    if (!bytes || (*bytes != 2 && *bytes != 4 && *bytes != 8 && *bytes != 16)) {
+      why = fmt::format("'{}': a vector is /2, /4, /8 or /16 bytes", text);
+      return std::nullopt;
+    }
+    if (text.rfind("ldmatrix:", 0) == 0) {
+      why = fmt::format("'{}': ldmatrix rows are always 16 bytes; drop the /{}", text, *bytes);
+      return std::nullopt;
+    }
+    h.vectorBytes = static_cast<int>(*bytes);
+    text = text.substr(0, slash);
+  }
   size_t colon = text.find(':');
   std::string_view kind = text.substr(0, colon),
                    body = colon == std::string_view::npos ? "" : text.substr(colon + 1);
@@ -407,9 +424,16 @@ WarpAccess resolveHighlight(const Layout& l, std::span<const int64_t> shape, con
   if ((h.kind == Highlight::Kind::Row && !rowInside) || (h.kind == Highlight::Kind::Column && !colInside) ||
       (h.kind == Highlight::Kind::Ldmatrix && !(rowInside && colInside)))
     throw bad(fmt::format("highlight {} is outside the {} × {} grid", h.text, grid.rows, grid.cols));
+  if (h.vectorBytes) {
+    if (h.vectorBytes < elementBytes || h.vectorBytes % elementBytes != 0)
+      throw bad(fmt::format("highlight {}: a {}-byte vector is not a whole number of {}-byte elements", h.text,
+                            h.vectorBytes, elementBytes));
+    perLane = h.vectorBytes / elementBytes;
+    access.accessBytes = h.vectorBytes;
+  }
   switch (h.kind) {
     case Highlight::Kind::Row:
-      for (int64_t i = 0; i < std::min<int64_t>(32, grid.cols); ++i) starts.push_back({h.row, i});
+      for (int64_t i = 0; i < std::min<int64_t>(32, grid.cols / perLane); ++i) starts.push_back({h.row, i * perLane});
       break;
     case Highlight::Kind::Column:
       for (int64_t i = 0; i < std::min<int64_t>(32, grid.rows); ++i) starts.push_back({i, h.col});
@@ -439,9 +463,10 @@ WarpAccess resolveHighlight(const Layout& l, std::span<const int64_t> shape, con
       int64_t m = layout::apply(l, index)[Axis::m], step = 0;
       if (__builtin_sub_overflow(m, first, &step) || step != j)
         throw bad(fmt::format(
-            "highlight {}: the 16-byte row of lane {} is not contiguous: cell ({}, {}) is at m={}, but the "
-            "row starts at m={}",
-            h.text, lane, row, col + j, m, first));
+            "highlight {}: the {}-byte {} of lane {} is not contiguous: cell ({}, {}) is at m={}, but it "
+            "starts at m={}",
+            h.text, access.accessBytes, h.kind == Highlight::Kind::Ldmatrix ? "row" : "vector", lane, row, col + j,
+            m, first));
       la.elements.push_back(index);
     }
     if (__builtin_mul_overflow(first, int64_t{elementBytes}, &la.byteAddress))
@@ -450,8 +475,9 @@ WarpAccess resolveHighlight(const Layout& l, std::span<const int64_t> shape, con
     if (la.byteAddress < 0)
       throw bad(fmt::format("highlight {}: lane {} reads a negative offset m={}", h.text, lane, first));
     if (la.byteAddress % access.accessBytes != 0)
-      throw bad(fmt::format("highlight {}: the row of lane {} starts at byte {}, not 16-byte aligned", h.text,
-                            lane, la.byteAddress));
+      throw bad(fmt::format("highlight {}: the {} of lane {} starts at byte {}, not {}-byte aligned", h.text,
+                            h.kind == Highlight::Kind::Ldmatrix ? "row" : "vector", lane, la.byteAddress,
+                            access.accessBytes));
     access.lanes.push_back(std::move(la));
   }
   std::vector<std::optional<int64_t>> addresses;
@@ -580,14 +606,20 @@ std::string rowName(std::span<const int64_t> shape, int64_t row) {
   return joinCoord(layout::unflatten(row, shape.first(shape.size() - 1)));
 }
 
+// A cell: its data attributes, its rectangle, and its text or its tooltip. The tooltip, which
+// spells out every placement axis by axis, is left out where the text already says it all (a
+// labelled cell with one placement and no highlighted lane): a 64 x 64 picture stays well under
+// a megabyte.
 void emitCell(std::string& out, const Picture& p, const Cell& c, int64_t x, int64_t y, int64_t w, int64_t h) {
   auto o = std::back_inserter(out);
-  fmt::format_to(o, "<g class=\"cell\" data-coord=\"{}\" data-label=\"{}\" data-owners=\"{}\"",
-                 joinCoord(c.coord), escapeXml(c.lines.front()), escapeXml(ownersText(c.placements)));
+  fmt::format_to(o, "<g class=\"cell\" data-coord=\"{}\" data-owners=\"{}\"", joinCoord(c.coord),
+                 escapeXml(ownersText(c.placements)));
   if (c.bank) fmt::format_to(o, " data-bank=\"{}\"", *c.bank);
   if (!c.lanes.empty()) fmt::format_to(o, " data-lanes=\"{}\"", fmt::join(c.lanes, ","));
-  fmt::format_to(o, "><title>{}</title><rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"{}/>",
-                 escapeXml(tooltip(c)), x, y, w, h, c.fill,
+  out += ">";
+  if (!p.labelled || c.placements.size() > 1 || !c.lanes.empty())
+    fmt::format_to(o, "<title>{}</title>", escapeXml(tooltip(c)));
+  fmt::format_to(o, "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"{}/>", x, y, w, h, c.fill,
                  p.access && c.lanes.empty() ? " fill-opacity=\"0.3\"" : "");
   if (p.labelled) {
     int64_t top = y + (h - static_cast<int64_t>(c.lines.size()) * kLineHeight) / 2;

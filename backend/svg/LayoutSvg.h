@@ -58,10 +58,14 @@ inline constexpr int64_t kMaxLabelledCells = 64 * 64;
 //   ldmatrix:R,C       lane i < 8 reads the 16-byte row that starts at (R + i, C): one 8x8
 //                      matrix of ldmatrix, the unit whose rows are served together
 //   cells:R,C;R,C;...  lane i reads the element at the i-th listed cell (1 to 32 cells)
-// Each lane reads one element except for ldmatrix, whose lanes read 16 bytes.
+// Each lane reads one element except for ldmatrix, whose lanes read 16 bytes. A suffix /BYTES
+// (2, 4, 8 or 16) on row, col and cells makes each lane read a vector of that many bytes from
+// its cell on along the row: row:R/16 is lane i reading the 16 bytes from (R, i x 16 / element
+// size), the accesses of a copy with 16-byte vectors.
 struct Highlight {
   enum class Kind { Row, Column, Ldmatrix, Cells };
   Kind kind = Kind::Row;
+  int vectorBytes = 0;  // the /BYTES suffix; 0 when each lane reads one element
   int64_t row = 0;  // Row, Ldmatrix
   int64_t col = 0;  // Column, Ldmatrix
   std::vector<std::array<int64_t, 2>> cells;
@@ -101,12 +105,14 @@ struct SvgOptions {
 //
 // Every cell is a <g class="cell"> carrying, for tools and tests:
 //   data-coord   the logical coordinate, e.g. "3,2"
-//   data-label   the text drawn in the cell: cellLabel() of the element's first placement
-//   data-owners  every placement of the element, replicas included, as cellLabel()s joined by "; "
+//   data-owners  every placement of the element, replicas included, as cellLabel()s joined by "; ";
+//                the first is the cell's label
 //   data-bank    the shared-memory bank (with elementBytes)
 //   data-lanes   the lanes of the highlighted access that read the element (with a highlight)
-// its <title> (the tooltip) names every placement axis by axis, and its <rect> fill is
-// ownerColor() of the owning thread, bankColor() of the bank, or a shade of the offset.
+// its <title> (the tooltip, where the cell's text does not already say everything: in pictures
+// too large for text, and for replicated or highlighted cells) names every placement axis by axis,
+// and its <rect> fill is ownerColor() of the owning thread, bankColor() of the bank, or a shade of
+// the offset.
 // Throws SvgError for the requests it refuses.
 std::string renderLayoutSvg(const layout::Layout& layout, std::span<const int64_t> shape,
                             const SvgOptions& options = {});

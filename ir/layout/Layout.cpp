@@ -471,8 +471,13 @@ std::string toString(const TileLayout& layout) {
 std::string toString(const Layout& layout) {
   if (!layout.swizzle) return toString(layout.tile);
   const Swizzle& s = *layout.swizzle;
+  // Positional fields only where their order cannot be mistaken for Swizzle(B, M, S)'s, which
+  // takes the first two the other way round.
+  if (s.perElement != s.len)
+    return fmt::format("ComposeLayout(per_element = {}, swizzle_len = {}, atom_len = {}, tile_layout = {}{})",
+                       s.perElement, s.len, s.atom, toString(layout.tile), s.inner ? "" : ", swizzle_inner = False");
   return fmt::format("ComposeLayout({}, {}, {}, {}{})", s.perElement, s.len, s.atom, toString(layout.tile),
-                     s.inner ? "" : ", swizzle_inner=False");
+                     s.inner ? "" : ", swizzle_inner = False");
 }
 
 std::string toString(const PhysCoord& coord) {

@@ -32,7 +32,8 @@ std::variant<TmaTileForm, TmaFormMismatch> tmaTileForm(const TmaTile& tile) {
     const Swizzle& s = *layout.swizzle;
     const int byteShift = std::countr_zero(static_cast<unsigned>(e));
     if (!s.inner || s.perElement + byteShift != 4 || s.atom != 3 || s.len > 3)
-      return mismatch(fmt::format("its swizzle is none of TMA's: for {}-byte elements, ComposeLayout({}, B, 3, ...) "
+      return mismatch(fmt::format("its swizzle is none of TMA's: for {}-byte elements, ComposeLayout(per_element = {}, "
+                                  "swizzle_len = B, atom_len = 3, ...) "
                                   "with B = 1, 2 or 3 (32-, 64- or 128-byte spans)",
                                   e, 4 - byteShift));
     swizzle = 16 << s.len;

@@ -148,7 +148,8 @@ std::variant<WgmmaOperandForm, WgmmaFormMismatch> wgmmaOperandForm(const WgmmaTi
   if (!layout.tile.replica.empty()) return mismatch("a wgmma operand tile has no replicas");
   const std::optional<WgmmaSwizzle> swizzle = swizzleOf(layout, elemBytes);
   if (!swizzle)
-    return mismatch(fmt::format("its swizzle is none of wgmma's: for {}-byte elements, ComposeLayout({}, B, 3, ...) "
+    return mismatch(fmt::format("its swizzle is none of wgmma's: for {}-byte elements, ComposeLayout(per_element = {}, "
+                                  "swizzle_len = B, atom_len = 3, ...) "
                                 "with B = 1, 2 or 3 (32-, 64- or 128-byte spans)",
                                 elemBytes, 4 - std::countr_zero(static_cast<unsigned>(elemBytes))));
 

@@ -47,10 +47,14 @@ std::optional<std::vector<std::vector<int64_t>>> KernelLowering::threadCoords(co
   return coords;
 }
 
-void KernelLowering::addStrideChecks(const tile::Tensor& t, const std::vector<std::pair<int, int64_t>>& conditions) {
+std::string KernelLowering::addStrideChecks(const tile::Tensor& t,
+                                            const std::vector<std::pair<int, int64_t>>& conditions) {
   // Every vector of a copy adds the same few conditions: check each once.
   std::set<std::pair<int, int64_t>> unique(conditions.begin(), conditions.end());
+  std::string checked;
   for (const auto& [d, len] : unique) {
+    checked += fmt::format("{}the stride of dimension {} of {} is a multiple of {} elements", checked.empty() ? "" : " and ",
+                           d, t.name, len);
     // Remember what the check guarantees, for simpler predicates below.
     ExprRef s = t.strides[d];
     while (s->kind == tir::ExprKind::Cast) s = s->args[0];
@@ -64,6 +68,7 @@ void KernelLowering::addStrideChecks(const tile::Tensor& t, const std::vector<st
     c.loc = t.loc;
     addLaunchCheck(std::move(c));
   }
+  return checked;
 }
 
 void WidthReasons::add(int64_t bytes, const std::string& problem) {
@@ -122,7 +127,7 @@ int KernelLowering::chooseVectorWidth(const tile::View& mem, const FragmentMap& 
   for (int w = 16 / eb; w >= 2; w /= 2) {
     std::string problem = tryWidth(w);
     if (problem.empty()) {
-      addStrideChecks(t, conditions);
+      why.launchChecked = addStrideChecks(t, conditions);
       return w;
     }
     why.add(w * eb, problem);
@@ -133,7 +138,8 @@ int KernelLowering::chooseVectorWidth(const tile::View& mem, const FragmentMap& 
 std::string KernelLowering::vectorRemark(int w, const tile::Tensor& t, const WidthReasons& why) {
   int eb = tile::dtypeBytes(t.dtype);
   if (w > 1 || why.empty())
-    return fmt::format("{}-byte vectors ({} x {}){}", w * eb, w, tile::dtypeName(t.dtype),
+    return fmt::format("{}-byte vectors ({} x {}){}{}", w * eb, w, tile::dtypeName(t.dtype),
+                       why.launchChecked.empty() ? "" : fmt::format("; the launcher checks that {}", why.launchChecked),
                        why.empty() ? "" : fmt::format("; not wider: {}", why.text()));
   return fmt::format("{}-byte accesses; not wider: {}", eb, why.text());
 }

@@ -46,6 +46,8 @@ class WidthReasons {
   void add(int64_t bytes, const std::string& problem);
   bool empty() const { return groups_.empty(); }
   std::string text() const;
+  // What the launcher checks so that the chosen width is right (addStrideChecks), for the remark.
+  std::string launchChecked;
 
  private:
   struct Group {
@@ -278,7 +280,9 @@ class KernelLowering {
   // Each thread's base coordinate in `fm`, by linear thread id; nullopt when one is not known
   // at compile time.
   std::optional<std::vector<std::vector<int64_t>>> threadCoords(const FragmentMap& fm) const;
-  void addStrideChecks(const tile::Tensor& t, const std::vector<std::pair<int, int64_t>>& conditions);
+  // Returns what they check, for remarks ("the stride of dimension 0 of C is a multiple of 2
+  // elements"); empty when there is nothing to check.
+  std::string addStrideChecks(const tile::Tensor& t, const std::vector<std::pair<int, int64_t>>& conditions);
 
   // LowerMemoryCopy.cpp: copies between two memories, spread over the block's threads.
   void copyMemoryMemory(SourceRange loc, const tile::Copy& c);

@@ -158,15 +158,16 @@ void KernelLowering::copyMemoryMemory(SourceRange loc, const tile::Copy& c) {
                               fmt::format("the layout of '{}' is here", problemTensor->name));
     return;
   }
-  addStrideChecks(dt, dCond);
-  addStrideChecks(st, sCond);
+  std::string checked = addStrideChecks(dt, dCond);
+  if (std::string s = addStrideChecks(st, sCond); !s.empty()) checked += (checked.empty() ? "" : " and ") + s;
 
   int64_t threads = k_.threadsPerBlock();
   int64_t vectors = size / w;
   int64_t iters = (vectors + threads - 1) / threads;
   diags_.report(kCopyPlan, loc,
-                fmt::format("{}: {} vectors of {} bytes over {} threads ({} per thread){}",
+                fmt::format("{}: {} vectors of {} bytes over {} threads ({} per thread){}{}",
                             c.async ? "copy_async: cp.async" : "copy", vectors, w * eb, threads, iters,
+                            checked.empty() ? "" : fmt::format("; the launcher checks that {}", checked),
                             why.empty() || w * eb == 16 ? "" : fmt::format("; not wider: {}", why.text())));
   checkSharedBanks(loc, c.async ? "cp.async" : "copy", dt, dv, shape, w, vectors);
   checkSharedBanks(loc, "copy", st, sv, shape, w, vectors);

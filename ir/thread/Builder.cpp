@@ -311,6 +311,19 @@ bool mentionsSpecial(const ExprRef& e, Special s) {
   return std::any_of(e->args.begin(), e->args.end(), [&](const ExprRef& a) { return mentionsSpecial(a, s); });
 }
 
+std::vector<int> paramsRead(const ExprRef& e) {
+  std::vector<int> params;
+  std::function<void(const ExprRef&)> walk = [&](const ExprRef& x) {
+    if (!x) return;
+    const int id = static_cast<int>(x->id);
+    if (x->kind == ExprKind::ParamRef && std::find(params.begin(), params.end(), id) == params.end())
+      params.push_back(id);
+    for (const ExprRef& a : x->args) walk(a);
+  };
+  walk(e);
+  return params;
+}
+
 bool speculatable(const Expr& e) {
   int64_t c = 0;
   // elect.sync is a warp-wide instruction: it stays where the warp runs it whole.

@@ -35,6 +35,8 @@ inline ExprRef land(ExprRef a, ExprRef b) { return binary(BinOp::LAnd, std::move
 bool isIntConst(const ExprRef& e, int64_t* value = nullptr);
 // Whether `e` reads the special register `s`.
 bool mentionsSpecial(const ExprRef& e, Special s);
+// The parameters `e` reads, each once, in the order of their first appearance.
+std::vector<int> paramsRead(const ExprRef& e);
 // Whether two expressions are the same tree (null only equals null).
 bool sameExpr(const ExprRef& a, const ExprRef& b);
 // Whether `e` is the constant true (null counts as true: no condition) or the constant false.

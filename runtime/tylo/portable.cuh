@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cmath>
+#include <cstdarg>
+#include <cstdio>
 #include <cstdint>
 #include <initializer_list>
 
@@ -26,6 +28,23 @@ inline void clear_launch_error() { detail::last_error = nullptr; }
 // A failed launcher check: nothing is launched.
 inline cudaError_t launch_error(const char* message) {
   detail::last_error = message;
+  return cudaErrorInvalidValue;
+}
+
+// A failed launcher check whose message ends with the values the check read, formatted by
+// printf from `format` and the arguments: launch_error_values("k: n must be even", " (n = %lld)",
+// static_cast<long long>(n)) leaves "k: n must be even (n = 7)". Longer messages are cut at
+// 1023 bytes.
+inline cudaError_t launch_error_values(const char* message, const char* format, ...) {
+  static thread_local char text[1024];
+  int used = std::snprintf(text, sizeof text, "%s", message);
+  if (used >= 0 && static_cast<size_t>(used) < sizeof text) {
+    std::va_list values;
+    va_start(values, format);
+    std::vsnprintf(text + used, sizeof text - static_cast<size_t>(used), format, values);
+    va_end(values);
+  }
+  detail::last_error = text;
   return cudaErrorInvalidValue;
 }
 

@@ -106,7 +106,8 @@ std::vector<Misuse> misuses(const TempDir& dir) {
       {{"run", ok, "--kernel", "no_such_kernel"}, "no_such_kernel"},
       {{"run", dir.file("missing.tyl"), "--kernel", "add_one"}, "missing.tyl"},
       // Options before a subcommand belong to compiling and would be ignored.
-      {{"-Werror", "check", ok}, "--Werror comes before 'check'"},
+      {{"-Werror", "check", ok}, "tyloc: error: -Werror comes before 'check'"},
+      {{"-Wno-bank-conflict", "check", ok}, "tyloc: error: -Wno-bank-conflict comes before 'check'"},
       {{"--diagnostics-format", "json", "check", ok}, "--diagnostics-format comes before 'check'"},
       {{ok, "check", ok}, "the input file"},
       {{ok, "check"}, "the input file '" + ok + "' comes before 'check'"},
@@ -150,6 +151,35 @@ TEST_CASE("command-line misuse exits 2 with an error line that names the problem
     CHECK(lineCount(r.err) == 1);
     CHECK(r.err.find(" | ") == std::string::npos);
   }
+}
+
+TEST_CASE("help text spells the warning flags as they are written, where a command takes them") {
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"--help"}, {"check", "--help"}}) {
+    auto r = tyloc(args);
+    INFO(args.front() << "\n" << r.out);
+    CHECK(r.exitCode == 0);
+    CHECK(r.out.find("Warnings:\n  -Werror ") != std::string::npos);
+    CHECK(r.out.find("\n  -Wno-<id> ") != std::string::npos);
+    CHECK(r.out.find("--Werror") == std::string::npos);
+    CHECK(r.out.find("--Wno") == std::string::npos);
+    CHECK(r.out.find("Exit codes:") != std::string::npos);
+  }
+  for (const char* sub : {"run", "layout"}) {
+    auto r = tyloc({sub, "--help"});
+    CHECK(r.out.find("Werror") == std::string::npos);
+    CHECK(r.out.find("Exit codes:") != std::string::npos);
+  }
+}
+
+TEST_CASE("tyloc layout shows warnings about the expression and still succeeds") {
+  auto r = tyloc({"layout", "ComposeLayout(4, 3, 3, S[(8, 32) : (32, 1)])", "--apply", "1,0"});
+  CHECK(r.exitCode == 0);
+  CHECK(r.err.find("<layout>:1:15: warning: ComposeLayout reads (4, 3) as per_element = 4, swizzle_len = 3") !=
+        std::string::npos);
+  // The canonical text names the fields, so that it reads the same to anyone.
+  CHECK(r.out.find("ComposeLayout(per_element = 4, swizzle_len = 3, atom_len = 3, tile_layout = S[(8, 32) : (32, 1)])") !=
+        std::string::npos);
+  CHECK(tyloc({"layout", "ComposeLayout(3, 3, 3, S[(8, 64) : (64, 1)])"}).err.empty());
 }
 
 TEST_CASE("misused output paths leave the input and existing outputs untouched") {
@@ -357,7 +387,7 @@ TEST_CASE("an output that is a device is written to and not replaced") {
 
 // /dev/stdout on a pipe is a link to a name that is no path (/proc/self/fd/1 reads
 // "pipe:[...]"): the output still goes to the pipe.
-TEST_CASE("-o /dev/stdout writes to a pipe") {
+TEST_CASE("an output of -o /dev/stdout into a pipe is written in place") {
   if (!fs::exists("/dev/stdout")) {
     WARN("no /dev/stdout: not checked");
     return;
@@ -668,7 +698,7 @@ TEST_CASE("tyloc layout reports shape-mismatch coord-out-of-range negative-offse
       {{"S[(32, 4)]", "--apply", "32,0"}, "[coord-out-of-range]"},
       {{"S[(32, 4)]", "--apply", "1,2,3"}, "[coord-out-of-range]"},
       // A swizzle of offsets below 0, printed or drawn.
-      {{"ComposeLayout(0, 1, 1, S[4 : -1])", "--apply", "1"},
+      {{"ComposeLayout(per_element = 0, swizzle_len = 1, atom_len = 1, tile_layout = S[4 : -1])", "--apply", "1"},
        "<layout>:1:1: error: the swizzled layout places an element at offset -3; a swizzle permutes offsets from 0 "
        "up [negative-offset]"},
       {{"Swizzle(0, 0, 0)(S[2 : -1])", "--svg", dir.file("n.svg")}, "[negative-offset]"},

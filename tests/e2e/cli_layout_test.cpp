@@ -122,7 +122,7 @@ TEST_CASE("semantic misuse exits 1 and command-line misuse exits 2") {
   CHECK(tyloc({"layout", "--help"}).exitCode == 0);
 }
 
-TEST_CASE("--help names the program in its usage lines") {
+TEST_CASE("help text names the program in its usage lines") {
   CHECK(tyloc({"--help"}).out.find("Usage: tyloc [OPTIONS]") != std::string::npos);
   CHECK(tyloc({"layout", "--help"}).out.find("Usage: tyloc layout [OPTIONS]") != std::string::npos);
   CHECK(tyloc({"run", "--help"}).out.find("Usage: tyloc run [OPTIONS]") != std::string::npos);

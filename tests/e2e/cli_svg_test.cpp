@@ -69,7 +69,7 @@ TEST_CASE("svg writes a picture of the lane fragment and prints nothing else") {
   REQUIRE(cells.size() == 128);
   for (int i = 0; i < 128; ++i) {
     CHECK(std::string(cells[i].attribute("data-coord").value()) == fmt::format("{},{}", i / 4, i % 4));
-    CHECK(std::string(cells[i].attribute("data-label").value()) == fmt::format("T{} r{}", i / 4, i % 4));
+    CHECK(std::string(cells[i].attribute("data-owners").value()) == fmt::format("T{} r{}", i / 4, i % 4));
   }
   CHECK(dir.entries() == std::set<std::string>{"frag.svg"});
 }

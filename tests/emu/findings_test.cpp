@@ -419,8 +419,10 @@ TEST_CASE("failed launch checks stop the launch", "[findings]") {
   INFO(describe(bad));
   REQUIRE(bad.findings.size() == 2);
   CHECK(bad.findings[0].kind == FindingKind::LaunchFailure);
-  CHECK(bad.findings[0].message == "n must be a multiple of 4");
+  // Each message ends with the values the check read, as the generated launcher's does.
+  CHECK(bad.findings[0].message == "n must be a multiple of 4 (n = 6)");
   CHECK(lineOf(bad.findings[1].loc) == 21);
+  CHECK(bad.findings[1].message == "x must be 16-byte aligned; x is 4 bytes past a multiple of 16");
   CHECK(bad.stats.blocks == 0);
   CHECK_FALSE(bad.completed);
 }

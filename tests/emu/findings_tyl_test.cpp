@@ -134,7 +134,9 @@ TEST_CASE("a shared window whose origin is a parameter is checked at launch") {
     INFO("offset = " << offset);
     REQUIRE(bad.findings.size() == 1);
     CHECK(bad.findings[0].kind == emu::FindingKind::LaunchFailure);
-    CHECK(bad.findings[0].message == "the window of 's' leaves dimension 0 of extent 256 at window_launch_check.tyl:9");
+    CHECK(bad.findings[0].message == fmt::format("the window of 's' leaves dimension 0 of extent 256 at "
+                                                 "window_launch_check.tyl:9 (offset = {})",
+                                                 offset));
     CHECK(lineOf(*c, bad.findings[0].loc) == 9);
     CHECK(bad.stats.blocks == 0);
   }
@@ -155,9 +157,9 @@ TEST_CASE("launch checks take each axis of the block and the grid at its first a
     CHECK(r.stats.blocks == 0);
   }
   CHECK(runWith(*block2d, {emu::Arg::integer(255)}, Type::I32, 1).findings.at(0).message ==
-        "index 0 into 's' leaves [0, 256) at launch_corners_block2d.tyl:6 for thread (31, 0, 0)");
+        "index 0 into 's' leaves [0, 256) at launch_corners_block2d.tyl:6 for thread (31, 0, 0) (m = 255)");
   CHECK(runWith(*block2d, {emu::Arg::integer(95)}, Type::I32, 1).findings.at(0).message ==
-        "index 0 into 's' leaves [0, 256) at launch_corners_block2d.tyl:6 for thread (0, 3, 0)");
+        "index 0 into 's' leaves [0, 256) at launch_corners_block2d.tyl:6 for thread (0, 3, 0) (m = 95)");
   auto grid2d = compile("launch_corners_grid2d.tyl");
   for (int64_t n = 1; n <= 12; ++n) {
     INFO("n = " << n);
@@ -169,7 +171,9 @@ TEST_CASE("launch checks take each axis of the block and the grid at its first a
     REQUIRE_FALSE(r.findings.empty());
     CHECK(r.findings[0].kind == emu::FindingKind::LaunchFailure);
     CHECK(r.findings[0].message ==
-          "index 0 into 's' leaves [0, 256) at launch_corners_grid2d.tyl:5 for thread 0 and block (last, 0, 0)");
+          fmt::format("index 0 into 's' leaves [0, 256) at launch_corners_grid2d.tyl:5 for thread 0 and block "
+                      "(last, 0, 0) (n = {})",
+                      n));
   }
 }
 
@@ -250,7 +254,9 @@ TEST_CASE("launch checks compute the corners without wrapping") {
     REQUIRE_FALSE(r.findings.empty());
     CHECK(r.findings[0].kind == emu::FindingKind::LaunchFailure);
     CHECK(r.findings[0].message ==
-          "index 0 into 's' leaves [0, 256) at launch_wrap.tyl:7 for the last value of 'k' and thread 0");
+          fmt::format("index 0 into 's' leaves [0, 256) at launch_wrap.tyl:7 for the last value of 'k' and thread 0 "
+                      "(n = {})",
+                      n));
     CHECK(r.stats.blocks == 0);
   }
 }
@@ -701,7 +707,7 @@ TEST_CASE("tyloc run says why a tensor's shape cannot be computed") {
 TEST_CASE("tyloc run: a negative size is the launch's failure, and the step limit is a flag") {
   auto r = tyloc({"run", kernelPath("examples/add_one/add_one.tyl"), "--kernel", "add_one_n", "--set", "n=-5"});
   CHECK(r.exitCode == 1);
-  CHECK(r.err.find("dimension 0 of A must not be negative [emu-launch-failure]") != std::string::npos);
+  CHECK(r.err.find("dimension 0 of A must not be negative (n = -5) [emu-launch-failure]") != std::string::npos);
   r = tyloc({"run", kRunFlags, "--kernel", "spin", "--set", "n=9223372036854775807", "--max-steps", "100000"});
   CHECK(r.exitCode == 1);
   CHECK(r.err.find("the run exceeded 100000 steps (warp instructions, and one per block): an endless loop? "
@@ -730,7 +736,28 @@ TEST_CASE("tyloc run --dump: checked before the run, written also when problems 
              (dir / "out").string()});
   CHECK(r.exitCode == 1);
   CHECK(std::filesystem::exists(dir / "out" / "A.npy"));
+  // A refused launch ran nothing: nothing is written, and the note says why.
+  r = tyloc({"run", kernelPath("examples/add_one/add_one.tyl"), "--kernel", "add_one_n", "--set", "n=-3", "--dump",
+             (dir / "refused").string()});
+  CHECK(r.exitCode == 1);
+  CHECK(std::filesystem::is_empty(dir / "refused"));
+  CHECK(r.err.find("nothing written to " + (dir / "refused").string() + ": the launch was refused") !=
+        std::string::npos);
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("tyloc run: a refused launch names the values of the parameters its check read") {
+  // gemm stores C in 8-byte vectors, which the launcher allows only for an even row stride N.
+  auto r = tyloc({"run", kernelPath("examples/gemm/gemm.tyl"), "--kernel", "gemm_f16", "--set", "M=64", "N=7", "K=16",
+                  "alpha=1", "apply_relu=false"});
+  INFO(r.err);
+  CHECK(r.exitCode == 1);
+  CHECK(r.err.find("error: the stride of dimension 0 of C must be a multiple of 2 elements for 8-byte accesses "
+                   "(N = 7) [emu-launch-failure]") != std::string::npos);
+  // One --set takes several values: the same run with N even has nothing to refuse.
+  r = tyloc({"run", kernelPath("examples/gemm/gemm.tyl"), "--kernel", "gemm_f16", "--set", "M=64", "N=8", "K=16",
+             "alpha=1", "apply_relu=false"});
+  CHECK(r.exitCode == 0);
 }
 
 namespace {

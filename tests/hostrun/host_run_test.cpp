@@ -181,12 +181,13 @@ TEST_CASE("last_launch_error describes the last launcher called, and only it") {
   std::vector<float> a(1024, 1.0f), b(1024, 0.0f);
   CHECK(add_one_n(-1, a.data(), b.data()) == cudaErrorInvalidValue);
   REQUIRE(tylo::last_launch_error() != nullptr);
-  CHECK(std::string(tylo::last_launch_error()) == "add_one_n: dimension 0 of A must not be negative");
+  CHECK(std::string(tylo::last_launch_error()) == "add_one_n: dimension 0 of A must not be negative (n = -1)");
   CHECK(add_one_n(0, a.data(), b.data()) == cudaSuccess);  // nothing to launch, and no error left behind
   CHECK(tylo::last_launch_error() == nullptr);
   CHECK(add_one_n(1, a.data() + 1, b.data()) == cudaErrorInvalidValue);
   REQUIRE(tylo::last_launch_error() != nullptr);
-  CHECK(std::string(tylo::last_launch_error()).find("A must be aligned to 16 bytes") != std::string::npos);
+  CHECK(std::string(tylo::last_launch_error()) ==
+        "add_one_n: A must be aligned to 16 bytes (declared 'align 16'); A is 4 bytes past a multiple of 16");
 }
 
 // CUDA keeps a failed call's error until cudaGetLastError() takes it: a launcher called after
@@ -209,7 +210,7 @@ TEST_CASE("launchers refuse a grid that divides by zero or is too large along an
   const int before = tylo_host::launches();
   CHECK(divided_grid(out.data(), 64, 0) == cudaErrorInvalidValue);
   REQUIRE(tylo::last_launch_error() != nullptr);
-  CHECK(std::string(tylo::last_launch_error()) == "divided_grid: grid dimension x divides by zero");
+  CHECK(std::string(tylo::last_launch_error()) == "divided_grid: grid dimension x divides by zero (d = 0)");
   CHECK(two_axes(out.data(), 0, 70000) == cudaErrorInvalidValue);
   REQUIRE(tylo::last_launch_error() != nullptr);
   CHECK(std::string(tylo::last_launch_error()) == "two_axes: the grid is larger than CUDA allows");

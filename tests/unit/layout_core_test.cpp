@@ -457,7 +457,9 @@ TEST_CASE("text forms", "[core]") {
   CHECK(toString(makeTile({})) == "S[1]");
   CHECK(toString(makeTile({{8, 1}}, {}, {{Axis::m, -3}, {Axis::warpid, 0}})) == "S[8 : 1] - 3");
   CHECK(toString(Layout::compose(Swizzle::make(0, 3, 3, false), TileLayout::rowMajor(Shape{64}))) ==
-        "ComposeLayout(0, 3, 3, S[64 : 1], swizzle_inner=False)");
+        "ComposeLayout(per_element = 0, swizzle_len = 3, atom_len = 3, tile_layout = S[64 : 1], swizzle_inner = False)");
+  CHECK(toString(Layout::compose(Swizzle::make(3, 3, 3, false), TileLayout::rowMajor(Shape{64}))) ==
+        "ComposeLayout(3, 3, 3, S[64 : 1], swizzle_inner = False)");
   CHECK(shapeToString(Shape{4}) == "(4,)");
   CHECK(shapeToString(Shape{4, 2}) == "(4, 2)");
   CHECK(axisFromName("tid_in_wg") == Axis::tid_in_wg);

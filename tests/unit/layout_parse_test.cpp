@@ -111,6 +111,13 @@ TEST_CASE("ComposeLayout positional and with keywords and and Swizzle composed w
   REQUIRE(sw.swizzle);
   CHECK(*sw.swizzle == layout::Swizzle::make(3, 2, 2));
   CHECK(ok("compose(Swizzle(2, 3, 2), S[(32, 32) : (32, 1)])") == sw);
+  CHECK(ok("Swizzle(bits = 2, base = 3, shift = 2)(S[(32, 32) : (32, 1)])") == sw);
+  CHECK(ok("ComposeLayout(per_element = 3, swizzle_len = 2, atom_len = 2, tile_layout = S[(32, 32) : (32, 1)])") == sw);
+  // Printed with names, since ComposeLayout and Swizzle read two different positional fields
+  // in opposite orders; equal ones stay positional.
+  CHECK(layout::toString(sw) ==
+        "ComposeLayout(per_element = 3, swizzle_len = 2, atom_len = 2, tile_layout = S[(32, 32) : (32, 1)])");
+  CHECK(layout::toString(ok("ComposeLayout(3, 3, 3, S[(8, 64) : (64, 1)])")) == "ComposeLayout(3, 3, 3, S[(8, 64) : (64, 1)])");
   std::vector<int64_t> c{1, 0}, s{32, 32};
   CHECK(layout::apply(sw, c, s)[Axis::m] == 40);
 }

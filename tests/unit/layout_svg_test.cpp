@@ -92,6 +92,12 @@ std::vector<std::string> cellTexts(pugi::xml_node cell) {
 
 std::string attr(pugi::xml_node n, const char* name) { return n.attribute(name).value(); }
 
+// A cell's label: its first placement, the first entry of data-owners.
+std::string label(pugi::xml_node cell) {
+  std::string owners = attr(cell, "data-owners");
+  return owners.substr(0, owners.find("; "));
+}
+
 Picture render(const Layout& l, Shape shape, const SvgOptions& options = {}) {
   return Picture(renderLayoutSvg(l, shape, options));
 }
@@ -121,13 +127,12 @@ TEST_CASE("svg: the lane fragment has one cell per element labelled with its lan
   for (int i = 0; i < 32; ++i) {
     for (int j = 0; j < 4; ++j) {
       pugi::xml_node c = cells[static_cast<size_t>(i * 4 + j)];
-      std::string label = fmt::format("T{} r{}", i, j);
+      std::string text = fmt::format("T{} r{}", i, j);
       CHECK(attr(c, "data-coord") == fmt::format("{},{}", i, j));
-      CHECK(attr(c, "data-label") == label);
-      CHECK(attr(c, "data-owners") == label);
-      CHECK(cellTexts(c) == std::vector<std::string>{label});
-      CHECK(std::string(c.child("title").child_value()) ==
-            fmt::format("({}, {}): laneid={} m={}", i, j, i, j));
+      CHECK(attr(c, "data-owners") == text);
+      CHECK(cellTexts(c) == std::vector<std::string>{text});
+      // The text says everything: no tooltip repeats it.
+      CHECK(c.child("title").empty());
       // Coloured by owner: one colour per lane, the same across its row.
       PhysCoord owner;
       owner.set(Axis::laneid, i);
@@ -150,7 +155,7 @@ TEST_CASE("svg: the replicated fragment lists every replica owner") {
     for (int j = 0; j < 4; ++j) {
       pugi::xml_node c = cells[static_cast<size_t>(i * 4 + j)];
       // Warps 0 and 1 both hold the element, in lane i at slot j + 4.
-      CHECK(attr(c, "data-label") == fmt::format("W0 L{} r{}", i, j + 4));
+      CHECK(label(c) == fmt::format("W0 L{} r{}", i, j + 4));
       CHECK(attr(c, "data-owners") == fmt::format("W0 L{0} r{1}; W1 L{0} r{1}", i, j + 4));
       CHECK(cellTexts(c) ==
             std::vector<std::string>{fmt::format("W0 L{} r{}", i, j + 4), fmt::format("+W1 L{}", i)});
@@ -167,8 +172,8 @@ TEST_CASE("svg: the offset fragment shifts the slots") {
   Picture p = render(offsetFragment(), {32, 4});
   auto cells = p.cells();
   REQUIRE(cells.size() == 128);
-  CHECK(attr(cells[3 * 4 + 2], "data-label") == "T3 r6");
-  CHECK(attr(cells[31 * 4 + 3], "data-label") == "T31 r7");
+  CHECK(label(cells[3 * 4 + 2]) == "T3 r6");
+  CHECK(label(cells[31 * 4 + 3]) == "T31 r7");
   CHECK(p.lines("caption").at(0) == "S[(32, 4) : (1@laneid, 1)] + 4");
 }
 
@@ -181,7 +186,7 @@ TEST_CASE("svg: the mma.sync C fragment matches the PTX ownership table") {
       // PTX m16n8k16 C/D: lane 4 * (i % 8) + j / 2 holds slot 2 * (i / 8) + j % 2.
       int lane = 4 * (i % 8) + j / 2, slot = 2 * (i / 8) + j % 2;
       pugi::xml_node c = cells[static_cast<size_t>(i * 8 + j)];
-      CHECK(attr(c, "data-label") == fmt::format("T{} r{}", lane, slot));
+      CHECK(label(c) == fmt::format("T{} r{}", lane, slot));
       PhysCoord owner;
       owner.set(Axis::laneid, lane);
       CHECK(attr(c.child("rect"), "fill") == ownerColor(owner));
@@ -201,7 +206,7 @@ TEST_CASE("svg: the 128-byte swizzle is coloured by the bank map") {
       // TIRx: m = 64 i + 8 (q xor i) + r for column j = 8 q + r; a bank is 2 halves of a word.
       int m = 64 * i + 8 * ((j / 8) ^ i) + j % 8;
       CHECK(banks[k] == (m * 2 / 4) % 32);
-      CHECK(attr(cells[k], "data-label") == fmt::format("{}", m));
+      CHECK(label(cells[k]) == fmt::format("{}", m));
       CHECK(attr(cells[k], "data-bank") == fmt::format("{}", banks[k]));
       CHECK(attr(cells[k].child("rect"), "fill") == bankColor(banks[k]));
       CHECK(cellTexts(cells[k]) ==
@@ -265,6 +270,26 @@ TEST_CASE("svg: a highlighted ldmatrix shows the conflict degree of its eight ro
   }
 }
 
+TEST_CASE("svg: a highlighted vector access reads BYTES per lane from its cell on") {
+  SECTION("a row of f32 in 16-byte vectors: eight lanes, each four elements, conflict-free") {
+    Picture p = render(rowMajor({32, 32}), {32, 32}, bankOptions(4, "f32", "row:0/16"));
+    CHECK(attr(p.root(), "data-conflict-degree") == "1");
+    CHECK(p.anyLineHas("caption", "highlight row:0/16: 8 lanes × one 16-byte vector (4 elements)"));
+    for (pugi::xml_node c : p.cells()) {
+      std::string coord = attr(c, "data-coord");
+      int i = std::stoi(coord.substr(0, coord.find(','))), j = std::stoi(coord.substr(coord.find(',') + 1));
+      CHECK(attr(c, "data-lanes") == (i == 0 ? fmt::format("{}", j / 4) : ""));
+    }
+  }
+  SECTION("a column of 16-byte f32 vectors: rows 128 bytes apart share their four banks") {
+    // 16-byte accesses are served eight lanes at a time; the eight of each phase all want banks
+    // 0..3, one row after another.
+    Picture p = render(rowMajor({32, 32}), {32, 32}, bankOptions(4, "f32", "col:0/16"));
+    CHECK(attr(p.root(), "data-conflict-degree") == "8");
+    CHECK(p.anyLineHas("caption", "32 lanes × one 16-byte vector (4 elements): conflict degree 8"));
+  }
+}
+
 TEST_CASE("svg: a highlighted column reads one element per lane") {
   SECTION("swizzled f16 column: eight distinct banks") {
     Picture p = render(swizzled128(), {8, 64}, bankOptions(2, "f16", "col:0"));
@@ -299,7 +324,7 @@ TEST_CASE("svg: rank 3 is folded into rows and the title says how") {
   // Element (1, 3, 5) is in row 8 + 3 = 11, column 5.
   pugi::xml_node c = cells[11 * 16 + 5];
   CHECK(attr(c, "data-coord") == "1,3,5");
-  CHECK(attr(c, "data-label") == "181");
+  CHECK(label(c) == "181");
   CHECK(attr(c.child("rect"), "y") == attr(cells[11 * 16].child("rect"), "y"));
   CHECK(attr(c.child("rect"), "x") == attr(cells[5].child("rect"), "x"));
   // A rule separates d0 = 0 from d0 = 1.
@@ -318,7 +343,9 @@ TEST_CASE("svg: 256 by 256 cells render without labels and say so") {
   REQUIRE(cells.size() == 65536);
   CHECK(attr(p.root(), "data-labels") == "omitted");
   CHECK(p.doc.select_nodes("//g[@class='cell']/text").empty());
-  CHECK(attr(cells[65535], "data-label") == "65535");
+  CHECK(label(cells[65535]) == "65535");
+  // Without text, each cell's tooltip names its placement axis by axis.
+  CHECK(std::string(cells[65535].child("title").child_value()) == "(255, 255): m=65535 | bank 31");
   CHECK(attr(cells[65535].child("rect"), "fill") == bankColor(31));
   CHECK(p.anyLineHas("caption", "labels omitted: 65536 cells is more than 4096"));
 }
@@ -361,6 +388,12 @@ TEST_CASE("svg: requests it refuses are errors of their own kind") {
   CHECK(kindOf([&] {
           renderLayoutSvg(colMajor, Shape{8, 64}, bankOptions(2, "f16", "ldmatrix:0,0"));
         }) == SvgError::Kind::BadHighlight);
+  // A vector access along the same column-major rows, and a vector narrower than an element.
+  CHECK(kindOf([&] {
+          renderLayoutSvg(colMajor, Shape{8, 64}, bankOptions(2, "f16", "row:0/16"));
+        }) == SvgError::Kind::BadHighlight);
+  CHECK(kindOf([] { renderLayoutSvg(rowMajor({32, 32}), Shape{32, 32}, bankOptions(4, "f32", "row:0/2")); }) ==
+        SvgError::Kind::BadHighlight);
   // Unaligned rows: offset 4 halves (8 bytes).
   TileLayout shifted = TileLayout::rowMajor(Shape{8, 64});
   shifted.offset.add(Axis::m, 4);
@@ -389,8 +422,15 @@ TEST_CASE("svg: highlight specs parse or say why not") {
   REQUIRE(h);
   CHECK(h->kind == Highlight::Kind::Column);
   CHECK(h->col == 3);
+  h = parseHighlight("row:2/16", why);
+  REQUIRE(h);
+  CHECK(h->kind == Highlight::Kind::Row);
+  CHECK(h->row == 2);
+  CHECK(h->vectorBytes == 16);
+  CHECK(parseHighlight("col:3", why)->vectorBytes == 0);
   for (const char* bad : {"", "col", "col:", "col:-1", "col:x", "row:1,2", "ldmatrix:1", "diag:0",
-                          "cells:", "cells:1", "cells:0,0;", "ldmatrix:1,2,3"}) {
+                          "cells:", "cells:1", "cells:0,0;", "ldmatrix:1,2,3", "row:0/3", "row:0/32", "row:0/",
+                          "ldmatrix:0,0/16"}) {
     why.clear();
     INFO(bad);
     CHECK_FALSE(parseHighlight(bad, why));

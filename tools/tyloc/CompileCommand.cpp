@@ -21,11 +21,12 @@ struct CommonFlags {
 void addCommonFlags(CLI::App* cmd, CommonFlags& f) {
   cmd->add_option("--diagnostics-format", f.diagFormat, "How diagnostics are printed: text (GCC style) or json")
       ->check(CLI::IsMember({"text", "json"}));
-  // Spelled -Werror and -Wno-<id> on the command line; main() maps them to these names.
-  cmd->add_flag("--Werror", f.werror, "(-Werror) Treat warnings as errors");
   cmd->add_flag("--remarks", f.remarks,
                 "Report, for each tile operation, which instructions it became and why a faster one was not used");
-  cmd->add_option("--Wno", f.noWarnings, "(-Wno-<id>) Silence the warning with this ID, e.g. -Wno-bank-conflict");
+  // Spelled -Werror and -Wno-<id> on the command line; main() maps them to these names, which
+  // --help does not show: main() lists the flags in their own spelling after the options.
+  cmd->add_flag("--Werror", f.werror)->group("");
+  cmd->add_option("--Wno", f.noWarnings)->group("");
 }
 
 void applyCommon(const CommonFlags& f, CompileOptions& o) {

@@ -227,11 +227,14 @@ int runLayoutCommand(const LayoutOptions& options) {
   FileId file = sources.add("<layout>", options.expr);
   DiagnosticEngine diags(sources);
   SourceRange whole{SourceLoc{file, 0}, SourceLoc{file, static_cast<uint32_t>(options.expr.size())}};
-  auto fail = [&]() {
+  auto render = [&]() {
     if (options.diagnosticsJson)
       diags.renderJson(std::cerr);
     else
       diags.renderText(std::cerr);
+  };
+  auto fail = [&]() {
+    render();
     return 1;
   };
 
@@ -271,6 +274,7 @@ int runLayoutCommand(const LayoutOptions& options) {
         return 2;  // like a misspelt option: the command line asked for something impossible
       }
     }
+    if (!diags.diagnostics().empty()) render();  // warnings, such as swizzle-order
     std::cout << text.str();
   } catch (const svg::SvgError& err) {
     diags.report(svgDiagKind(err.kind()), whole, err.what());
@@ -326,7 +330,9 @@ void addLayoutCommand(CLI::App& app, std::function<int()>& run) {
                   "With --dtype, mark one warp's access and state its bank-conflict degree. Cells are "
                   "(row, column) of the picture: row:R (lane i reads (R, i)), col:C (lane i reads (i, C)), "
                   "ldmatrix:R,C (lane i < 8 reads the 16 bytes from (R + i, C)), cells:R,C;R,C;... "
-                  "(lane i reads the i-th cell, up to 32)")
+                  "(lane i reads the i-th cell, up to 32). A suffix /2, /4, /8 or /16 makes each lane of row, col "
+                  "or cells read a vector of that many bytes: row:0/16 is lane i reading 16 bytes from "
+                  "(0, i x 16 / element size)")
       ->type_name("SPEC")
       ->needs(dtype);
   cmd->add_option("--diagnostics-format", state->diagFormat, "How errors are printed: text or json")

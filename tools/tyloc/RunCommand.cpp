@@ -297,11 +297,16 @@ int runKernel(const RunOptions& o) {
                              r.stats.blocks, r.stats.warpInstructions, r.stats.mmas,
                              r.stats.wgmmas > 0 ? fmt::format(", {} wgmma", r.stats.wgmmas) : "", r.stats.barriers,
                              r.ok() ? "" : fmt::format(", {} problem{} found", r.findings.size(), r.findings.size() == 1 ? "" : "s"));
-    if (!o.dumpDir.empty()) {
+    // A refused launch ran nothing: there is nothing to look at, and files left from an earlier
+    // run stay as they were rather than be replaced by the inputs.
+    const bool refused = std::any_of(r.findings.begin(), r.findings.end(),
+                                     [](const emu::Finding& f) { return f.kind == emu::FindingKind::LaunchFailure; });
+    if (!o.dumpDir.empty() && refused && !o.diagnosticsJson)
+      std::cerr << fmt::format("tyloc: note: nothing written to {}: the launch was refused, so the kernel did not run\n",
+                               o.dumpDir);
+    if (!o.dumpDir.empty() && !refused) {
       for (size_t t = 0; t < tensors.size(); ++t) {
         const tir::Param& p = kernel->params[tensors[t].param];
-        if (std::any_of(tensors[t].shape.begin(), tensors[t].shape.end(), [](int64_t d) { return d < 0; }))
-          continue;  // no such tensor: the launch was refused
         emu::NpyArray a;
         a.type = p.type;
         a.shape = tensors[t].shape;
@@ -340,9 +345,18 @@ void addRunCommand(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--kernel", o->kernel,
                   "The kernel to run, required (generic kernels: e.g. gemm_f16; without it, the file's kernels "
                   "are listed)");
-  cmd->add_option("--set", o->sets, "A scalar parameter, NAME=VALUE (repeatable; every scalar needs one)");
-  cmd->add_option("--input", o->inputs, "Read a tensor parameter from a .npy file, NAME=FILE.npy (repeatable)");
-  cmd->add_option("--dump", o->dumpDir, "Write every tensor after the run to DIR/NAME.npy")
+  cmd->add_option("--set", o->sets,
+                  "Scalar parameters, NAME=VALUE: one or more after each --set (--set M=3 N=4 is --set M=3 --set N=4); "
+                  "every scalar needs one")
+      ->type_name("NAME=VALUE");
+  cmd->add_option("--input", o->inputs,
+                  "Read a tensor parameter from a .npy file, NAME=FILE.npy (repeatable): its logical shape, row-major "
+                  "(C order) whatever the layout; bf16 as <u2 (the raw bits). Other tensors are random: floats in "
+                  "[-1, 1), integers -8..8 (u32 0..16)")
+      ->type_name("NAME=FILE");
+  cmd->add_option("--dump", o->dumpDir,
+                  "Write every tensor after the run to DIR/NAME.npy, in the order of --input (also when the run "
+                  "found problems; not when the launch was refused, since nothing ran)")
       ->type_name("DIR")
       ->check([](const std::string& dir) { return dir.empty() ? std::string("needs a folder name") : std::string(); });
   cmd->add_option("--seed", o->seed, "Seed for the random inputs, 0 to 2^64-1 (default 1)");

@@ -47,9 +47,6 @@ int run(int argc, char** argv) {
   CLI::App app{"tyloc: compiles .tyl kernels with first-class data layouts to CUDA C++", "tyloc"};
   app.set_version_flag("--version", "tyloc 0.1.0");
   app.require_subcommand(0, 1);
-  app.footer(
-      "Exit codes: 0 success, 1 errors in the input (diagnostics printed), 2 command-line misuse,\n"
-      "3 internal compiler error (a bug in tyloc).");
 
   std::function<int()> action;
   bool listDiagnostics = false;
@@ -58,6 +55,19 @@ int run(int argc, char** argv) {
   tyl::driver::addCompileCommands(app, action);
   tyl::driver::addLayoutCommand(app, action);
   tyl::driver::addRunCommand(app, action);
+  // After the options: the warning flags in their GCC spelling, where a command takes them, and
+  // the exit codes.
+  const std::string warnings =
+      "Warnings:\n"
+      "  -Werror                     Treat warnings as errors (remarks are left alone)\n"
+      "  -Wno-<id>                   Silence the warning with this ID, e.g. -Wno-bank-conflict (repeatable;\n"
+      "                              tyloc --list-diagnostics lists the IDs)\n\n";
+  const std::string exitCodes =
+      "Exit codes: 0 success, 1 errors in the input (diagnostics printed), 2 command-line misuse,\n"
+      "3 internal compiler error (a bug in tyloc).";
+  std::vector<CLI::App*> commands = app.get_subcommands({});
+  commands.push_back(&app);
+  for (CLI::App* cmd : commands) cmd->footer((cmd->get_option_no_throw("--Werror") ? warnings : "") + exitCodes);
 
   // The top-level options belong to compiling a file. Before a subcommand they would be ignored
   // (`tyloc -Werror check f.tyl` would not treat warnings as errors), so they are refused.
@@ -67,7 +77,10 @@ int run(int argc, char** argv) {
     for (const CLI::Option* opt : app.get_options()) {
       if (opt->count() == 0) continue;
       const bool isInput = opt->get_positional() && opt->get_lnames().empty();
-      const std::string what = isInput ? "the input file '" + opt->as<std::string>() + "'" : opt->get_name(false, true);
+      std::string what = isInput ? "the input file '" + opt->as<std::string>() + "'" : opt->get_name(false, true);
+      // The warning flags in the spelling the user wrote (normalizeArgs).
+      if (opt->check_lname("Werror")) what = "-Werror";
+      if (opt->check_lname("Wno")) what = "-Wno-" + opt->as<std::vector<std::string>>().front();
       std::cerr << fmt::format(
           "tyloc: error: {} comes before '{}'; give '{}' its options after it (see tyloc {} --help)\n", what, sub,
           sub, sub);
