@@ -2,7 +2,9 @@
 """Every ```tyl block of the given Markdown files is a complete .tyl file that `tyloc check`
 accepts without warnings, unless it carries a comment `error [ID]`: then tyloc must reject it
 (exit 1) with a diagnostic of that ID; or `warning [ID]`: then it must warn with that ID. A line
-`// tyloc check --arch sm_90a` in a block checks it for that architecture.
+`// tyloc check --arch sm_90a` in a block checks it for that architecture. An example that runs
+one thread a block over a grid of many blocks (`launch(grid = n, block = 1)`) is a pattern nobody
+should copy, and is refused.
 Usage: docs_examples.py TYLOC FILE.md..."""
 import re
 import subprocess
@@ -31,6 +33,11 @@ with tempfile.TemporaryDirectory() as tmp:
             allowed = set(re.findall(r"warning \[([a-z-]+)\]", source))
             ok = result.returncode == 0 and not got if not expected else result.returncode == 1 and expected <= got
             ok = ok and (warned == allowed if not expected else True)
+            lone = [g for g in re.findall(r"launch\(grid = (.*?), block = 1\)", source) if g.strip() != "1"]
+            if lone:
+                failures += 1
+                print(f"{doc}:{line}: one thread a block over grid = {lone[0]}: use a block of threads")
+                continue
             if not ok:
                 failures += 1
                 print(f"{doc}:{line}: expected {sorted(expected) or 'success'}, tyloc exited "

@@ -350,10 +350,15 @@ TEST_CASE("svg: 256 by 256 cells render without labels and say so") {
   CHECK(p.anyLineHas("caption", "labels omitted: 65536 cells is more than 4096"));
 }
 
-TEST_CASE("svg: 64 by 64 cells still have labels") {
-  Picture p = render(rowMajor({64, 64}), {64, 64});
+TEST_CASE("svg: 64 by 64 cells still have labels, and no tooltip repeats them") {
+  const std::string svg = renderLayoutSvg(rowMajor({64, 64}), Shape{64, 64});
+  Picture p(svg);
   CHECK(attr(p.root(), "data-labels") == "shown");
   CHECK(p.doc.select_nodes("//g[@class='cell']/text").size() == 4096);
+  CHECK(p.doc.select_nodes("//g[@class='cell']/title").empty());
+  // About 155 bytes a cell: its rectangle, its label and its data attributes (with a tooltip and
+  // a data-label on every cell it was over 200).
+  CHECK(svg.size() < 4096 * 170);
 }
 
 TEST_CASE("svg: requests it refuses are errors of their own kind") {
