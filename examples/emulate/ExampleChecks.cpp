@@ -127,57 +127,33 @@ Check addOneN(const Example& ex, const std::vector<int64_t>& sizes) {
   return c;
 }
 
-Check gemm(const Example& ex, const std::string& base, Type t, const Problem& p, bool relu) {
+Check gemm(const Example& ex, const std::string& base, Type t, const Problem& p, bool relu, BStored stored) {
   std::string name = base + "_" + std::string(tir::typeName(t));
   const tir::Kernel* k = find(ex, name);
   if (!k) return missing(name);
   Check c;
+  const bool nk = stored == BStored::NxK;
   std::vector<emu::Buffer> b{emu::makeBuffer(t, p.M * p.K), emu::makeBuffer(t, p.K * p.N),
                              emu::makeBuffer(Type::F32, p.M * p.N, false)};
   emu::fillRandom(b[0], t, 100 + static_cast<uint64_t>(p.M));
   emu::fillRandom(b[1], t, 200 + static_cast<uint64_t>(p.N));
   const double alpha = 1.5;
-  bool clean = runClean(ex, *k,
-                        {emu::Arg::integer(p.M), emu::Arg::integer(p.N), emu::Arg::integer(p.K), emu::Arg::pointer(0),
-                         emu::Arg::pointer(1), emu::Arg::pointer(2), emu::Arg::real(alpha),
-                         emu::Arg::integer(relu ? 1 : 0)},
-                        b, c);
+  std::vector<emu::Arg> args{emu::Arg::integer(p.M), emu::Arg::integer(p.N), emu::Arg::integer(p.K),
+                             emu::Arg::pointer(0),   emu::Arg::pointer(1),   emu::Arg::pointer(2),
+                             emu::Arg::real(alpha)};
+  if (!nk) args.push_back(emu::Arg::integer(relu ? 1 : 0));  // the N x K kernel has no relu
+  bool clean = runClean(ex, *k, args, b, c);
+  auto bAt = [&](int64_t q, int64_t j) { return emu::getElement(b[1], t, nk ? j * p.K + q : q * p.N + j); };
   auto ref = [&](int64_t i, int64_t j) {
     double s = 0;
-    for (int64_t q = 0; q < p.K; ++q) s += emu::getElement(b[0], t, i * p.K + q) * emu::getElement(b[1], t, q * p.N + j);
+    for (int64_t q = 0; q < p.K; ++q) s += emu::getElement(b[0], t, i * p.K + q) * bAt(q, j);
     s *= alpha;
     return relu ? std::max(s, 0.0) : s;
   };
   auto got = [&](int64_t i, int64_t j) { return emu::getElement(b[2], Type::F32, i * p.N + j); };
   Error e = clean ? compare(got, ref, p, 1e-4) : Error{};
   c.ok = clean && e.ok;
-  c.line = describe(ex, name, p, relu ? " relu" : "", e);
-  return c;
-}
-
-Check gemmBt(const Example& ex, const std::string& base, Type t, const Problem& p) {
-  std::string name = base + "_" + std::string(tir::typeName(t));
-  const tir::Kernel* k = find(ex, name);
-  if (!k) return missing(name);
-  Check c;
-  std::vector<emu::Buffer> b{emu::makeBuffer(t, p.M * p.K), emu::makeBuffer(t, p.N * p.K),
-                             emu::makeBuffer(Type::F32, p.M * p.N, false)};
-  emu::fillRandom(b[0], t, 600 + static_cast<uint64_t>(p.M));
-  emu::fillRandom(b[1], t, 700 + static_cast<uint64_t>(p.N));
-  const double alpha = 1.5;
-  bool clean = runClean(ex, *k,
-                        {emu::Arg::integer(p.M), emu::Arg::integer(p.N), emu::Arg::integer(p.K), emu::Arg::pointer(0),
-                         emu::Arg::pointer(1), emu::Arg::pointer(2), emu::Arg::real(alpha)},
-                        b, c);
-  auto ref = [&](int64_t i, int64_t j) {
-    double s = 0;
-    for (int64_t q = 0; q < p.K; ++q) s += emu::getElement(b[0], t, i * p.K + q) * emu::getElement(b[1], t, j * p.K + q);
-    return alpha * s;
-  };
-  auto got = [&](int64_t i, int64_t j) { return emu::getElement(b[2], Type::F32, i * p.N + j); };
-  Error e = clean ? compare(got, ref, p, 1e-4) : Error{};
-  c.ok = clean && e.ok;
-  c.line = describe(ex, name, p, " (B stored N x K)", e);
+  c.line = describe(ex, name, p, std::string(relu ? " relu" : "") + (nk ? " (B stored N x K)" : ""), e);
   return c;
 }
 

@@ -50,12 +50,15 @@ struct Problem {
   int64_t M, N, K;
 };
 
-// `<base>_<type>` of gemm.tyl or gemm_stages.tyl: C (f32) = alpha A @ B, optionally relu, with
-// alpha = 1.5, against a float64 product (relative Frobenius error and every element).
-Check gemm(const Example& ex, const std::string& base, tir::Type type, const Problem& p, bool relu);
-// `<base>_<type>` (gemm_sm90_bt): C (f32) = alpha A @ B^T with B stored N x K and alpha = 1.5,
-// against a float64 product (relative Frobenius error and every element).
-Check gemmBt(const Example& ex, const std::string& base, tir::Type type, const Problem& p);
+// How B is stored: K x N row-major (gemm), or N x K row-major (C = A @ B^T of the stored B, as
+// linear layers keep weights; gemm_sm90_bt, whose kernel takes no relu flag).
+enum class BStored { KxN, NxK };
+
+// `<base>_<type>` of gemm.tyl, gemm_stages.tyl or gemm_sm90.tyl: C (f32) = alpha A @ B,
+// optionally relu, with alpha = 1.5, against a float64 product (relative Frobenius error and
+// every element).
+Check gemm(const Example& ex, const std::string& base, tir::Type type, const Problem& p, bool relu,
+           BStored stored = BStored::KxN);
 // `<base>_<type>` (gemm_beta, gemm_sm90_beta): D (16-bit) = alpha A @ B + beta C with alpha =
 // 0.75, every element within the final 16-bit rounding of the float64 value. With beta = 0, C is
 // filled with NaN, which must not reach D (C is not read).

@@ -58,7 +58,7 @@ int main(int argc, char** argv) {
     report(examples::gemm(gemmTyl, "gemm_any", t, {200, 137, 75}, true));  // rows not whole 16-byte vectors
     report(examples::gemm(sm90Tyl, "gemm_sm90", t, {520, 392, 200}, t == Type::BF16));
     report(examples::gemmBeta(sm90Tyl, t, {520, 392, 72}, -2.0, "gemm_sm90_beta"));
-    report(examples::gemmBt(sm90Tyl, "gemm_sm90_bt", t, {520, 392, 72}));
+    report(examples::gemm(sm90Tyl, "gemm_sm90_bt", t, {520, 392, 72}, false, examples::BStored::NxK));
   }
   if (failures) std::printf("%d kernel runs were wrong\n", failures);
   return failures ? 1 : 0;

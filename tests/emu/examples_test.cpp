@@ -65,7 +65,7 @@ TEST_CASE("gemm_sm90_bt (B stored N x K) matches a CPU reference for f16 and bf1
   for (Type t : {Type::F16, Type::BF16})
     for (const test::Sm90Case& c : test::kSm90Cases) {
       ex->smCount = c.sms ? c.sms : 132;
-      require(examples::gemmBt(*ex, "gemm_sm90_bt", t, c.gemm.problem));
+      require(examples::gemm(*ex, "gemm_sm90_bt", t, c.gemm.problem, false, examples::BStored::NxK));
     }
 }
 

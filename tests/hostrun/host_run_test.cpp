@@ -133,7 +133,7 @@ TEST_CASE("generated gemm_sm90_bt (B stored N x K) matches a CPU reference, run 
   for (Type t : {Type::F16, Type::BF16})
     for (const test::Sm90Case& c : test::kSm90Cases) {
       tylo_host::set_sm_count(c.sms ? c.sms : 132);
-      test::requireClean(examples::gemmBt(*ex, "gemm_sm90_bt", t, c.gemm.problem));
+      test::requireClean(examples::gemm(*ex, "gemm_sm90_bt", t, c.gemm.problem, false, examples::BStored::NxK));
     }
   tylo_host::set_sm_count(132);
 }
