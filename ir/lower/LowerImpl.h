@@ -286,6 +286,9 @@ class KernelLowering {
 
   // LowerMemoryCopy.cpp: copies between two memories, spread over the block's threads.
   void copyMemoryMemory(SourceRange loc, const tile::Copy& c);
+  // Why no vector can be formed when each view is contiguous along some dimension but none is
+  // common to both (naming the dimensions of each); empty otherwise.
+  std::string noCommonRun(const tile::View& dv, const tile::View& sv);
 
   const tile::Kernel& tk_;
   tir::Kernel k_;

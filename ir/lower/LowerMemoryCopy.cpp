@@ -1,6 +1,7 @@
 // Copies between two memories (global <-> shared), with no owning threads: the block's
 // threads share the work. The copy is cut into vectors along the last dimension, as wide
-// as both layouts allow (16 bytes for cp.async), and thread t moves vectors t, t + T, ...
+// as both layouts allow (16 bytes for cp.async), or along another dimension where only that
+// one gives 16-byte vectors, and thread t moves vectors t, t + T, ...
 // Elements outside a global source are zero-filled; outside a global destination, skipped.
 #include <fmt/format.h>
 
@@ -24,6 +25,62 @@ TYL_DIAG(kCopyPlan, Remark, "copy-plan", "how a copy between memories is spread 
 
 using tir::ExprRef;
 using tir::Type;
+
+namespace {
+
+// `v` with its dimensions reordered so that dimension j comes last, the others in their order.
+tile::View lastAlong(const tile::View& v, size_t j) {
+  tile::View out = v;
+  out.dims.clear();
+  out.shape.clear();
+  for (size_t i = 0; i < v.rank(); ++i)
+    if (i != j) {
+      out.dims.push_back(v.dims[i]);
+      out.shape.push_back(v.shape[i]);
+    }
+  out.dims.push_back(v.dims[j]);
+  out.shape.push_back(v.shape[j]);
+  return out;
+}
+
+std::string dimensionList(const std::vector<size_t>& dims) {
+  std::string s;
+  for (size_t i = 0; i < dims.size(); ++i)
+    s += fmt::format("{}{}", i == 0 ? "" : i + 1 == dims.size() ? " and " : ", ", dims[i]);
+  return s;
+}
+
+}  // namespace
+
+std::string KernelLowering::noCommonRun(const tile::View& dv, const tile::View& sv) {
+  // The view dimensions along which a view's first element and the next are adjacent in memory,
+  // whatever the tensor's declared alignment (a different reason, which comes after this one).
+  auto runs = [&](const tile::View& v) {
+    std::vector<size_t> dims;
+    tile::Tensor aligned = tk_.tensors[v.tensor];
+    aligned.alignBytes = std::max<int64_t>(aligned.alignBytes, 2 * tile::dtypeBytes(aligned.dtype));
+    for (size_t j = 0; j < v.rank(); ++j) {
+      if (v.shape[j] < 2) continue;
+      const tile::View along = lastAlong(v, j);
+      std::vector<std::pair<int, int64_t>> conditions;
+      MemoryRuns r(aligned, along, &tables_.memoryRuns, atomDivisors());
+      if (r.check(std::vector<int64_t>(v.rank(), 0), 2, &conditions).kind != MemoryRuns::Problem::Kind::NotContiguous)
+        dims.push_back(j);
+    }
+    return dims;
+  };
+  // Only where each view is contiguous along some dimension: a view contiguous along none (or
+  // that cannot be placed at all) has its own reason, which the witness gives.
+  const std::vector<size_t> d = runs(dv), s = runs(sv);
+  if (d.empty() || s.empty() ||
+      std::any_of(d.begin(), d.end(), [&](size_t j) { return std::find(s.begin(), s.end(), j) != s.end(); }))
+    return "";
+  auto where = [&](const tile::View& v, const std::vector<size_t>& dims) {
+    return fmt::format("'{}' along dimension{} {}", tk_.tensors[v.tensor].name, dims.size() > 1 ? "s" : "",
+                       dimensionList(dims));
+  };
+  return fmt::format("no dimension of the copy is contiguous in both layouts ({}, {})", where(dv, d), where(sv, s));
+}
 
 void KernelLowering::copyMemoryMemory(SourceRange loc, const tile::Copy& c) {
   const tile::View& dv = c.dst;
@@ -103,50 +160,87 @@ void KernelLowering::copyMemoryMemory(SourceRange loc, const tile::Copy& c) {
     }
   }
 
-  // The widest vector that is contiguous and aligned in both layouts.
-  int64_t w = 1;
-  WidthReasons why;
-  std::vector<std::pair<int, int64_t>> dCond, sCond;
-  MemoryRuns::Problem firstProblem;
-  const tile::Tensor* problemTensor = nullptr;
-  for (int64_t cand = 16 / eb; cand >= 1; cand /= 2) {
-    if (c.async && cand * eb < 4) break;
-    if (shape.back() % cand != 0) {
-      why.add(cand * eb, fmt::format("rows of {} elements", shape.back()));
-      continue;
-    }
-    dCond.clear();
-    sCond.clear();
-    MemoryRuns::Problem problem;
-    std::vector<int64_t> units = shape, unit(rank, 0), vc(rank, 0);  // vector q's place among the vectors, and its first element
-    units.back() /= cand;
-    for (int64_t q = 0; q < size / cand && problem.ok(); ++q, layout::nextCoord(unit, units)) {
-      vc = unit;
-      vc.back() *= cand;
-      problem = dRuns.check(vc, cand, &dCond);
-      if (!problem.ok()) {
-        problemTensor = &dt;
+  // The widest vector that is contiguous and aligned in both layouts, along the last dimension
+  // of the views; where that is less than 16 bytes, along another dimension whose 16-byte
+  // vectors are (a K-major view of an N x K tensor into a K-major tile). Both views are then
+  // reordered alike, that dimension last: the copy is the same, element for element.
+  struct Vectors {
+    int64_t w = 1;
+    WidthReasons why;
+    std::vector<std::pair<int, int64_t>> dCond, sCond;
+    MemoryRuns::Problem firstProblem;
+    const tile::Tensor* problemTensor = nullptr;
+  };
+  auto widest = [&](const tile::View& dview, const tile::View& sview) {
+    Vectors v;
+    MemoryRuns dr(dt, dview, &tables_.memoryRuns, atomDivisors()), sr(st, sview, &tables_.memoryRuns, atomDivisors());
+    const std::vector<int64_t>& vs = dview.shape;
+    for (int64_t cand = 16 / eb; cand >= 1; cand /= 2) {
+      if (c.async && cand * eb < 4) break;
+      if (vs.back() % cand != 0) {
+        v.why.add(cand * eb, fmt::format("rows of {} elements", vs.back()));
+        continue;
+      }
+      v.dCond.clear();
+      v.sCond.clear();
+      MemoryRuns::Problem problem;
+      std::vector<int64_t> units = vs, unit(rank, 0), vc(rank, 0);  // vector q's place among the vectors, and its first element
+      units.back() /= cand;
+      for (int64_t q = 0; q < size / cand && problem.ok(); ++q, layout::nextCoord(unit, units)) {
+        vc = unit;
+        vc.back() *= cand;
+        problem = dr.check(vc, cand, &v.dCond);
+        if (!problem.ok()) {
+          v.problemTensor = &dt;
+          break;
+        }
+        problem = sr.check(vc, cand, &v.sCond);
+        if (!problem.ok()) v.problemTensor = &st;
+      }
+      if (problem.ok()) {
+        v.w = cand;
         break;
       }
-      problem = sRuns.check(vc, cand, &sCond);
-      if (!problem.ok()) problemTensor = &st;
+      if (v.firstProblem.ok()) v.firstProblem = problem;
+      v.why.add(cand * eb, problem.message);
+      if (c.async) break;  // cp.async copies 16 bytes or reports why it cannot
     }
-    if (problem.ok()) {
-      w = cand;
-      break;
-    }
-    if (firstProblem.ok()) firstProblem = problem;
-    why.add(cand * eb, problem.message);
-    if (c.async) break;  // cp.async copies 16 bytes or reports why it cannot
+    return v;
+  };
+  Vectors best = widest(dv, sv);
+  tile::View dvv = dv, svv = sv;
+  std::optional<size_t> along;  // the view dimension the vectors run along, when not the last
+  for (size_t j = 0; j + 1 < rank && best.w * eb < 16; ++j) {
+    tile::View dj = lastAlong(dv, j), sj = lastAlong(sv, j);
+    Vectors v = widest(dj, sj);
+    if (v.w * eb < 16) continue;
+    best = std::move(v);
+    dvv = std::move(dj);
+    svv = std::move(sj);
+    along = j;
   }
-  if (c.async && w * eb != 16 && (shape.back() * eb) % 16 != 0) {
-    int64_t rowBytes = shape.back() * eb;
+  // The structural reason first: no vector wider than an element runs along a dimension that
+  // is not contiguous in both layouts. The witness along the last dimension follows it.
+  if (std::string s = best.w * eb < 16 && rank >= 2 ? noCommonRun(dv, sv) : ""; !s.empty()) {
+    if (!best.firstProblem.ok()) best.firstProblem.message = s + ": " + best.firstProblem.message;
+    best.why = WidthReasons{};
+    for (int64_t cand = 16 / eb; cand > best.w; cand /= 2) best.why.add(cand * eb, s);
+  }
+  const std::vector<int64_t>& vshape = dvv.shape;
+  const int64_t w = best.w;
+  WidthReasons& why = best.why;
+  std::vector<std::pair<int, int64_t>>& dCond = best.dCond;
+  std::vector<std::pair<int, int64_t>>& sCond = best.sCond;
+  const MemoryRuns::Problem& firstProblem = best.firstProblem;
+  const tile::Tensor* problemTensor = best.problemTensor;
+  if (c.async && w * eb != 16 && (vshape.back() * eb) % 16 != 0) {
+    int64_t rowBytes = vshape.back() * eb;
     diags_.report(kCopyNotContiguous, loc,
                   rowBytes < 16 ? fmt::format("copy_async moves 16-byte vectors, but rows of {} elements are only {} bytes",
-                                              shape.back(), rowBytes)
+                                              vshape.back(), rowBytes)
                                 : fmt::format("copy_async moves 16-byte vectors, but rows of {} elements ({} bytes) are "
                                               "not a multiple of 16 bytes",
-                                              shape.back(), rowBytes));
+                                              vshape.back(), rowBytes));
     return;
   }
   if (c.async && w * eb != 16) {
@@ -165,19 +259,20 @@ void KernelLowering::copyMemoryMemory(SourceRange loc, const tile::Copy& c) {
   int64_t vectors = size / w;
   int64_t iters = (vectors + threads - 1) / threads;
   diags_.report(kCopyPlan, loc,
-                fmt::format("{}: {} vectors of {} bytes over {} threads ({} per thread){}{}",
-                            c.async ? "copy_async: cp.async" : "copy", vectors, w * eb, threads, iters,
+                fmt::format("{}: {} vectors of {} bytes{} over {} threads ({} per thread){}{}",
+                            c.async ? "copy_async: cp.async" : "copy", vectors, w * eb,
+                            along ? fmt::format(" along dimension {}", *along) : "", threads, iters,
                             checked.empty() ? "" : fmt::format("; the launcher checks that {}", checked),
                             why.empty() || w * eb == 16 ? "" : fmt::format("; not wider: {}", why.text())));
-  checkSharedBanks(loc, c.async ? "cp.async" : "copy", dt, dv, shape, w, vectors);
-  checkSharedBanks(loc, "copy", st, sv, shape, w, vectors);
+  checkSharedBanks(loc, c.async ? "cp.async" : "copy", dt, dvv, vshape, w, vectors);
+  checkSharedBanks(loc, "copy", st, svv, vshape, w, vectors);
 
   ExprRef tid = threadAxisValue(layout::Axis::tx, k_.block);
   for (int64_t i = 0; i < iters; ++i) {
     ExprRef q = tir::add(tid, tir::intConst(i * threads));
     // The vector's view coordinate, from its index.
     std::vector<ExprRef> vc(rank);
-    std::vector<int64_t> units = shape;
+    std::vector<int64_t> units = vshape;
     units.back() /= w;
     int64_t weight = 1;
     for (size_t d = rank; d-- > 0;) {
@@ -188,15 +283,15 @@ void KernelLowering::copyMemoryMemory(SourceRange loc, const tile::Copy& c) {
     }
     tir::Block body;
     out_.push_back(&body);
-    std::vector<ExprRef> dCoord = tensorCoord(dv, vc);
-    std::vector<ExprRef> sCoord = tensorCoord(sv, vc);
+    std::vector<ExprRef> dCoord = tensorCoord(dvv, vc);
+    std::vector<ExprRef> sCoord = tensorCoord(svv, vc);
     // Source bounds: the other dimensions, and how much of the row remains.
     ExprRef rowsOk;
     ExprRef valid;  // elements of the vector inside the source (I64), null: all
     ExprRef all;    // the first element is inside the source (null: always); else nothing is read
     bool wholeVectors = false;  // every vector is entirely inside the source or entirely outside
     if (st.space == tile::MemSpace::Global) {
-      int lastDim = sv.dims.back();
+      int lastDim = svv.dims.back();
       // inBounds over all dims, with the last one tested at its first element.
       all = bounds(st, sCoord);
       std::vector<ExprRef> lastElem = sCoord;
@@ -251,7 +346,7 @@ void KernelLowering::copyMemoryMemory(SourceRange loc, const tile::Copy& c) {
         edge.then.push_back(tir::Stmt{loc, tir::Load{type, src, regs, nullptr}});
         for (int64_t j = 0; j < w; ++j) {
           std::vector<ExprRef> cj = sCoord;
-          int lastDim = sv.dims.back();
+          int lastDim = svv.dims.back();
           cj[lastDim] = tir::add(cj[lastDim], tir::intConst(j, cj[lastDim]->type));
           ExprRef p = tir::binary(tir::BinOp::Gt, valid, tir::intConst(j, Type::I64));
           if (rowsOk) p = tir::land(rowsOk, p);
@@ -265,7 +360,7 @@ void KernelLowering::copyMemoryMemory(SourceRange loc, const tile::Copy& c) {
       ExprRef dstOk = dt.space == tile::MemSpace::Global ? bounds(dt, dCoord) : nullptr;
       if (dstOk && w > 1) {
         std::vector<ExprRef> lastElem = dCoord;
-        int lastDim = dv.dims.back();
+        int lastDim = dvv.dims.back();
         lastElem[lastDim] = tir::add(lastElem[lastDim], tir::intConst(w - 1, lastElem[lastDim]->type));
         ExprRef full = bounds(dt, lastElem);
         tir::If edge{full ? full : tir::boolConst(true), {}, {}};

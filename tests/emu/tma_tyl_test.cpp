@@ -9,32 +9,14 @@
 #include "backend/emu/Emulator.h"
 #include "backend/emu/Values.h"
 #include "ir/thread/Print.h"
+#include "tests/emu/CompiledTyl.h"
 #include "tests/support/TmaTiles.h"
 #include "tools/tyloc/Pipeline.h"
 
 namespace tyl {
 namespace {
 
-struct Compiled {
-  SourceManager sources;
-  std::optional<tir::Module> module;
-  const tir::Kernel& kernel(const std::string& name) const {
-    for (const tir::Kernel& k : module->kernels)
-      if (k.name == name) return k;
-    FAIL("no kernel " << name);
-    throw;
-  }
-};
-
-std::unique_ptr<Compiled> compile(const std::string& file) {
-  auto c = std::make_unique<Compiled>();
-  std::optional<FileId> id = driver::loadInput(c->sources, std::string(TYLO_SOURCE_DIR) + "/tests/emu/kernels/" + file);
-  REQUIRE(id);
-  DiagnosticEngine diags(c->sources);
-  c->module = driver::compileToThreadIR(c->sources, *id, diags);
-  REQUIRE(c->module);
-  return c;
-}
+std::unique_ptr<test::CompiledTyl> compile(const std::string& file) { return test::compileKernels(file); }
 
 TEST_CASE("emu.tma: TMA copies put every element where the layout says, with zeros past the edges", "[tma]") {
   auto c = compile("tma_tiles.tyl");

@@ -26,6 +26,7 @@
 #include "tma_tiles.cuh"
 #include "ws_gemm.cuh"
 #include "cluster_gemm.cuh"
+#include "copy_orientations.cuh"
 #include "tma_batched.cuh"
 #include "wgmma_tiles.cuh"
 #include "wide_elements.cuh"
@@ -306,6 +307,38 @@ TEST_CASE("the generated wgmma code computes the GEMM tiles of wgmma_tiles.tyl")
     CHECK(problems == "");
     CHECK(tyl::test::wgmmaTileError(c, buffers) == "");
   }
+}
+
+TEST_CASE("the generated copies run along the dimension both layouts make contiguous, run on the host") {
+  // tests/emu/kernels/copy_orientations.tyl, which tests/emu/copy_orientation_test.cpp runs on the
+  // emulator: a K-major view of an N x K tensor in 16-byte vectors along K, and a transpose.
+  tyl::examples::Example ex;
+  REQUIRE(tyl::examples::compile(std::string(TYLO_SOURCE_DIR) + "/tests/emu/kernels/copy_orientations.tyl", ex));
+  auto kernel = [&](const std::string& name) -> const tyl::tir::Kernel& {
+    for (const tyl::tir::Kernel& k : ex.module->kernels)
+      if (k.name == name) return k;
+    FAIL("no kernel " << name);
+    throw;
+  };
+  for (auto [K, N] : {std::pair<int64_t, int64_t>{40, 72}, {8, 5}, {96, 130}}) {
+    INFO("kmajor K = " << K << " N = " << N);
+    std::vector<tyl::emu::Buffer> b{tyl::emu::makeBuffer(Type::F16, K * N), tyl::emu::makeBuffer(Type::F16, K * N, false)};
+    tyl::emu::fillRandom(b[0], Type::F16, static_cast<uint64_t>(K + N));
+    std::string problems;
+    CHECK(tylo_host::runner(kmajor)(kernel("kmajor"),
+                                    {tyl::emu::Arg::integer(K), tyl::emu::Arg::integer(N), tyl::emu::Arg::pointer(0),
+                                     tyl::emu::Arg::pointer(1)},
+                                    b, problems));
+    CHECK(problems == "");
+    CHECK(b[1].bytes == b[0].bytes);
+  }
+  std::vector<tyl::emu::Buffer> b{tyl::emu::makeBuffer(Type::F32, 1024), tyl::emu::makeBuffer(Type::F32, 1024, false)};
+  tyl::emu::fillRandom(b[0], Type::F32, 3);
+  std::string problems;
+  CHECK(tylo_host::runner(transpose)(kernel("transpose"), {tyl::emu::Arg::pointer(0), tyl::emu::Arg::pointer(1)}, b,
+                                     problems));
+  CHECK(problems == "");
+  CHECK(b[1].bytes == b[0].bytes);
 }
 
 TEST_CASE("the generated TMA code copies tiles and feeds wgmma, with zeros past the edges") {

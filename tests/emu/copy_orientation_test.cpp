@@ -1,0 +1,60 @@
+// Copies between memories along whichever dimension both layouts make contiguous
+// (tests/emu/kernels/copy_orientations.tyl): a K-major view of an N x K tensor through a K-major
+// shared tile and back, in 16-byte vectors along K, at sizes that are not tile multiples; and a
+// transpose through a column-major tile, element by element. Every element is checked.
+#include <catch2/catch.hpp>
+
+#include <functional>
+#include <string>
+
+#include "backend/emu/Emulator.h"
+#include "backend/emu/Values.h"
+#include "tests/emu/CompiledTyl.h"
+
+namespace tyl {
+namespace {
+
+std::unique_ptr<test::CompiledTyl> compile() { return test::compileKernels("copy_orientations.tyl"); }
+
+TEST_CASE("a K-major view of an N x K tensor goes through a K-major tile in vectors along K, whole") {
+  auto c = compile();
+  const tir::Kernel& k = c->kernel("kmajor");
+  // 16-byte vectors along K: 8 f16 elements of one column of B, adjacent in memory.
+  int cpAsync16 = 0;
+  std::function<void(const tir::Block&)> count = [&](const tir::Block& b) {
+    for (const tir::Stmt& s : b) {
+      if (const auto* cp = std::get_if<tir::CpAsync>(&s.node)) cpAsync16 += cp->bytes == 16;
+      if (const auto* f = std::get_if<tir::For>(&s.node)) count(f->body);
+      if (const auto* i = std::get_if<tir::If>(&s.node)) count(i->then), count(i->otherwise);
+    }
+  };
+  count(k.body);
+  CHECK(cpAsync16 > 0);
+  for (auto [K, N] : {std::pair<int64_t, int64_t>{32, 64}, {40, 72}, {8, 5}, {96, 130}}) {
+    INFO("K = " << K << " N = " << N);
+    std::vector<emu::Buffer> buffers{emu::makeBuffer(tir::Type::F16, K * N), emu::makeBuffer(tir::Type::F16, K * N, false)};
+    emu::fillRandom(buffers[0], tir::Type::F16, static_cast<uint64_t>(K * 1000 + N));
+    emu::RunResult r = emu::run(k, {emu::Arg::integer(K), emu::Arg::integer(N), emu::Arg::pointer(0), emu::Arg::pointer(1)},
+                                buffers);
+    INFO(emu::renderFindings(r.findings, c->sources));
+    REQUIRE(r.ok());
+    int64_t wrong = 0;
+    for (int64_t i = 0; i < K * N; ++i)
+      wrong += emu::getElement(buffers[1], tir::Type::F16, i) != emu::getElement(buffers[0], tir::Type::F16, i);
+    CHECK(wrong == 0);
+  }
+}
+
+TEST_CASE("a transpose through a column-major tile copies element by element, whole") {
+  auto c = compile();
+  std::vector<emu::Buffer> buffers{emu::makeBuffer(tir::Type::F32, 1024), emu::makeBuffer(tir::Type::F32, 1024, false)};
+  emu::fillRandom(buffers[0], tir::Type::F32, 5);
+  emu::RunResult r = emu::run(c->kernel("transpose"), {emu::Arg::pointer(0), emu::Arg::pointer(1)}, buffers);
+  INFO(emu::renderFindings(r.findings, c->sources));
+  REQUIRE(r.ok());
+  for (int64_t i = 0; i < 1024; ++i)
+    CHECK(emu::getElement(buffers[1], tir::Type::F32, i) == emu::getElement(buffers[0], tir::Type::F32, i));
+}
+
+}  // namespace
+}  // namespace tyl
