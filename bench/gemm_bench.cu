@@ -9,7 +9,9 @@
 // two-stage pipelines of gemm_stages.tyl, to show what the overlap buys, and gemm.tyl's gemm_any
 // (tiles staged through registers, for sizes cp.async cannot copy), to show what that costs; at another (default the
 // largest) the tile and pipeline variants of bench/CMakeLists.txt (bf16 and f16), to show which
-// configuration the examples should use.
+// configuration the examples should use. At the cubes of 4096 and more it also times
+// gemm_sm90_bt, C = A @ B^T with B stored N x K (linear layers' weights), against cuBLAS called
+// with B transposed on the same stored matrix.
 //
 //   gemm_bench [--json PATH] [--sizes 2048,4096,8192,8192x8192x1024,...] [--stages-size N|0]
 //              [--variants-size N|0] [--reps R] [--commit SHA]
@@ -118,6 +120,7 @@ struct Row {
   std::string what;    // a variant's tiles and pipeline; empty for the examples' kernels
   std::string dtype;
   Shape shape;
+  bool bt = false;  // B stored N x K: C = A @ B^T of the stored matrix (cuBLAS with B transposed)
   Stats stats;
   double relErrCublas = 0;   // vs cuBLAS, every element (0 for cuBLAS itself)
   double relErrSampled = 0;  // vs float64 at the sampled elements
@@ -155,17 +158,19 @@ float timeOnce(const Context& c, Op op) {
   return ms;
 }
 
-// Relative error of got against float64 dot products at kSamples random (i, j).
+// Relative error of got against float64 dot products at kSamples random (i, j); B stored K x N,
+// or N x K with `bt`.
 template <class T>
 double sampledError(const std::vector<float>& got, const std::vector<T>& A, const std::vector<T>& B, const Shape& p,
-                    uint64_t seed) {
+                    uint64_t seed, bool bt = false) {
   double errSq = 0, refSq = 0;
   for (int s = 0; s < kSamples; ++s) {
     const uint64_t h = splitmix64(seed + s);
     const int64_t i = int64_t(h % uint64_t(p.m)), j = int64_t((h >> 32) % uint64_t(p.n));
     double ref = 0;
     for (int64_t k = 0; k < p.k; ++k)
-      ref += double(Dtype<T>::toFloat(A[size_t(i * p.k + k)])) * double(Dtype<T>::toFloat(B[size_t(k * p.n + j)]));
+      ref += double(Dtype<T>::toFloat(A[size_t(i * p.k + k)])) *
+             double(Dtype<T>::toFloat(B[size_t(bt ? j * p.k + k : k * p.n + j)]));
     const double d = double(got[size_t(i * p.n + j)]) - ref;
     errSq += d * d;
     refSq += ref * ref;
@@ -188,35 +193,51 @@ struct Plan {
   int64_t variantsSize = 0;  // at this cube also the tile variants
 };
 
-// The kernels of the examples: the first two at every size, the others at Plan::stagesSize.
+// The kernels of the examples: the first two at every size, the others at Plan::stagesSize; `bt`
+// (B stored N x K) at the cubes of 4096 and more, against cuBLAS with B transposed.
 template <class T>
 struct Kernels {
-  std::vector<Candidate<T>> main, stages, variants;
+  std::vector<Candidate<T>> main, stages, variants, bt;
 };
 
-// Checks then times every candidate and cuBLAS at shape p; appends the rows.
+// A launcher without a relu flag (gemm_sm90_bt) in GemmFn's form; the flag is never set here.
+template <class T, cudaError_t (*F)(int32_t, int32_t, int32_t, const T*, const T*, float*, float, cudaStream_t)>
+cudaError_t withoutRelu(int32_t M, int32_t N, int32_t K, const T* A, const T* B, float* C, float alpha, bool,
+                        cudaStream_t stream) {
+  return F(M, N, K, A, B, C, alpha, stream);
+}
+
+// Checks then times every candidate and cuBLAS at shape p; appends the rows. With `bt` the
+// candidates take B stored N x K, and cuBLAS is called with B transposed.
 template <class T>
 bool benchShape(const Context& c, const Shape& p, const std::vector<Candidate<T>>& candidates, T* A, T* B, float* C,
-                float* Cref, const std::vector<T>& hostA, const std::vector<T>& hostB, std::vector<Row>& rows) {
+                float* Cref, const std::vector<T>& hostA, const std::vector<T>& hostB, std::vector<Row>& rows,
+                bool bt = false) {
   const size_t count = size_t(p.m) * size_t(p.n);
   const int mi = static_cast<int>(p.m), ni = static_cast<int>(p.n), ki = static_cast<int>(p.k);
   const std::string name = p.text();
   const double bound = std::strcmp(Dtype<T>::name, "bf16") == 0 ? 1e-2 : 1e-3;  // PERFORMANCE.md
-  // The first M*K and K*N elements of the host matrices are this shape's A and B (row-major).
+  // The first M*K and K*N elements of the host matrices are this shape's A and B (row-major, B
+  // read as N x K with bt).
   CHECK_CUDA(cudaMemcpy(A, hostA.data(), size_t(p.m) * size_t(p.k) * sizeof(T), cudaMemcpyHostToDevice));
   CHECK_CUDA(cudaMemcpy(B, hostB.data(), size_t(p.k) * size_t(p.n) * sizeof(T), cudaMemcpyHostToDevice));
 
   // cuBLAS first: its result is the reference, itself checked at the sampled elements.
   std::vector<float> ref(count), got(count);
+  const auto cublasGemm = [&] {
+    return bt ? cublasGemmBtRowMajor(c.cublas, mi, ni, ki, 1.0f, A, B, Cref)
+              : cublasGemmRowMajor(c.cublas, mi, ni, ki, 1.0f, A, B, Cref);
+  };
   CHECK_CUDA(cudaMemsetAsync(Cref, kPoisonByte, count * sizeof(float), c.stream));
-  CHECK_CUBLAS(cublasGemmRowMajor(c.cublas, mi, ni, ki, 1.0f, A, B, Cref));
+  CHECK_CUBLAS(cublasGemm());
   CHECK_CUDA(cudaStreamSynchronize(c.stream));
   CHECK_CUDA(cudaMemcpy(ref.data(), Cref, count * sizeof(float), cudaMemcpyDeviceToHost));
   Row cublasRow;
   cublasRow.kernel = "cublasGemmEx";
   cublasRow.dtype = Dtype<T>::name;
   cublasRow.shape = p;
-  cublasRow.relErrSampled = sampledError(ref, hostA, hostB, p, 77 + p.n);
+  cublasRow.bt = bt;
+  cublasRow.relErrSampled = sampledError(ref, hostA, hostB, p, 77 + p.n, bt);
   if (countWritten(ref.data(), count) != count || !(cublasRow.relErrSampled <= bound)) {
     std::fprintf(stderr, "cublasGemmEx %s %s: rel err %.3g vs float64 at %d samples\n", Dtype<T>::name,
                  name.c_str(), cublasRow.relErrSampled, kSamples);
@@ -230,12 +251,13 @@ bool benchShape(const Context& c, const Shape& p, const std::vector<Candidate<T>
     r.what = k.what;
     r.dtype = Dtype<T>::name;
     r.shape = p;
+    r.bt = bt;
     CHECK_CUDA(cudaMemsetAsync(C, kPoisonByte, count * sizeof(float), c.stream));
     CHECK_LAUNCH(k.fn(mi, ni, ki, A, B, C, 1.0f, false, c.stream));
     CHECK_CUDA(cudaStreamSynchronize(c.stream));
     CHECK_CUDA(cudaMemcpy(got.data(), C, count * sizeof(float), cudaMemcpyDeviceToHost));
     r.relErrCublas = relativeFrobenius(got.data(), ref.data(), count);
-    r.relErrSampled = sampledError(got, hostA, hostB, p, 77 + p.n);
+    r.relErrSampled = sampledError(got, hostA, hostB, p, 77 + p.n, bt);
     std::printf("%s_%s %s: rel err %.2e vs cuBLAS (every element), %.2e vs float64 (%d samples)\n", k.kernel,
                 Dtype<T>::name, name.c_str(), r.relErrCublas, r.relErrSampled, kSamples);
     if (!(r.relErrCublas <= bound) || !(r.relErrSampled <= bound)) {
@@ -247,7 +269,7 @@ bool benchShape(const Context& c, const Shape& p, const std::vector<Candidate<T>
   }
 
   const auto runCublas = [&] {
-    CHECK_CUBLAS(cublasGemmRowMajor(c.cublas, mi, ni, ki, 1.0f, A, B, Cref));
+    CHECK_CUBLAS(cublasGemm());
     CHECK_CUDA(cudaGetLastError());
   };
   for (int i = 0; i < kWarmup; ++i) {
@@ -299,6 +321,8 @@ bool benchType(const Context& c, const Plan& plan, const Kernels<T>& kernels, ui
     if (p.cube() && p.n == plan.variantsSize)
       candidates.insert(candidates.end(), kernels.variants.begin(), kernels.variants.end());
     ok = benchShape<T>(c, p, candidates, A, B, C, Cref, hostA, hostB, rows) && ok;
+    if (!kernels.bt.empty() && p.cube() && p.n >= 4096)
+      ok = benchShape<T>(c, p, kernels.bt, A, B, C, Cref, hostA, hostB, rows, true) && ok;
   }
   CHECK_CUDA(cudaFree(A));
   CHECK_CUDA(cudaFree(B));
@@ -309,7 +333,7 @@ bool benchType(const Context& c, const Plan& plan, const Kernels<T>& kernels, ui
 
 const Row* cublasFor(const std::vector<Row>& rows, const Row& r) {
   for (const Row& x : rows)
-    if (x.kernel == "cublasGemmEx" && x.dtype == r.dtype && x.shape == r.shape) return &x;
+    if (x.kernel == "cublasGemmEx" && x.dtype == r.dtype && x.shape == r.shape && x.bt == r.bt) return &x;
   return nullptr;
 }
 
@@ -417,9 +441,11 @@ int main(int argc, char** argv) {
   bf16.stages = {{"gemm_two_stage", gemm_two_stage_bf16},
                  {"gemm_one_stage", gemm_one_stage_bf16},
                  {"gemm_any", gemm_any_bf16}};
+  bf16.bt = {{"gemm_sm90_bt", withoutRelu<__nv_bfloat16, gemm_sm90_bt_bf16>}};
   Kernels<__half> f16;
   f16.main = {{"gemm", gemm_f16}, {"gemm_prefetch", gemm_prefetch_f16}, {"gemm_sm90", gemm_sm90_f16}};
   f16.stages = {{"gemm_two_stage", gemm_two_stage_f16}, {"gemm_one_stage", gemm_one_stage_f16}, {"gemm_any", gemm_any_f16}};
+  f16.bt = {{"gemm_sm90_bt", withoutRelu<__half, gemm_sm90_bt_f16>}};
 #define TYLO_VARIANT(name, what)                                              \
   bf16.variants.push_back({"gemm_" #name, gemm_##name##_bf16, what}); \
   f16.variants.push_back({"gemm_" #name, gemm_##name##_f16, what});
@@ -458,7 +484,7 @@ int main(int argc, char** argv) {
         "\"driver_api\": %d, \"runtime\": %d, \"cublas\": %d},\n"
         "  \"method\": {\"warmup\": %d, \"reps\": %d, \"statistic\": \"median\", \"timer\": \"cudaEvent\", "
         "\"l2_flush_bytes\": %zu, \"order\": \"alternating\", \"verified\": true, \"flops\": \"2*M*N*K\", "
-        "\"problem\": \"C(f32) = A @ B, A and B row-major 16-bit\", \"sampled_f64_elements\": %d},\n"
+        "\"problem\": \"C(f32) = A @ B, A and B row-major 16-bit (b_stored NxK: B^T stored)\", \"sampled_f64_elements\": %d},\n"
         "  \"results\": [\n",
         date, commit.c_str(), prop.name, prop.major * 10 + prop.minor, prop.multiProcessorCount, prop.l2CacheSize,
         driver, runtime, cublasVersion, kWarmup, reps, c.flushBytes, kSamples);
@@ -466,12 +492,13 @@ int main(int argc, char** argv) {
       const Row& r = rows[i];
       const Row* ref = cublasFor(rows, r);
       std::fprintf(f,
-                   "    {\"kernel\": \"%s\", \"variant\": \"%s\", \"dtype\": \"%s\", \"M\": %lld, \"N\": %lld, "
+                   "    {\"kernel\": \"%s\", \"variant\": \"%s\", \"b_stored\": \"%s\", \"dtype\": \"%s\", "
+                   "\"M\": %lld, \"N\": %lld, "
                    "\"K\": %lld, "
                    "\"median_ms\": %.5f, \"min_ms\": %.5f, \"max_ms\": %.5f, \"tflops\": %.2f, "
                    "\"ratio_vs_cublas\": %.4f, \"rel_err_vs_cublas\": %.3e, \"rel_err_vs_f64_sampled\": %.3e, "
                    "\"ms\": %s}%s\n",
-                   r.kernel.c_str(), r.what.c_str(), r.dtype.c_str(), static_cast<long long>(r.shape.m),
+                   r.kernel.c_str(), r.what.c_str(), r.bt ? "NxK" : "KxN", r.dtype.c_str(), static_cast<long long>(r.shape.m),
                    static_cast<long long>(r.shape.n), static_cast<long long>(r.shape.k), r.stats.median(), r.stats.min(), r.stats.max(), r.tflops(),
                    ref ? r.tflops() / ref->tflops() : 0.0, r.relErrCublas, r.relErrSampled,
                    jsonArray(r.stats.ms).c_str(), i + 1 < rows.size() ? "," : "");
@@ -491,7 +518,8 @@ int main(int argc, char** argv) {
               "max", "TFLOP/s", "cuBLAS", "rel err");
   for (const Row& r : rows) {
     const Row* ref = cublasFor(rows, r);
-    std::printf("%-25s %-5s %16s %7.3f ms %7.3f ms %7.3f ms %9.1f %7.1f%% %10.1e\n", r.kernel.c_str(), r.dtype.c_str(),
+    std::printf("%-25s %-5s %16s %7.3f ms %7.3f ms %7.3f ms %9.1f %7.1f%% %10.1e\n",
+                (r.kernel + (r.bt && r.kernel == "cublasGemmEx" ? " (B^T)" : "")).c_str(), r.dtype.c_str(),
                 r.shape.text().c_str(), r.stats.median(), r.stats.min(), r.stats.max(), r.tflops(),
                 ref ? 100.0 * r.tflops() / ref->tflops() : 0.0,
                 r.kernel == "cublasGemmEx" ? r.relErrSampled : r.relErrCublas);
@@ -517,7 +545,7 @@ int main(int argc, char** argv) {
       std::printf("%s_%s reaches %.1f%% of cuBLAS at %s (%.0f vs %.0f TFLOP/s; target: at least 60%%)\n",
                   r.kernel.c_str(), r.dtype.c_str(), 100.0 * r.tflops() / ref->tflops(), r.shape.text().c_str(),
                   r.tflops(), ref->tflops());
-    if (r.kernel == "gemm_sm90")
+    if (r.kernel == "gemm_sm90" || r.kernel == "gemm_sm90_bt")
       std::printf("%s_%s reaches %.1f%% of cuBLAS at %s (%.0f vs %.0f TFLOP/s)\n", r.kernel.c_str(), r.dtype.c_str(),
                   100.0 * r.tflops() / ref->tflops(), r.shape.text().c_str(), r.tflops(), ref->tflops());
   }
