@@ -78,7 +78,7 @@ std::vector<KernelLowering::MemoryOperand> KernelLowering::memoryOperands(Source
       checkFragmentBanks(loc, "ld.shared", f->memory, fm, w, false);
       uint32_t regs = tir::addArray(k_, fmt::format("tmp{}", temps_++), tile::toTir(t.dtype), slots);
       operandRegs_[f.get()] = regs;
-      ops.push_back(MemoryOperand{f.get(), regs, w});
+      ops.push_back(MemoryOperand{f.get(), regs, w, why.vectorDim});
     }
     visit(f->a);
     visit(f->b);
@@ -97,7 +97,7 @@ void KernelLowering::readMemoryOperands(SourceRange loc, const std::vector<Memor
                                         const FragmentMap& fm, size_t first, size_t count) {
   for (const MemoryOperand& op : ops)
     for (size_t i = first; i < first + count; i += op.width)
-      accessSlots(loc, op.leaf->memory, op.regs, fm, i, op.width, false, true);
+      accessSlots(loc, op.leaf->memory, op.regs, fm, i, op.width, op.dim, false, true);
 }
 
 void KernelLowering::emitGuarded(SourceRange loc, const tir::ExprRef& guard, tir::Block body) {

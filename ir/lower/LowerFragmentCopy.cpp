@@ -95,65 +95,91 @@ int KernelLowering::chooseVectorWidth(const tile::View& mem, const FragmentMap& 
   const tile::Tensor& t = tk_.tensors[mem.tensor];
   int eb = tile::dtypeBytes(t.dtype);
   size_t rank = mem.rank();
-  MemoryRuns runs(t, mem, &tables_.memoryRuns, atomDivisors());
   const std::optional<std::vector<std::vector<int64_t>>> coords = threadCoords(fm);
   std::vector<std::pair<int, int64_t>> conditions;
-  auto tryWidth = [&](int w) -> std::string {
+  // Vectors of w elements along view dimension `vd`, whose runs `runs` checks (over the view
+  // reordered with vd last).
+  auto tryWidth = [&](int w, size_t vd, const MemoryRuns& runs) -> std::string {
     conditions.clear();
-    // Consecutive slots must hold consecutive elements along the last dimension.
+    // Consecutive slots must hold consecutive elements along the dimension.
     if (fm.slots.size() % w != 0) return fmt::format("each thread holds {} elements", fm.slots.size());
     for (size_t i = 0; i < fm.slots.size(); i += w) {
       for (int j = 1; j < w; ++j) {
         const FragmentSlot& a = fm.slots[i];
         const FragmentSlot& b = fm.slots[i + j];
         bool ok = b.m == a.m + j;
-        for (size_t d = 0; d < rank && ok; ++d) ok = b.offset[d] == a.offset[d] + (d + 1 == rank ? j : 0);
+        for (size_t d = 0; d < rank && ok; ++d) ok = b.offset[d] == a.offset[d] + (d == vd ? j : 0);
         if (!ok)
-          return fmt::format("register slots {}..{} do not hold consecutive elements of a row", a.m, a.m + w - 1);
+          return fmt::format("register slots {}..{} do not hold consecutive elements of a {}", a.m, a.m + w - 1,
+                             vd + 1 == rank ? "row" : fmt::format("run along dimension {}", vd));
       }
     }
     // Every thread's runs must be contiguous and aligned in memory.
     if (!coords) return "the thread's coordinates are not known at compile time";
     for (const std::vector<int64_t>& base : *coords) {
       for (size_t i = 0; i < fm.slots.size(); i += w) {
-        std::vector<int64_t> c(rank);
-        for (size_t d = 0; d < rank; ++d) c[d] = base[d] + fm.slots[i].offset[d];
+        std::vector<int64_t> c;  // in the reordered view
+        for (size_t d = 0; d < rank; ++d)
+          if (d != vd) c.push_back(base[d] + fm.slots[i].offset[d]);
+        c.push_back(base[vd] + fm.slots[i].offset[vd]);
         MemoryRuns::Problem problem = runs.check(c, w, &conditions);
         if (!problem.ok()) return problem.message;
       }
     }
     return "";
   };
-  for (int w = 16 / eb; w >= 2; w /= 2) {
-    std::string problem = tryWidth(w);
+  // Along the last dimension first; where that gives less than 16 bytes, along another one that
+  // gives more (a column of a column-major fragment to a column-major tensor).
+  // The launch conditions of the width chosen only are emitted, once it is chosen.
+  MemoryRuns runs(t, mem, &tables_.memoryRuns, atomDivisors());
+  int best = 1;
+  std::vector<std::pair<int, int64_t>> bestConditions;
+  for (int w = 16 / eb; w >= 2 && best == 1; w /= 2) {
+    std::string problem = tryWidth(w, rank - 1, runs);
     if (problem.empty()) {
-      why.launchChecked = addStrideChecks(t, conditions);
-      return w;
+      bestConditions = conditions;
+      best = w;
+    } else {
+      why.add(w * eb, problem);
     }
-    why.add(w * eb, problem);
   }
-  return 1;
+  for (size_t vd = 0; vd + 1 < rank && best * eb < 16; ++vd) {
+    const tile::View along = lastAlong(mem, vd);
+    MemoryRuns other(t, along, &tables_.memoryRuns, atomDivisors());
+    for (int w = 16 / eb; w > best; w /= 2) {
+      if (!tryWidth(w, vd, other).empty()) continue;
+      why = WidthReasons{};  // the reasons were about the last dimension
+      why.vectorDim = vd;
+      bestConditions = conditions;
+      best = w;
+      break;
+    }
+  }
+  if (best > 1) why.launchChecked = addStrideChecks(t, bestConditions);
+  return best;
 }
 
 std::string KernelLowering::vectorRemark(int w, const tile::Tensor& t, const WidthReasons& why) {
   int eb = tile::dtypeBytes(t.dtype);
   if (w > 1 || why.empty())
-    return fmt::format("{}-byte vectors ({} x {}){}{}", w * eb, w, tile::dtypeName(t.dtype),
+    return fmt::format("{}-byte vectors ({} x {}){}{}{}", w * eb, w, tile::dtypeName(t.dtype),
+                       why.vectorDim ? fmt::format(" along dimension {}", *why.vectorDim) : "",
                        why.launchChecked.empty() ? "" : fmt::format("; the launcher checks that {}", why.launchChecked),
                        why.empty() ? "" : fmt::format("; not wider: {}", why.text()));
   return fmt::format("{}-byte accesses; not wider: {}", eb, why.text());
 }
 
 void KernelLowering::accessSlots(SourceRange loc, const tile::View& mem, uint32_t regs, const FragmentMap& fm,
-                                 size_t first, int w, bool toMemory, bool zeroOutside) {
+                                 size_t first, int w, std::optional<size_t> dim, bool toMemory, bool zeroOutside) {
   const tile::Tensor& t = tk_.tensors[mem.tensor];
   Type type = tile::toTir(t.dtype);
   size_t rank = mem.rank();
   const FragmentSlot& s = fm.slots[first];
+  const size_t along = dim ? *dim : rank - 1;
   auto coordOf = [&](int j) {
     std::vector<ExprRef> viewCoord(rank);
     for (size_t d = 0; d < rank; ++d)
-      viewCoord[d] = tir::add(fm.base[d], tir::intConst(s.offset[d] + (d + 1 == rank ? j : 0)));
+      viewCoord[d] = tir::add(fm.base[d], tir::intConst(s.offset[d] + (d == along ? j : 0)));
     return tensorCoord(mem, viewCoord);
   };
   std::vector<tir::Reg> group;
@@ -237,7 +263,7 @@ void KernelLowering::copyFragmentMemory(SourceRange loc, const tile::Copy& c, bo
         emit(loc, tir::Assign{tir::Reg::elem(regs, m), fragValue(c.value, m, type)});
       }
     }
-    for (size_t j = i; j < i + group; j += w) accessSlots(loc, mem, regs, *fm, j, w, toMemory, false);
+    for (size_t j = i; j < i + group; j += w) accessSlots(loc, mem, regs, *fm, j, w, why.vectorDim, toMemory, false);
   }
   if (!toMemory && regs != f.array) {
     // Converted into the fragment; a slot whose element lies outside the tensor was not loaded

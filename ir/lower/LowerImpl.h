@@ -48,6 +48,8 @@ class WidthReasons {
   std::string text() const;
   // What the launcher checks so that the chosen width is right (addStrideChecks), for the remark.
   std::string launchChecked;
+  // The view dimension the vectors run along when it is not the last (chooseVectorWidth).
+  std::optional<size_t> vectorDim;
 
  private:
   struct Group {
@@ -197,6 +199,7 @@ class KernelLowering {
     const tile::FragExpr* leaf;
     uint32_t regs;
     int width;
+    std::optional<size_t> dim;  // the view dimension its vectors run along, when not the last
   };
   std::vector<MemoryOperand> memoryOperands(SourceRange loc, const tile::FragRef& value, const FragmentMap& fm,
                                             int64_t slots);
@@ -268,11 +271,11 @@ class KernelLowering {
   // Memory into a window of a fragment: each slot inside the window, element by element.
   void copyIntoFragmentWindow(SourceRange loc, const tile::Copy& c);
   void checkWindowInside(SourceRange loc, const tile::View& window, const tile::Tensor& f);
-  // Moves slots [first, first + w) between the registers `regs` and memory: one vector when
-  // it is inside the tensor, else element by element; elements outside are skipped, or read
-  // as zero when `zeroOutside`.
+  // Moves slots [first, first + w) between the registers `regs` and memory: one vector along
+  // view dimension `dim` (the last when none) when it is inside the tensor, else element by
+  // element; elements outside are skipped, or read as zero when `zeroOutside`.
   void accessSlots(SourceRange loc, const tile::View& mem, uint32_t regs, const FragmentMap& fm, size_t first, int w,
-                   bool toMemory, bool zeroOutside);
+                   std::optional<size_t> dim, bool toMemory, bool zeroOutside);
   int chooseVectorWidth(const tile::View& mem, const FragmentMap& fm, WidthReasons& why);
   // The copy-vector remark's text for a width chosen for `t`.
   static std::string vectorRemark(int w, const tile::Tensor& t, const WidthReasons& why);
@@ -285,6 +288,9 @@ class KernelLowering {
   std::string addStrideChecks(const tile::Tensor& t, const std::vector<std::pair<int, int64_t>>& conditions);
 
   // LowerMemoryCopy.cpp: copies between two memories, spread over the block's threads.
+  // `v` with its dimensions reordered so that dimension j comes last, the others in their order:
+  // the same elements, for runs along j.
+  static tile::View lastAlong(const tile::View& v, size_t j);
   void copyMemoryMemory(SourceRange loc, const tile::Copy& c);
   // Why no vector can be formed when each view is contiguous along some dimension but none is
   // common to both (naming the dimensions of each); empty otherwise.

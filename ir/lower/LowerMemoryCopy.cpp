@@ -28,8 +28,9 @@ using tir::Type;
 
 namespace {
 
-// `v` with its dimensions reordered so that dimension j comes last, the others in their order.
-tile::View lastAlong(const tile::View& v, size_t j) {
+}  // namespace
+
+tile::View KernelLowering::lastAlong(const tile::View& v, size_t j) {
   tile::View out = v;
   out.dims.clear();
   out.shape.clear();
@@ -42,6 +43,8 @@ tile::View lastAlong(const tile::View& v, size_t j) {
   out.shape.push_back(v.shape[j]);
   return out;
 }
+
+namespace {
 
 std::string dimensionList(const std::vector<size_t>& dims) {
   std::string s;

@@ -1,7 +1,8 @@
 // Copies between memories along whichever dimension both layouts make contiguous
 // (tests/emu/kernels/copy_orientations.tyl): a K-major view of an N x K tensor through a K-major
 // shared tile and back, in 16-byte vectors along K, at sizes that are not tile multiples; and a
-// transpose through a column-major tile, element by element. Every element is checked.
+// transpose through a column-major tile, element by element; and a column-major fragment to and
+// from column-major tensors in 16-byte vectors along dimension 0. Every element is checked.
 #include <catch2/catch.hpp>
 
 #include <functional>
@@ -41,6 +42,35 @@ TEST_CASE("a K-major view of an N x K tensor goes through a K-major tile in vect
     int64_t wrong = 0;
     for (int64_t i = 0; i < K * N; ++i)
       wrong += emu::getElement(buffers[1], tir::Type::F16, i) != emu::getElement(buffers[0], tir::Type::F16, i);
+    CHECK(wrong == 0);
+  }
+}
+
+TEST_CASE("a column-major fragment loads and stores its columns as vectors along dimension 0, whole") {
+  auto c = compile();
+  const tir::Kernel& k = c->kernel("colfrag");
+  int vectors = 0;  // 16-byte loads and stores: four f32 registers each
+  std::function<void(const tir::Block&)> count = [&](const tir::Block& b) {
+    for (const tir::Stmt& s : b) {
+      if (const auto* l = std::get_if<tir::Load>(&s.node)) vectors += l->dst.size() == 4;
+      if (const auto* st = std::get_if<tir::Store>(&s.node)) vectors += st->src.size() == 4;
+      if (const auto* f = std::get_if<tir::For>(&s.node)) count(f->body);
+      if (const auto* i = std::get_if<tir::If>(&s.node)) count(i->then), count(i->otherwise);
+    }
+  };
+  count(k.body);
+  CHECK(vectors == 2);
+  for (auto [M, N] : {std::pair<int64_t, int64_t>{4, 32}, {12, 70}, {20, 5}}) {
+    INFO("M = " << M << " N = " << N);
+    std::vector<emu::Buffer> buffers{emu::makeBuffer(tir::Type::F32, M * N), emu::makeBuffer(tir::Type::F32, M * N, false)};
+    emu::fillRandom(buffers[0], tir::Type::F32, static_cast<uint64_t>(M * 100 + N));
+    emu::RunResult r = emu::run(k, {emu::Arg::integer(M), emu::Arg::integer(N), emu::Arg::pointer(0), emu::Arg::pointer(1)},
+                                buffers);
+    INFO(emu::renderFindings(r.findings, c->sources));
+    REQUIRE(r.ok());
+    int64_t wrong = 0;
+    for (int64_t i = 0; i < M * N; ++i)
+      wrong += emu::getElement(buffers[1], tir::Type::F32, i) != 2 * emu::getElement(buffers[0], tir::Type::F32, i);
     CHECK(wrong == 0);
   }
 }

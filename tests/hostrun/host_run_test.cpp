@@ -332,6 +332,19 @@ TEST_CASE("the generated copies run along the dimension both layouts make contig
     CHECK(problems == "");
     CHECK(b[1].bytes == b[0].bytes);
   }
+  for (auto [M, N] : {std::pair<int64_t, int64_t>{12, 70}, {20, 5}}) {
+    INFO("colfrag M = " << M << " N = " << N);
+    std::vector<tyl::emu::Buffer> b{tyl::emu::makeBuffer(Type::F32, M * N), tyl::emu::makeBuffer(Type::F32, M * N, false)};
+    tyl::emu::fillRandom(b[0], Type::F32, static_cast<uint64_t>(M + N));
+    std::string problems;
+    CHECK(tylo_host::runner(colfrag)(kernel("colfrag"),
+                                     {tyl::emu::Arg::integer(M), tyl::emu::Arg::integer(N), tyl::emu::Arg::pointer(0),
+                                      tyl::emu::Arg::pointer(1)},
+                                     b, problems));
+    CHECK(problems == "");
+    for (int64_t i = 0; i < M * N; ++i)
+      CHECK(tyl::emu::getElement(b[1], Type::F32, i) == 2 * tyl::emu::getElement(b[0], Type::F32, i));
+  }
   std::vector<tyl::emu::Buffer> b{tyl::emu::makeBuffer(Type::F32, 1024), tyl::emu::makeBuffer(Type::F32, 1024, false)};
   tyl::emu::fillRandom(b[0], Type::F32, 3);
   std::string problems;
