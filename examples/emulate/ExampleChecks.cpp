@@ -127,12 +127,14 @@ Check addOneN(const Example& ex, const std::vector<int64_t>& sizes) {
   return c;
 }
 
-Check gemm(const Example& ex, const std::string& base, Type t, const Problem& p, bool relu, BStored stored) {
+Check gemm(const Example& ex, const std::string& base, Type t, const Problem& p, bool relu, Stored stored) {
   std::string name = base + "_" + std::string(tir::typeName(t));
   const tir::Kernel* k = find(ex, name);
   if (!k) return missing(name);
   Check c;
-  const bool nk = stored == BStored::NxK;
+  const bool hasRelu = std::any_of(k->params.begin(), k->params.end(),
+                                   [](const tir::Param& q) { return q.name == "apply_relu"; });
+  relu = relu && hasRelu;
   std::vector<emu::Buffer> b{emu::makeBuffer(t, p.M * p.K), emu::makeBuffer(t, p.K * p.N),
                              emu::makeBuffer(Type::F32, p.M * p.N, false)};
   emu::fillRandom(b[0], t, 100 + static_cast<uint64_t>(p.M));
@@ -141,19 +143,29 @@ Check gemm(const Example& ex, const std::string& base, Type t, const Problem& p,
   std::vector<emu::Arg> args{emu::Arg::integer(p.M), emu::Arg::integer(p.N), emu::Arg::integer(p.K),
                              emu::Arg::pointer(0),   emu::Arg::pointer(1),   emu::Arg::pointer(2),
                              emu::Arg::real(alpha)};
-  if (!nk) args.push_back(emu::Arg::integer(relu ? 1 : 0));  // the N x K kernel has no relu
+  if (hasRelu) args.push_back(emu::Arg::integer(relu ? 1 : 0));
   bool clean = runClean(ex, *k, args, b, c);
-  auto bAt = [&](int64_t q, int64_t j) { return emu::getElement(b[1], t, nk ? j * p.K + q : q * p.N + j); };
+  auto aAt = [&](int64_t i, int64_t q) {
+    return emu::getElement(b[0], t, stored == Stored::AKxM ? q * p.M + i : i * p.K + q);
+  };
+  auto bAt = [&](int64_t q, int64_t j) {
+    return emu::getElement(b[1], t, stored == Stored::BNxK ? j * p.K + q : q * p.N + j);
+  };
   auto ref = [&](int64_t i, int64_t j) {
     double s = 0;
-    for (int64_t q = 0; q < p.K; ++q) s += emu::getElement(b[0], t, i * p.K + q) * bAt(q, j);
+    for (int64_t q = 0; q < p.K; ++q) s += aAt(i, q) * bAt(q, j);
     s *= alpha;
     return relu ? std::max(s, 0.0) : s;
   };
   auto got = [&](int64_t i, int64_t j) { return emu::getElement(b[2], Type::F32, i * p.N + j); };
   Error e = clean ? compare(got, ref, p, 1e-4) : Error{};
   c.ok = clean && e.ok;
-  c.line = describe(ex, name, p, std::string(relu ? " relu" : "") + (nk ? " (B stored N x K)" : ""), e);
+  c.line = describe(ex, name, p,
+                    std::string(relu ? " relu" : "") +
+                        (stored == Stored::BNxK   ? " (B stored N x K)"
+                         : stored == Stored::AKxM ? " (A stored K x M)"
+                                                  : ""),
+                    e);
   return c;
 }
 

@@ -50,15 +50,15 @@ struct Problem {
   int64_t M, N, K;
 };
 
-// How B is stored: K x N row-major (gemm), or N x K row-major (C = A @ B^T of the stored B, as
-// linear layers keep weights; gemm_sm90_bt, whose kernel takes no relu flag).
-enum class BStored { KxN, NxK };
+// How A and B are stored: row-major as the problem reads them, B stored N x K (C = A @ B^T of the
+// stored matrix, as linear layers keep weights: gemm_bt, gemm_sm90_bt), or A stored K x M (gemm_at).
+enum class Stored { RowMajor, BNxK, AKxM };
 
-// `<base>_<type>` of gemm.tyl, gemm_stages.tyl or gemm_sm90.tyl: C (f32) = alpha A @ B,
-// optionally relu, with alpha = 1.5, against a float64 product (relative Frobenius error and
-// every element).
+// `<base>_<type>` of gemm.tyl, gemm_stages.tyl or gemm_sm90.tyl: C (f32) = alpha A @ B, with relu
+// when `relu` and the kernel has the flag, with alpha = 1.5, against a float64 product (relative
+// Frobenius error and every element).
 Check gemm(const Example& ex, const std::string& base, tir::Type type, const Problem& p, bool relu,
-           BStored stored = BStored::KxN);
+           Stored stored = Stored::RowMajor);
 // `<base>_<type>` (gemm_beta, gemm_sm90_beta): D (16-bit) = alpha A @ B + beta C with alpha =
 // 0.75, every element within the final 16-bit rounding of the float64 value. With beta = 0, C is
 // filled with NaN, which must not reach D (C is not read).

@@ -56,9 +56,11 @@ int main(int argc, char** argv) {
     report(examples::gemm(stagesTyl, "gemm_prefetch", t, odd, true));
     report(examples::gemmBeta(gemmTyl, t, odd));
     report(examples::gemm(gemmTyl, "gemm_any", t, {200, 137, 75}, true));  // rows not whole 16-byte vectors
+    report(examples::gemm(gemmTyl, "gemm_bt", t, odd, t == Type::F16, examples::Stored::BNxK));
+    report(examples::gemm(gemmTyl, "gemm_at", t, odd, t == Type::BF16, examples::Stored::AKxM));
     report(examples::gemm(sm90Tyl, "gemm_sm90", t, {520, 392, 200}, t == Type::BF16));
     report(examples::gemmBeta(sm90Tyl, t, {520, 392, 72}, -2.0, "gemm_sm90_beta"));
-    report(examples::gemm(sm90Tyl, "gemm_sm90_bt", t, {520, 392, 72}, false, examples::BStored::NxK));
+    report(examples::gemm(sm90Tyl, "gemm_sm90_bt", t, {520, 392, 72}, false, examples::Stored::BNxK));
   }
   if (failures) std::printf("%d kernel runs were wrong\n", failures);
   return failures ? 1 : 0;

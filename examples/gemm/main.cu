@@ -5,7 +5,9 @@
 // element of every result is checked against a float64 CPU reference and against cublasGemmEx on
 // the same inputs; all the kernels must agree bit for bit;
 // poisoned guards around C must stay untouched. gemm_beta (D = alpha * A @ B + beta * C, stored
-// as f16/bf16) is checked against the CPU reference within 16-bit rounding.
+// as f16/bf16) is checked against the CPU reference within 16-bit rounding. gemm_bt and gemm_at
+// get the same products with B stored N x K and A stored K x M (transposed copies of the same
+// inputs): they too must match the references and gemm bit for bit.
 //
 // Prints one line per kernel instantiation. Exit codes: 0 all correct, 1 a wrong element or a
 // CUDA/cuBLAS error, 77 no CUDA device (the code ctest reports as skipped).
@@ -52,11 +54,24 @@ const Epilogue kEpilogues[] = {{1.5f, false}, {-0.75f, true}};
 constexpr size_t kFrontGuard = 64;
 size_t backGuard(const Shape& s) { return std::max<size_t>(4096, size_t(128) * s.N + 128); }
 
+// How a kernel takes its operands: row-major, B stored N x K (gemm_bt), or A stored K x M (gemm_at).
+enum class Stored { RowMajor, BNxK, AKxM };
+
+// The rows x cols row-major matrix m stored the other way round (cols x rows).
+template <class T>
+std::vector<T> transposed(const std::vector<T>& m, size_t rows, size_t cols) {
+  std::vector<T> t(m.size());
+  for (size_t i = 0; i < rows; ++i)
+    for (size_t j = 0; j < cols; ++j) t[j * rows + i] = m[i * cols + j];
+  return t;
+}
+
 template <class T>
 struct Variant {
   const char* name;  // the instantiation, e.g. "gemm_two_stage_f16"
   GemmFn<T> fn;
   bool anySize = false;  // takes shapes whose rows are not whole 16-byte vectors
+  Stored stored = Stored::RowMajor;
   // Over every shape it takes and every epilogue:
   int shapes = 0;
   double maxErrCpu = 0;
@@ -87,10 +102,18 @@ bool runType(cublasHandle_t cublas, std::vector<Variant<T>> variants, uint64_t s
     const Reference ref = reference(s.M, s.N, s.K, toDouble(hostA), toDouble(hostB));
     T* A = nullptr;
     T* B = nullptr;
+    T* At = nullptr;  // A stored K x M
+    T* Bt = nullptr;  // B stored N x K
     CHECK_CUDA(cudaMalloc(&A, std::max<size_t>(countA, 1) * sizeof(T)));
     CHECK_CUDA(cudaMalloc(&B, std::max<size_t>(countB, 1) * sizeof(T)));
+    CHECK_CUDA(cudaMalloc(&At, std::max<size_t>(countA, 1) * sizeof(T)));
+    CHECK_CUDA(cudaMalloc(&Bt, std::max<size_t>(countB, 1) * sizeof(T)));
     if (countA) CHECK_CUDA(cudaMemcpy(A, hostA.data(), countA * sizeof(T), cudaMemcpyHostToDevice));
     if (countB) CHECK_CUDA(cudaMemcpy(B, hostB.data(), countB * sizeof(T), cudaMemcpyHostToDevice));
+    if (countA)
+      CHECK_CUDA(cudaMemcpy(At, transposed(hostA, s.M, s.K).data(), countA * sizeof(T), cudaMemcpyHostToDevice));
+    if (countB)
+      CHECK_CUDA(cudaMemcpy(Bt, transposed(hostB, s.K, s.N).data(), countB * sizeof(T), cudaMemcpyHostToDevice));
     const size_t guarded = kFrontGuard + countC + backGuard(s);
 
     for (const Epilogue& e : kEpilogues) {
@@ -115,12 +138,14 @@ bool runType(cublasHandle_t cublas, std::vector<Variant<T>> variants, uint64_t s
       for (size_t v = 0; v < variants.size(); ++v) {
         Variant<T>& var = variants[v];
         if (!var.anySize && !s.vectorRows()) continue;
+        if (var.stored == Stored::AKxM && s.M % 8 != 0) continue;  // A's rows, M long, are 16-byte vectors too
         if (&e == kEpilogues) ++var.shapes;
         char label[128];
         std::snprintf(label, sizeof label, "%s %dx%dx%d alpha=%g%s", var.name, s.M, s.N, s.K, e.alpha,
                       e.relu ? " relu" : "");
         CHECK_CUDA(cudaMemset(C, kPoisonByte, guarded * sizeof(float)));
-        CHECK_CUDA(var.fn(s.M, s.N, s.K, A, B, C + kFrontGuard, e.alpha, e.relu, 0));
+        CHECK_CUDA(var.fn(s.M, s.N, s.K, var.stored == Stored::AKxM ? At : A, var.stored == Stored::BNxK ? Bt : B,
+                          C + kFrontGuard, e.alpha, e.relu, 0));
         CHECK_CUDA(cudaGetLastError());
         CHECK_CUDA(cudaDeviceSynchronize());
         CHECK_CUDA(cudaMemcpy(host.data(), C, guarded * sizeof(float), cudaMemcpyDeviceToHost));
@@ -167,6 +192,8 @@ bool runType(cublasHandle_t cublas, std::vector<Variant<T>> variants, uint64_t s
     }
     CHECK_CUDA(cudaFree(A));
     CHECK_CUDA(cudaFree(B));
+    CHECK_CUDA(cudaFree(At));
+    CHECK_CUDA(cudaFree(Bt));
   }
   CHECK_CUDA(cudaFree(C));
   CHECK_CUDA(cudaFree(Cublas));
@@ -229,14 +256,18 @@ int main() {
                              {"gemm_two_stage_f16", gemm_two_stage_f16},
                              {"gemm_one_stage_f16", gemm_one_stage_f16},
                              {"gemm_prefetch_f16", gemm_prefetch_f16},
-                             {"gemm_any_f16", gemm_any_f16, true}},
+                             {"gemm_any_f16", gemm_any_f16, true},
+                             {"gemm_bt_f16", gemm_bt_f16, false, Stored::BNxK},
+                             {"gemm_at_f16", gemm_at_f16, false, Stored::AKxM}},
                             1000);
   ok = runType<__nv_bfloat16>(cublas,
                               {{"gemm_bf16", gemm_bf16},
                                {"gemm_two_stage_bf16", gemm_two_stage_bf16},
                                {"gemm_one_stage_bf16", gemm_one_stage_bf16},
                                {"gemm_prefetch_bf16", gemm_prefetch_bf16},
-                               {"gemm_any_bf16", gemm_any_bf16, true}},
+                               {"gemm_any_bf16", gemm_any_bf16, true},
+                               {"gemm_bt_bf16", gemm_bt_bf16, false, Stored::BNxK},
+                               {"gemm_at_bf16", gemm_at_bf16, false, Stored::AKxM}},
                               2000) &&
        ok;
   // gemm_beta on sizes that are not tile multiples.

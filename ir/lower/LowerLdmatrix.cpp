@@ -53,134 +53,146 @@ bool KernelLowering::tryLdmatrix(SourceRange loc, const tile::View& mem, uint32_
   // Thread coordinates, evaluated for every thread.
   const std::optional<std::vector<std::vector<int64_t>>> base = threadCoords(fm);
   if (!base) return why = "the thread's coordinates are not known at compile time", false;
-  auto coordOf = [&](int64_t tid, int64_t slot) {
-    const FragmentSlot& s = *slotAt[static_cast<size_t>(slot)];
-    const std::vector<int64_t>& b = (*base)[static_cast<size_t>(tid)];
-    return Coord2{b[0] + s.offset[0], b[1] + s.offset[1]};
-  };
-  // Which pattern every word follows, and its matrix origin in each warp.
-  std::optional<bool> trans;
-  std::vector<std::vector<Coord2>> origin(words);  // [word][warp]
-  for (int64_t w = 0; w < words; ++w) {
-    for (int64_t warp = 0; warp < threads / 32; ++warp) {
-      Coord2 o = coordOf(warp * 32, 2 * w);
-      bool fits[2] = {true, true};
-      for (int mode = 0; mode < 2; ++mode) {
-        for (int l = 0; l < 32 && fits[mode]; ++l) {
-          for (int e = 0; e < 2; ++e) {
-            Coord2 p = pattern(mode == 1, l, e);
-            if (!(coordOf(warp * 32 + l, 2 * w + e) == Coord2{o.r + p.r, o.c + p.c})) fits[mode] = false;
-          }
-        }
-      }
-      bool mode = trans.value_or(!fits[0]);
-      if (!fits[mode ? 1 : 0])
-        return why = fmt::format("register word {} does not hold an 8x8 matrix in the order ldmatrix{} delivers it",
-                                 w, trans ? (*trans ? ".trans" : "") : ""),
-               false;
-      trans = mode;
-      origin[w].push_back(o);
-    }
-  }
-  // Every matrix row must be 16 contiguous, aligned bytes of shared memory.
-  MemoryRuns runs(t, mem, &tables_.memoryRuns, atomDivisors());
-  for (int64_t w = 0; w < words; ++w) {
-    for (const Coord2& o : origin[w]) {
-      for (int64_t i = 0; i < 8; ++i) {
-        MemoryRuns::Problem p = runs.check({o.r + i, o.c}, 8, nullptr);
-        if (!p.ok()) return why = fmt::format("a matrix row is not 16 contiguous, aligned bytes: {}", p.message), false;
-      }
-    }
-  }
-
-  // Group words into instructions.
-  struct Instr {
-    int64_t first;
-    int n;
-  };
-  std::vector<Instr> instrs;
-  for (int64_t w = 0; w < words;) {
-    int n = words - w >= 4 ? 4 : words - w >= 2 ? 2 : 1;
-    instrs.push_back({w, n});
-    w += n;
-  }
-  int eb = tile::dtypeBytes(t.dtype);
-  reportBankConflicts(loc, *trans ? "ldmatrix.trans" : "ldmatrix", t, [&](const layout::Layout& l) {
-    tile::Tensor probe = t;
-    probe.layout = l;
-    MemoryRuns r(probe, mem, &tables_.memoryRuns, atomDivisors());
-    std::vector<WarpAccess> out;
-    for (size_t shift = 0; shift < r.shifts().size(); ++shift) {
-      for (const Instr& in : instrs) {
-        for (int64_t warp = 0; warp < threads / 32; ++warp) {
-          WarpAccess a;
-          a.width = 16;
-          a.where = r.shiftDescription(shift);
-          for (int lane = 0; lane < 32; ++lane) {
-            int i = (lane / 8) % in.n;
-            if (lane >= 8 * in.n) {
-              a.bytes.push_back(std::nullopt);
-              continue;
-            }
-            const Coord2& o = origin[in.first + i][warp];
-            std::optional<int64_t> m = r.offsetAt({o.r + lane % 8, o.c}, shift);
-            a.bytes.push_back(m ? std::optional<int64_t>(*m * eb) : std::nullopt);
-          }
-          out.push_back(std::move(a));
-        }
-      }
-    }
-    return out;
-  });
-
-  // Lane l addresses row l % 8 of matrix (l / 8) % n: its own coordinate of that matrix's
-  // word, moved back to the matrix origin by the pattern, plus the row.
-  ExprRef lane = tir::special(tir::Special::LaneId);
-  ExprRef patR = *trans ? tir::mul(modConst(lane, 4), tir::intConst(2)) : divConst(lane, 4);
-  ExprRef patC = *trans ? divConst(lane, 4) : tir::mul(modConst(lane, 4), tir::intConst(2));
-  ExprRef row = modConst(lane, 8);
-  std::string summary;
-  for (const Instr& in : instrs) {
-    ExprRef which = in.n == 1 ? tir::intConst(0) : modConst(divConst(lane, 8), in.n);
-    // Matrix i's offset from the first word's slot, as a function of `which` = i: linear in
-    // i, or (for four matrices, as the mma operands lay them out) linear in each of its two
-    // bits, else a table; the first offset stays a separate constant, so that addressing can
-    // move it out of a swizzle and share one address between instructions.
-    auto offsetOf = [&](int d) {
-      std::vector<int64_t> off;
-      for (int i = 0; i < in.n; ++i) off.push_back(slotAt[static_cast<size_t>(2 * (in.first + i))]->offset[d]);
-      if (in.n == 1) return tir::intConst(off[0]);
-      bool linear = true;
-      for (int i = 2; i < in.n; ++i) linear &= off[i] - off[0] == i * (off[1] - off[0]);
-      ExprRef delta;
-      if (linear) {
-        delta = tir::mul(which, tir::intConst(off[1] - off[0]));
-      } else if (in.n == 4 && off[3] - off[2] == off[1] - off[0]) {
-        delta = tir::add(tir::mul(tir::binary(tir::BinOp::And, which, tir::intConst(1)), tir::intConst(off[1] - off[0])),
-                         tir::mul(tir::binary(tir::BinOp::Shr, which, tir::intConst(1)), tir::intConst(off[2] - off[0])));
-      } else {
-        delta = tir::intConst(off[in.n - 1] - off[0]);
-        for (int i = in.n - 1; i-- > 0;)
-          delta = tir::select(tir::binary(tir::BinOp::Eq, which, tir::intConst(i)), tir::intConst(off[i] - off[0]),
-                              delta);
-      }
-      return tir::add(delta, tir::intConst(off[0]));
+  // The matrices' rows run along the tile's last dimension, as stored row-major; or, `swapped`,
+  // along its first (a K-major tile of B stored N x K): then the tile is read with its two
+  // dimensions exchanged, view dimension R as the matrices' rows and C as their columns.
+  auto attempt = [&](bool swapped, std::string& why) -> bool {
+    const size_t R = swapped ? 1 : 0, C = swapped ? 0 : 1;
+    const tile::View view = swapped ? lastAlong(mem, 0) : mem;
+    // Thread coordinates, evaluated for every thread.
+    auto coordOf = [&](int64_t tid, int64_t slot) {
+      const FragmentSlot& s = *slotAt[static_cast<size_t>(slot)];
+      const std::vector<int64_t>& b = (*base)[static_cast<size_t>(tid)];
+      return Coord2{b[R] + s.offset[R], b[C] + s.offset[C]};
     };
-    ExprRef r = tir::add(tir::sub(tir::add(fm.base[0], offsetOf(0)), patR), row);
-    ExprRef c = tir::sub(tir::add(fm.base[1], offsetOf(1)), patC);
-    tir::Ldmatrix ld;
-    ld.num = in.n;
-    ld.trans = *trans;
-    for (int i = 0; i < in.n; ++i) ld.dst.push_back(tir::Reg::elem(f.array, in.first + i));
-    ld.addr = memRef(t, tensorCoord(mem, {r, c}));
-    emit(loc, std::move(ld));
-  }
-  std::map<int, int> counts;
-  for (const Instr& in : instrs) ++counts[in.n];
-  for (const auto& [n, count] : counts)
-    summary += fmt::format("{}{} x ldmatrix.x{}{}", summary.empty() ? "" : ", ", count, n, *trans ? ".trans" : "");
-  diags_.report(kMatrixCopy, loc, fmt::format("fragment load: {}", summary));
-  return true;
+    // Which pattern every word follows, and its matrix origin in each warp.
+    std::optional<bool> trans;
+    std::vector<std::vector<Coord2>> origin(words);  // [word][warp]
+    for (int64_t w = 0; w < words; ++w) {
+      for (int64_t warp = 0; warp < threads / 32; ++warp) {
+        Coord2 o = coordOf(warp * 32, 2 * w);
+        bool fits[2] = {true, true};
+        for (int mode = 0; mode < 2; ++mode) {
+          for (int l = 0; l < 32 && fits[mode]; ++l) {
+            for (int e = 0; e < 2; ++e) {
+              Coord2 p = pattern(mode == 1, l, e);
+              if (!(coordOf(warp * 32 + l, 2 * w + e) == Coord2{o.r + p.r, o.c + p.c})) fits[mode] = false;
+            }
+          }
+        }
+        bool mode = trans.value_or(!fits[0]);
+        if (!fits[mode ? 1 : 0])
+          return why = fmt::format("register word {} does not hold an 8x8 matrix in the order ldmatrix{} delivers it",
+                                   w, trans ? (*trans ? ".trans" : "") : ""),
+                 false;
+        trans = mode;
+        origin[w].push_back(o);
+      }
+    }
+    // Every matrix row must be 16 contiguous, aligned bytes of shared memory.
+    MemoryRuns runs(t, view, &tables_.memoryRuns, atomDivisors());
+    for (int64_t w = 0; w < words; ++w) {
+      for (const Coord2& o : origin[w]) {
+        for (int64_t i = 0; i < 8; ++i) {
+          MemoryRuns::Problem p = runs.check({o.r + i, o.c}, 8, nullptr);
+          if (!p.ok()) return why = fmt::format("a matrix row is not 16 contiguous, aligned bytes: {}", p.message), false;
+        }
+      }
+    }
+
+    // Group words into instructions.
+    struct Instr {
+      int64_t first;
+      int n;
+    };
+    std::vector<Instr> instrs;
+    for (int64_t w = 0; w < words;) {
+      int n = words - w >= 4 ? 4 : words - w >= 2 ? 2 : 1;
+      instrs.push_back({w, n});
+      w += n;
+    }
+    int eb = tile::dtypeBytes(t.dtype);
+    reportBankConflicts(loc, *trans ? "ldmatrix.trans" : "ldmatrix", t, [&](const layout::Layout& l) {
+      tile::Tensor probe = t;
+      probe.layout = l;
+      MemoryRuns r(probe, view, &tables_.memoryRuns, atomDivisors());
+      std::vector<WarpAccess> out;
+      for (size_t shift = 0; shift < r.shifts().size(); ++shift) {
+        for (const Instr& in : instrs) {
+          for (int64_t warp = 0; warp < threads / 32; ++warp) {
+            WarpAccess a;
+            a.width = 16;
+            a.where = r.shiftDescription(shift);
+            for (int lane = 0; lane < 32; ++lane) {
+              int i = (lane / 8) % in.n;
+              if (lane >= 8 * in.n) {
+                a.bytes.push_back(std::nullopt);
+                continue;
+              }
+              const Coord2& o = origin[in.first + i][warp];
+              std::optional<int64_t> m = r.offsetAt({o.r + lane % 8, o.c}, shift);
+              a.bytes.push_back(m ? std::optional<int64_t>(*m * eb) : std::nullopt);
+            }
+            out.push_back(std::move(a));
+          }
+        }
+      }
+      return out;
+    });
+
+    // Lane l addresses row l % 8 of matrix (l / 8) % n: its own coordinate of that matrix's
+    // word, moved back to the matrix origin by the pattern, plus the row.
+    ExprRef lane = tir::special(tir::Special::LaneId);
+    ExprRef patR = *trans ? tir::mul(modConst(lane, 4), tir::intConst(2)) : divConst(lane, 4);
+    ExprRef patC = *trans ? divConst(lane, 4) : tir::mul(modConst(lane, 4), tir::intConst(2));
+    ExprRef row = modConst(lane, 8);
+    std::string summary;
+    for (const Instr& in : instrs) {
+      ExprRef which = in.n == 1 ? tir::intConst(0) : modConst(divConst(lane, 8), in.n);
+      // Matrix i's offset from the first word's slot, as a function of `which` = i: linear in
+      // i, or (for four matrices, as the mma operands lay them out) linear in each of its two
+      // bits, else a table; the first offset stays a separate constant, so that addressing can
+      // move it out of a swizzle and share one address between instructions.
+      auto offsetOf = [&](int d) {
+        std::vector<int64_t> off;
+        for (int i = 0; i < in.n; ++i) off.push_back(slotAt[static_cast<size_t>(2 * (in.first + i))]->offset[d == 0 ? R : C]);
+        if (in.n == 1) return tir::intConst(off[0]);
+        bool linear = true;
+        for (int i = 2; i < in.n; ++i) linear &= off[i] - off[0] == i * (off[1] - off[0]);
+        ExprRef delta;
+        if (linear) {
+          delta = tir::mul(which, tir::intConst(off[1] - off[0]));
+        } else if (in.n == 4 && off[3] - off[2] == off[1] - off[0]) {
+          delta = tir::add(tir::mul(tir::binary(tir::BinOp::And, which, tir::intConst(1)), tir::intConst(off[1] - off[0])),
+                           tir::mul(tir::binary(tir::BinOp::Shr, which, tir::intConst(1)), tir::intConst(off[2] - off[0])));
+        } else {
+          delta = tir::intConst(off[in.n - 1] - off[0]);
+          for (int i = in.n - 1; i-- > 0;)
+            delta = tir::select(tir::binary(tir::BinOp::Eq, which, tir::intConst(i)), tir::intConst(off[i] - off[0]),
+                                delta);
+        }
+        return tir::add(delta, tir::intConst(off[0]));
+      };
+      ExprRef r = tir::add(tir::sub(tir::add(fm.base[R], offsetOf(0)), patR), row);
+      ExprRef c = tir::sub(tir::add(fm.base[C], offsetOf(1)), patC);
+      tir::Ldmatrix ld;
+      ld.num = in.n;
+      ld.trans = *trans;
+      for (int i = 0; i < in.n; ++i) ld.dst.push_back(tir::Reg::elem(f.array, in.first + i));
+      ld.addr = memRef(t, tensorCoord(view, {r, c}));
+      emit(loc, std::move(ld));
+    }
+    std::map<int, int> counts;
+    for (const Instr& in : instrs) ++counts[in.n];
+    for (const auto& [n, count] : counts)
+      summary += fmt::format("{}{} x ldmatrix.x{}{}", summary.empty() ? "" : ", ", count, n, *trans ? ".trans" : "");
+    diags_.report(kMatrixCopy, loc,
+                  fmt::format("fragment load: {}{}", summary, swapped ? " (matrix rows along dimension 0)" : ""));
+    return true;
+  };
+  if (attempt(false, why)) return true;
+  std::string otherWay;
+  return attempt(true, otherWay);
 }
 
 }  // namespace tyl::lower

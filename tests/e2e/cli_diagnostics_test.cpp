@@ -602,7 +602,7 @@ TEST_CASE("an --instantiate that names nothing is command-line misuse, also with
     CHECK(r.exitCode == 2);
     CHECK(r.err.starts_with("tyloc: error: --instantiate: '" + spec + "' names no instantiation of a generic kernel "
                             "of '" + kGemm + "' (it has gemm:f16, gemm:bf16, gemm_beta:f16, gemm_beta:bf16, "
-                            "gemm_any:f16, gemm_any:bf16)\n"));
+                            "gemm_any:f16, gemm_any:bf16, gemm_bt:f16, gemm_bt:bf16, gemm_at:f16, gemm_at:bf16)\n"));
     CHECK(!fs::exists(dir.file("g.cu")));
   }
   // A kernel that is not generic has no instantiations to name.

@@ -608,6 +608,12 @@ void checkGemmPtx(const std::string& stem, const std::string& arch, size_t kerne
     CHECK(body.find("cp.async.cg.shared.global") != std::string::npos);
     // cp.async's source operand is a global-space address, converted from the generic pointer.
     CHECK(body.find("cvta.to.global") != std::string::npos);
+    // gemm (B stored K x N) reads B with ldmatrix.trans; gemm_bt (B stored N x K) with plain
+    // ldmatrix only, its tiles being K-major; gemm_at (A stored K x M) reads A with .trans too.
+    const std::string name = (*it)[1].str();
+    const bool trans = body.find("ldmatrix.sync.aligned.m8n8.x4.trans") != std::string::npos;
+    if (name.find("gemm_bt") != std::string::npos) CHECK_FALSE(trans);
+    if (stem == "gemm" && name.find("gemm_bt") == std::string::npos) CHECK(trans);
   }
   CHECK(entries == kernels);
 
@@ -832,7 +838,7 @@ TEST_CASE("integers convert to bf16 in one rounding: cvt.rn.bf16.s32 and .s64 on
 
 TEST_CASE("gemm.tyl kernels use mma.sync, ldmatrix and cp.async (gemm_any 16-byte shared stores), and do not spill") {
   const std::string arch = GENERATE(as<std::string>{}, "80", "90");
-  checkGemmPtx("gemm", arch, 6);
+  checkGemmPtx("gemm", arch, 10);
 }
 
 TEST_CASE("gemm_stages.tyl kernels use mma.sync, ldmatrix and cp.async, and do not spill") {

@@ -42,6 +42,15 @@ TEST_CASE("gemm matches a CPU reference at several sizes for f16 and bf16") {
     for (const test::GemmCase& c : test::kGemmCases) require(examples::gemm(*ex, "gemm", t, c.problem, c.relu));
 }
 
+TEST_CASE("gemm_bt (B stored N x K) and gemm_at (A stored K x M) match a CPU reference for f16 and bf16") {
+  auto ex = compileExample("examples/gemm/gemm.tyl");
+  for (Type t : {Type::F16, Type::BF16})
+    for (const test::GemmCase& c : test::kGemmTransposedCases) {
+      require(examples::gemm(*ex, "gemm_bt", t, c.problem, c.relu, examples::Stored::BNxK));
+      require(examples::gemm(*ex, "gemm_at", t, c.problem, c.relu, examples::Stored::AKxM));
+    }
+}
+
 TEST_CASE("gemm_sm90 matches a CPU reference for f16 and bf16, persistent with more tiles than blocks") {
   auto ex = compileExample("examples/gemm/gemm_sm90.tyl");
   for (Type t : {Type::F16, Type::BF16})
@@ -65,7 +74,7 @@ TEST_CASE("gemm_sm90_bt (B stored N x K) matches a CPU reference for f16 and bf1
   for (Type t : {Type::F16, Type::BF16})
     for (const test::Sm90Case& c : test::kSm90Cases) {
       ex->smCount = c.sms ? c.sms : 132;
-      require(examples::gemm(*ex, "gemm_sm90_bt", t, c.gemm.problem, false, examples::BStored::NxK));
+      require(examples::gemm(*ex, "gemm_sm90_bt", t, c.gemm.problem, false, examples::Stored::BNxK));
     }
 }
 

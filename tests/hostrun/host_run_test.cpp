@@ -47,6 +47,10 @@ const std::map<std::string, examples::Runner>& launchers() {
         {"gemm_f16", tylo_host::runner(gemm_f16)},
         {"gemm_bf16", tylo_host::runner(gemm_bf16)},
         {"gemm_any_f16", tylo_host::runner(gemm_any_f16)},
+        {"gemm_bt_f16", tylo_host::runner(gemm_bt_f16)},
+        {"gemm_bt_bf16", tylo_host::runner(gemm_bt_bf16)},
+        {"gemm_at_f16", tylo_host::runner(gemm_at_f16)},
+        {"gemm_at_bf16", tylo_host::runner(gemm_at_bf16)},
         {"gemm_any_bf16", tylo_host::runner(gemm_any_bf16)},
         {"gemm_beta_f16", tylo_host::runner(gemm_beta_f16)},
         {"gemm_beta_bf16", tylo_host::runner(gemm_beta_bf16)},
@@ -109,6 +113,15 @@ TEST_CASE("generated gemm matches a CPU reference at several sizes for f16 and b
     for (const test::GemmCase& c : test::kGemmCases) test::requireClean(examples::gemm(*ex, "gemm", t, c.problem, c.relu));
 }
 
+TEST_CASE("generated gemm_bt and gemm_at match a CPU reference for f16 and bf16, run on the host") {
+  auto ex = example("examples/gemm/gemm.tyl");
+  for (Type t : {Type::F16, Type::BF16})
+    for (const test::GemmCase& c : test::kGemmTransposedCases) {
+      test::requireClean(examples::gemm(*ex, "gemm_bt", t, c.problem, c.relu, examples::Stored::BNxK));
+      test::requireClean(examples::gemm(*ex, "gemm_at", t, c.problem, c.relu, examples::Stored::AKxM));
+    }
+}
+
 TEST_CASE("generated gemm_sm90 matches a CPU reference for f16 and bf16, persistent, run on the host") {
   auto ex = example("examples/gemm/gemm_sm90.tyl");
   for (Type t : {Type::F16, Type::BF16})
@@ -134,7 +147,7 @@ TEST_CASE("generated gemm_sm90_bt (B stored N x K) matches a CPU reference, run 
   for (Type t : {Type::F16, Type::BF16})
     for (const test::Sm90Case& c : test::kSm90Cases) {
       tylo_host::set_sm_count(c.sms ? c.sms : 132);
-      test::requireClean(examples::gemm(*ex, "gemm_sm90_bt", t, c.gemm.problem, false, examples::BStored::NxK));
+      test::requireClean(examples::gemm(*ex, "gemm_sm90_bt", t, c.gemm.problem, false, examples::Stored::BNxK));
     }
   tylo_host::set_sm_count(132);
 }

@@ -21,6 +21,10 @@ struct GemmCase {
 // gemm (each of f16 and bf16): one tile, a tile multiple with relu, and a size that is not.
 inline const std::vector<GemmCase> kGemmCases = {
     {{64, 64, 32}, false}, {{128, 256, 64}, true}, {{200, 136, 72}, false}, {{200, 136, 72}, true}};
+// gemm_bt and gemm_at (B stored N x K, A stored K x M): a tile multiple, and sizes that are not
+// (the transposed operand's tiles partial along K, and along N or M).
+inline const std::vector<GemmCase> kGemmTransposedCases = {
+    {{128, 256, 64}, true}, {{200, 136, 72}, false}, {{72, 264, 40}, true}};
 // gemm_any: sizes whose rows are not whole 16-byte vectors (N, K not multiples of 8), one of a
 // single element, and a tile multiple.
 inline const std::vector<GemmCase> kGemmAnyCases = {
