@@ -156,6 +156,28 @@ int KernelLowering::chooseVectorWidth(const tile::View& mem, const FragmentMap& 
     }
   }
   if (best > 1) why.launchChecked = addStrideChecks(t, bestConditions);
+  // The structural reason first: the register slots run along one dimension and the memory
+  // along others only, so no vector can form, whatever the alignment.
+  if (best * eb < 16 && rank >= 2 && fm.slots.size() >= 2 && fm.slots[1].m == fm.slots[0].m + 1) {
+    std::optional<size_t> slotDim;
+    for (size_t d = 0; d < rank; ++d) {
+      bool unitAlongD = true;
+      for (size_t e = 0; e < rank; ++e)
+        unitAlongD &= fm.slots[1].offset[e] - fm.slots[0].offset[e] == (e == d ? 1 : 0);
+      if (unitAlongD) slotDim = d;
+    }
+    const std::vector<size_t> memDims = contiguousDims(mem);
+    if (slotDim && !memDims.empty() && std::find(memDims.begin(), memDims.end(), *slotDim) == memDims.end()) {
+      const std::string s = fmt::format("no dimension along which both the register slots and '{}' run ({}, {})",
+                                        t.name, runsText("the slots", {*slotDim}), runsText("'" + t.name + "'", memDims));
+      const std::optional<size_t> along = why.vectorDim;
+      const std::string checked = why.launchChecked;
+      why = WidthReasons{};
+      why.vectorDim = along;
+      why.launchChecked = checked;
+      for (int w = 16 / eb; w > best; w /= 2) why.add(w * eb, s);
+    }
+  }
   return best;
 }
 

@@ -295,6 +295,11 @@ class KernelLowering {
   // Why no vector can be formed when each view is contiguous along some dimension but none is
   // common to both (naming the dimensions of each); empty otherwise.
   std::string noCommonRun(const tile::View& dv, const tile::View& sv);
+  // The view dimensions along which the view's first element and the next are adjacent in
+  // memory, whatever the tensor's declared alignment.
+  std::vector<size_t> contiguousDims(const tile::View& v);
+  // "'A' along dimension 1", "the register slots along dimensions 0 and 1".
+  static std::string runsText(const std::string& what, const std::vector<size_t>& dims);
 
   const tile::Kernel& tk_;
   tir::Kernel k_;

@@ -55,34 +55,36 @@ std::string dimensionList(const std::vector<size_t>& dims) {
 
 }  // namespace
 
+std::vector<size_t> KernelLowering::contiguousDims(const tile::View& v) {
+  // Whatever the tensor's declared alignment: a different reason, which comes after this one.
+  std::vector<size_t> dims;
+  tile::Tensor aligned = tk_.tensors[v.tensor];
+  aligned.alignBytes = std::max<int64_t>(aligned.alignBytes, 2 * tile::dtypeBytes(aligned.dtype));
+  for (size_t j = 0; j < v.rank(); ++j) {
+    if (v.shape[j] < 2) continue;
+    const tile::View along = lastAlong(v, j);
+    std::vector<std::pair<int, int64_t>> conditions;
+    MemoryRuns r(aligned, along, &tables_.memoryRuns, atomDivisors());
+    if (r.check(std::vector<int64_t>(v.rank(), 0), 2, &conditions).kind != MemoryRuns::Problem::Kind::NotContiguous)
+      dims.push_back(j);
+  }
+  return dims;
+}
+
+std::string KernelLowering::runsText(const std::string& what, const std::vector<size_t>& dims) {
+  return fmt::format("{} along dimension{} {}", what, dims.size() > 1 ? "s" : "", dimensionList(dims));
+}
+
 std::string KernelLowering::noCommonRun(const tile::View& dv, const tile::View& sv) {
-  // The view dimensions along which a view's first element and the next are adjacent in memory,
-  // whatever the tensor's declared alignment (a different reason, which comes after this one).
-  auto runs = [&](const tile::View& v) {
-    std::vector<size_t> dims;
-    tile::Tensor aligned = tk_.tensors[v.tensor];
-    aligned.alignBytes = std::max<int64_t>(aligned.alignBytes, 2 * tile::dtypeBytes(aligned.dtype));
-    for (size_t j = 0; j < v.rank(); ++j) {
-      if (v.shape[j] < 2) continue;
-      const tile::View along = lastAlong(v, j);
-      std::vector<std::pair<int, int64_t>> conditions;
-      MemoryRuns r(aligned, along, &tables_.memoryRuns, atomDivisors());
-      if (r.check(std::vector<int64_t>(v.rank(), 0), 2, &conditions).kind != MemoryRuns::Problem::Kind::NotContiguous)
-        dims.push_back(j);
-    }
-    return dims;
-  };
   // Only where each view is contiguous along some dimension: a view contiguous along none (or
   // that cannot be placed at all) has its own reason, which the witness gives.
-  const std::vector<size_t> d = runs(dv), s = runs(sv);
+  const std::vector<size_t> d = contiguousDims(dv), s = contiguousDims(sv);
   if (d.empty() || s.empty() ||
       std::any_of(d.begin(), d.end(), [&](size_t j) { return std::find(s.begin(), s.end(), j) != s.end(); }))
     return "";
-  auto where = [&](const tile::View& v, const std::vector<size_t>& dims) {
-    return fmt::format("'{}' along dimension{} {}", tk_.tensors[v.tensor].name, dims.size() > 1 ? "s" : "",
-                       dimensionList(dims));
-  };
-  return fmt::format("no dimension of the copy is contiguous in both layouts ({}, {})", where(dv, d), where(sv, s));
+  return fmt::format("no dimension of the copy is contiguous in both layouts ({}, {})",
+                     runsText("'" + tk_.tensors[dv.tensor].name + "'", d),
+                     runsText("'" + tk_.tensors[sv.tensor].name + "'", s));
 }
 
 void KernelLowering::copyMemoryMemory(SourceRange loc, const tile::Copy& c) {
