@@ -41,13 +41,18 @@ python3 tests/fuzz/make-seed-corpus.py --small "$FUZZ_DIR/seeds"
 TYLO_FUZZ_TOLERATE=$(sed -e 's/#.*//' tests/fuzz/regressions/KNOWN_OPEN.txt |
   awk 'NF > 1 { $1 = ""; sub(/^ +/, ""); printf "%s%s", sep, $0; sep = "|" }')
 export TYLO_FUZZ_TOLERATE
+# The fuzzer's own status, read before anything else runs (PIPESTATUS is the last pipeline's).
+set +e
 "$BUILD_DIR/tests/fuzz/fuzz_compile" -seed=1 -max_total_time="$FUZZ_SECONDS" -timeout=60 -rss_limit_mb=3072 \
   -max_len=8192 -dict=tests/fuzz/tylo.dict -print_final_stats=1 -artifact_prefix="$FUZZ_DIR/artifacts/" \
-  "$FUZZ_DIR/corpus" "$FUZZ_DIR/seeds" 2>&1 | tee "$FUZZ_DIR/fuzz.log" | grep -E '^(INFO: (seed corpus|-max_len)|#[0-9]+ *(INITED|DONE)|stat::|==[0-9]+==|SUMMARY|tylo fuzz|  what)' || true
+  "$FUZZ_DIR/corpus" "$FUZZ_DIR/seeds" 2>&1 | tee "$FUZZ_DIR/fuzz.log" | grep -E '^(INFO: (seed corpus|-max_len)|#[0-9]+ *(INITED|DONE)|stat::|==[0-9]+==|SUMMARY|tylo fuzz|  what)'
 status=${PIPESTATUS[0]}
+set -e
 # Crashes, leaks, timeouts and memory blow-ups fail the run; a slow-unit-* note (an input that
 # took long but finished) does not.
-if [ "$status" -ne 0 ] || ls "$FUZZ_DIR"/artifacts/{crash,leak,timeout,oom}-* >/dev/null 2>&1; then
+found=$(find "$FUZZ_DIR/artifacts" -maxdepth 1 -type f \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' \
+  -o -name 'oom-*' \) -print -quit)
+if [ "$status" -ne 0 ] || [ -n "$found" ]; then
   echo "ci-extra: the fuzzer found a bug; the input is in $FUZZ_DIR/artifacts/, the log in $FUZZ_DIR/fuzz.log"
   tail -n 60 "$FUZZ_DIR/fuzz.log"
   exit 1
