@@ -25,16 +25,22 @@ inline int countBinary(const tir::Block& b, tir::BinOp op) {
   return n;
 }
 
-// How many statements of kind `T` (tir::Load, tir::If, ...) `b` and the blocks nested in it hold.
-template <class T>
-int countStmts(const tir::Block& b) {
+// How many statements of kind `T` (tir::Load, tir::If, ...) `b` and the blocks nested in it hold,
+// of those for which `pred` holds.
+template <class T, class Pred>
+int countStmts(const tir::Block& b, const Pred& pred) {
   int n = 0;
   for (const tir::Stmt& s : b) {
-    n += std::holds_alternative<T>(s.node);
-    if (const auto* i = std::get_if<tir::If>(&s.node)) n += countStmts<T>(i->then) + countStmts<T>(i->otherwise);
-    if (const auto* f = std::get_if<tir::For>(&s.node)) n += countStmts<T>(f->body);
+    if (const auto* t = std::get_if<T>(&s.node)) n += pred(*t);
+    if (const auto* i = std::get_if<tir::If>(&s.node)) n += countStmts<T>(i->then, pred) + countStmts<T>(i->otherwise, pred);
+    if (const auto* f = std::get_if<tir::For>(&s.node)) n += countStmts<T>(f->body, pred);
   }
   return n;
+}
+
+template <class T>
+int countStmts(const tir::Block& b) {
+  return countStmts<T>(b, [](const T&) { return true; });
 }
 
 }  // namespace tyl::emu::test

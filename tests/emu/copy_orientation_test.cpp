@@ -5,12 +5,12 @@
 // from column-major tensors in 16-byte vectors along dimension 0. Every element is checked.
 #include <catch2/catch.hpp>
 
-#include <functional>
 #include <string>
 
 #include "backend/emu/Emulator.h"
 #include "backend/emu/Values.h"
 #include "tests/emu/CompiledTyl.h"
+#include "tests/emu/CountOps.h"
 
 namespace tyl {
 namespace {
@@ -21,16 +21,7 @@ TEST_CASE("a K-major view of an N x K tensor goes through a K-major tile in vect
   auto c = compile();
   const tir::Kernel& k = c->kernel("kmajor");
   // 16-byte vectors along K: 8 f16 elements of one column of B, adjacent in memory.
-  int cpAsync16 = 0;
-  std::function<void(const tir::Block&)> count = [&](const tir::Block& b) {
-    for (const tir::Stmt& s : b) {
-      if (const auto* cp = std::get_if<tir::CpAsync>(&s.node)) cpAsync16 += cp->bytes == 16;
-      if (const auto* f = std::get_if<tir::For>(&s.node)) count(f->body);
-      if (const auto* i = std::get_if<tir::If>(&s.node)) count(i->then), count(i->otherwise);
-    }
-  };
-  count(k.body);
-  CHECK(cpAsync16 > 0);
+  CHECK(emu::test::countStmts<tir::CpAsync>(k.body, [](const tir::CpAsync& cp) { return cp.bytes == 16; }) > 0);
   for (auto [K, N] : {std::pair<int64_t, int64_t>{32, 64}, {40, 72}, {8, 5}, {96, 130}}) {
     INFO("K = " << K << " N = " << N);
     std::vector<emu::Buffer> buffers{emu::makeBuffer(tir::Type::F16, K * N), emu::makeBuffer(tir::Type::F16, K * N, false)};
@@ -49,17 +40,10 @@ TEST_CASE("a K-major view of an N x K tensor goes through a K-major tile in vect
 TEST_CASE("a column-major fragment loads and stores its columns as vectors along dimension 0, whole") {
   auto c = compile();
   const tir::Kernel& k = c->kernel("colfrag");
-  int vectors = 0;  // 16-byte loads and stores: four f32 registers each
-  std::function<void(const tir::Block&)> count = [&](const tir::Block& b) {
-    for (const tir::Stmt& s : b) {
-      if (const auto* l = std::get_if<tir::Load>(&s.node)) vectors += l->dst.size() == 4;
-      if (const auto* st = std::get_if<tir::Store>(&s.node)) vectors += st->src.size() == 4;
-      if (const auto* f = std::get_if<tir::For>(&s.node)) count(f->body);
-      if (const auto* i = std::get_if<tir::If>(&s.node)) count(i->then), count(i->otherwise);
-    }
-  };
-  count(k.body);
-  CHECK(vectors == 2);
+  // One 16-byte load and one 16-byte store: four f32 registers each.
+  CHECK(emu::test::countStmts<tir::Load>(k.body, [](const tir::Load& l) { return l.dst.size() == 4; }) +
+            emu::test::countStmts<tir::Store>(k.body, [](const tir::Store& st) { return st.src.size() == 4; }) ==
+        2);
   for (auto [M, N] : {std::pair<int64_t, int64_t>{4, 32}, {12, 70}, {20, 5}}) {
     INFO("M = " << M << " N = " << N);
     std::vector<emu::Buffer> buffers{emu::makeBuffer(tir::Type::F32, M * N), emu::makeBuffer(tir::Type::F32, M * N, false)};
