@@ -26,10 +26,6 @@ TYL_DIAG(kCopyPlan, Remark, "copy-plan", "how a copy between memories is spread 
 using tir::ExprRef;
 using tir::Type;
 
-namespace {
-
-}  // namespace
-
 tile::View KernelLowering::lastAlong(const tile::View& v, size_t j) {
   tile::View out = v;
   out.dims.clear();
