@@ -702,12 +702,75 @@ std::optional<Value> KernelSema::multicastParts(const ast::Expr& e, tile::Copy c
   return Value{};
 }
 
+// View position i of the result is position order[i] of `base`: nothing moves in memory.
+std::optional<Value> KernelSema::reordered(SourceRange where, const tile::View& base, const std::vector<int>& order,
+                                           const char* spelling) {
+  const tile::Tensor& t = k_.tensors[base.tensor];
+  if (t.space == tile::MemSpace::Local || t.mbarriers) {
+    diags_.report(kTypeMismatch, where,
+                  fmt::format("{} reorders the dimensions of a global or shared tensor, but '{}' is {}", spelling,
+                              t.name,
+                              t.mbarriers ? "an array of mbarriers"
+                                          : "a register fragment, whose transpose would give its elements to other "
+                                            "threads: store it and read the memory in the order you want"));
+    return std::nullopt;
+  }
+  if (order.size() != base.rank()) {  // only .T gets here with another rank: permute counts its arguments
+    diags_.report(kBadArgument, where,
+                  fmt::format(".T exchanges the two dimensions of a 2-D view, but this one has {}{}", base.rank(),
+                              base.rank() > 2 ? ": permute(...) puts them in any order" : ""));
+    return std::nullopt;
+  }
+  tile::View v = base;
+  v.loc = where;
+  for (size_t i = 0; i < order.size(); ++i) {
+    v.dims[i] = base.dims[static_cast<size_t>(order[i])];
+    v.shape[i] = base.shape[static_cast<size_t>(order[i])];
+  }
+  return Value::ofView(std::move(v));
+}
+
+std::optional<Value> KernelSema::permute(const ast::Expr& e, const ast::Call& c, const tile::View& base) {
+  const size_t rank = base.rank();
+  if (c.args.size() != rank) {
+    diags_.report(kBadArgument, e.range,
+                  fmt::format("permute takes each of the view's {} dimensions once, in their new order, but is given "
+                              "{}",
+                              rank, c.args.size()));
+    return std::nullopt;
+  }
+  std::vector<int> order;
+  std::vector<bool> seen(rank, false);
+  for (const ast::Arg& a : c.args) {
+    if (!a.name.empty()) {
+      diags_.report(kBadArgument, a.value->range, "permute takes dimensions by position, without names");
+      return std::nullopt;
+    }
+    std::optional<int64_t> d = constInt(*a.value, "a dimension of permute");
+    if (!d) return std::nullopt;
+    if (*d < 0 || static_cast<size_t>(*d) >= rank) {
+      diags_.report(kBadArgument, a.value->range,
+                    fmt::format("dimension {} is outside this {}-D view (0 to {})", *d, rank, rank - 1));
+      return std::nullopt;
+    }
+    if (seen[static_cast<size_t>(*d)]) {
+      diags_.report(kBadArgument, a.value->range,
+                    fmt::format("dimension {} is given twice; permute takes each dimension once", *d));
+      return std::nullopt;
+    }
+    seen[static_cast<size_t>(*d)] = true;
+    order.push_back(static_cast<int>(*d));
+  }
+  return reordered(e.range, base, order, "permute");
+}
+
 std::optional<Value> KernelSema::method(const ast::Expr& e, const ast::Call& c, const ast::Member& m) {
   std::optional<Value> base = expr(*m.base);
   if (!base) return std::nullopt;
   if (base->kind == Value::Kind::View) {
     if (m.name == "window") return window(e, c, base->view);
     if (m.name == "view") return slotView(e, c, base->view);
+    if (m.name == "permute") return permute(e, c, base->view);
   }
   if (base->kind == Value::Kind::Mma && m.name == "zero_c") {
     if (!c.args.empty()) {

@@ -508,6 +508,7 @@ std::optional<Value> KernelSema::member(const ast::Expr& e, const ast::Member& m
     }
     return Value::constant(ConstValue{k_.skeleton.block[axis]});
   }
+  if (base->kind == Value::Kind::View && m.name == "T") return reordered(e.range, base->view, {1, 0}, ".T");
   diags_.report(kUnknownName, m.nameRange, fmt::format("{} has no field '{}'", describe(*base), m.name));
   return std::nullopt;
 }

@@ -291,6 +291,10 @@ class KernelSema {
                                    int most = 8);
   std::optional<Value> window(const ast::Expr& e, const ast::Call& c, const tile::View& base);
   std::optional<Value> slotView(const ast::Expr& e, const ast::Call& c, const tile::View& base);
+  // `t.T` and `t.permute(...)`: the same elements with the view's dimensions in another order.
+  std::optional<Value> permute(const ast::Expr& e, const ast::Call& c, const tile::View& base);
+  std::optional<Value> reordered(SourceRange where, const tile::View& base, const std::vector<int>& order,
+                                 const char* spelling);
   std::optional<Value> copy(const ast::Expr& e, const ast::Call& c, bool async);
   std::optional<Value> multicastParts(const ast::Expr& e, tile::Copy cp);
   // The builtin function a misspelled name is closest to, when one is close.

@@ -12,6 +12,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <numeric>
 #include <variant>
 
 #include "ir/layout/Tma.h"
@@ -27,59 +28,63 @@ using tir::Type;
 
 namespace {
 
-// TMA's rows run along the global tensor's unit-stride dimension, its innermost. When that is not
-// the tensor's last dimension (a K-major view of an N x K matrix, say), the copy is the same,
-// element for element, with the tensor's dimensions reordered so that it is last, and the two
-// views' dimensions reordered alike (the kept dimension that is unit-stride last, the others in
-// their order). Nothing changes when the last dimension is the unit-stride one, or when none
-// other is.
+// TMA's rows run along the global tensor's unit-stride dimension, its innermost, and its box lists
+// the tensor's dimensions in their order. The copy is the same, element for element, with the
+// tensor's dimensions reordered so that the unit-stride one is last (when the window keeps it: a
+// K-major view of an N x K matrix, say), and with the two views' positions reordered alike so that
+// the window keeps the tensor's dimensions in ascending order (a transposed view, `B.T`, lists
+// them the other way).
 struct TmaOperands {
   tile::Tensor global;
   tile::View gv, sv;
   std::optional<int> unitDim;  // the tensor dimension moved last, if one was
   std::vector<int> order;      // the tensor's dimension at each place of the new order
+  bool reordered = false;      // the views' positions are not the ones written
 
   // The dimension the user wrote for dimension d of `global`.
   int written(size_t d) const { return order.empty() ? static_cast<int>(d) : order[d]; }
 };
 
 TmaOperands tmaOperands(const tile::Tensor& gt, const tile::View& gv, const tile::View& sv) {
-  TmaOperands o{gt, gv, sv, std::nullopt, {}};
+  TmaOperands o{gt, gv, sv, std::nullopt, {}, false};
   const int rank = static_cast<int>(gt.shape.size());
+  if (gv.dims.size() != sv.dims.size()) return o;
+  std::vector<int> moved(static_cast<size_t>(rank));  // where each of the tensor's dimensions goes
+  std::iota(moved.begin(), moved.end(), 0);
   int64_t stride = 0;
-  if (rank < 2 || (tir::isIntConst(gt.strides[static_cast<size_t>(rank - 1)], &stride) && stride == 1)) return o;
   int unit = -1;
-  for (int d = 0; d < rank - 1 && unit < 0; ++d)
-    if (tir::isIntConst(gt.strides[static_cast<size_t>(d)], &stride) && stride == 1) unit = d;
-  const auto at = std::find(gv.dims.begin(), gv.dims.end(), unit);
-  if (unit < 0 || at == gv.dims.end() || gv.dims.size() != sv.dims.size()) return o;
-  // The tensor's dimensions in their new order, and where each old one went.
-  std::vector<int> order, moved(static_cast<size_t>(rank));
-  for (int d = 0; d < rank; ++d)
-    if (d != unit) order.push_back(d);
-  order.push_back(unit);
-  for (int i = 0; i < rank; ++i) moved[static_cast<size_t>(order[static_cast<size_t>(i)])] = i;
-  for (int i = 0; i < rank; ++i) {
-    const auto from = static_cast<size_t>(order[static_cast<size_t>(i)]);
-    o.global.shape[static_cast<size_t>(i)] = gt.shape[from];
-    o.global.strides[static_cast<size_t>(i)] = gt.strides[from];
-    o.gv.origin[static_cast<size_t>(i)] = gv.origin[from];
-    if (!gt.staticShape.empty()) o.global.staticShape[static_cast<size_t>(i)] = gt.staticShape[from];
+  if (rank >= 2 && !(tir::isIntConst(gt.strides[static_cast<size_t>(rank - 1)], &stride) && stride == 1))
+    for (int d = 0; d < rank - 1 && unit < 0; ++d)
+      if (tir::isIntConst(gt.strides[static_cast<size_t>(d)], &stride) && stride == 1) unit = d;
+  if (unit >= 0 && std::find(gv.dims.begin(), gv.dims.end(), unit) != gv.dims.end()) {
+    std::vector<int> order;
+    for (int d = 0; d < rank; ++d)
+      if (d != unit) order.push_back(d);
+    order.push_back(unit);
+    for (int i = 0; i < rank; ++i) {
+      const auto from = static_cast<size_t>(order[static_cast<size_t>(i)]);
+      moved[from] = i;
+      o.global.shape[static_cast<size_t>(i)] = gt.shape[from];
+      o.global.strides[static_cast<size_t>(i)] = gt.strides[from];
+      o.gv.origin[static_cast<size_t>(i)] = gv.origin[from];
+      if (!gt.staticShape.empty()) o.global.staticShape[static_cast<size_t>(i)] = gt.staticShape[from];
+    }
+    o.unitDim = unit;
+    o.order = std::move(order);
   }
-  // The views: the kept dimension along the unit stride last.
-  std::vector<size_t> positions;
-  const size_t last = static_cast<size_t>(at - gv.dims.begin());
-  for (size_t j = 0; j < gv.dims.size(); ++j)
-    if (j != last) positions.push_back(j);
-  positions.push_back(last);
+  // The views' positions, in the order of the tensor dimensions the window keeps there.
+  std::vector<size_t> positions(gv.dims.size());
+  std::iota(positions.begin(), positions.end(), size_t{0});
+  std::sort(positions.begin(), positions.end(), [&](size_t a, size_t b) {
+    return moved[static_cast<size_t>(gv.dims[a])] < moved[static_cast<size_t>(gv.dims[b])];
+  });
   for (size_t j = 0; j < positions.size(); ++j) {
+    o.reordered = o.reordered || positions[j] != j;
     o.gv.dims[j] = moved[static_cast<size_t>(gv.dims[positions[j]])];
     o.gv.shape[j] = gv.shape[positions[j]];
     o.sv.dims[j] = sv.dims[positions[j]];
     o.sv.shape[j] = sv.shape[positions[j]];
   }
-  o.unitDim = unit;
-  o.order = std::move(order);
   return o;
 }
 
@@ -155,7 +160,10 @@ std::optional<KernelLowering::TmaPlan> KernelLowering::tmaPlan(SourceRange loc, 
           ops.unitDim ? fmt::format(" ('{}' is contiguous along its dimension {}, so TMA's rows run along dimension {} "
                                     "of the tile; the coordinates above list the tile's dimensions in the order ({}))",
                                     gt.name, *ops.unitDim, sv.dims[kept - 1], fmt::join(sv.dims, ", "))
-                      : "";
+          : ops.reordered ? fmt::format(" (TMA's box follows the dimensions of '{}', so the coordinates above list the "
+                                        "tile's dimensions in the order ({}))",
+                                        gt.name, fmt::join(sv.dims, ", "))
+                          : "";
       diags_.report(kTmaLayout, loc,
                     fmt::format("TMA cannot {} the shared tile '{}'{}: {}{}", store ? "read" : "write", st.name,
                                 places.varies ? fmt::format(" at origin {}", layout::shapeToString(origin)) : "",

@@ -60,11 +60,12 @@ struct Tensor {
 
 // A rectangular part of a tensor: the element at view coordinate c is the tensor
 // element with coordinate `origin` + c placed on the kept dimensions `dims`. Dropped
-// dimensions (indexed away, as in `As[stage]`) stay at their origin.
+// dimensions (indexed away, as in `As[stage]`) stay at their origin. `dims` lists the kept
+// dimensions in the view's order, which a transposed view (`B.T`) gives out of the tensor's.
 struct View {
   uint32_t tensor = 0;
   std::vector<tir::ExprRef> origin;  // one per tensor dimension
-  std::vector<int> dims;             // the tensor dimensions this view keeps
+  std::vector<int> dims;             // the tensor dimension at each of the view's positions
   std::vector<int64_t> shape;        // the view's extent along each kept dimension
   SourceRange loc;
 

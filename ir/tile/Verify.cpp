@@ -1,5 +1,7 @@
 #include "ir/tile/Verify.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -69,7 +71,8 @@ class Verifier {
     if (v.dims.size() != v.shape.size())
       fail(where, fmt::format("a view of '{}' keeping {} dimensions with {} extents", t->name, v.dims.size(), v.shape.size()));
     for (size_t i = 0; i < v.dims.size(); ++i)
-      if (v.dims[i] < 0 || static_cast<size_t>(v.dims[i]) >= t->shape.size() || (i > 0 && v.dims[i] <= v.dims[i - 1]))
+      if (v.dims[i] < 0 || static_cast<size_t>(v.dims[i]) >= t->shape.size() ||
+          std::count(v.dims.begin(), v.dims.begin() + static_cast<long>(i), v.dims[i]) != 0)
         fail(where, fmt::format("a view of '{}' keeping dimensions [{}]", t->name, fmt::join(v.dims, ", ")));
     for (int64_t e : v.shape)
       if (e < -1) fail(where, fmt::format("a view of '{}' with extent {}", t->name, e));  // -1: known at run time

@@ -684,7 +684,7 @@ void buildSm90a(const std::string& file, size_t kernels,
 // wgmma (sm_90a): every kernel of wgmma_tiles.tyl holds wgmma.mma_async with the fence and the
 // group operations; those with A in registers load it with ldmatrix and pass it as four registers.
 TEST_CASE("wgmma kernels build for sm_90a: wgmma.mma_async in the PTX, no spills, no serialization") {
-  buildSm90a("wgmma_tiles.tyl", 8, [](const std::string& name, const std::string& body) {
+  buildSm90a("wgmma_tiles.tyl", 9, [](const std::string& name, const std::string& body) {
     CHECK(std::regex_search(body, std::regex(R"(wgmma\.mma_async\.sync\.aligned\.m64n\d+k16\.f32\.(bf16|f16)\.)")));
     const bool registerA = name.find("tylo_kernel_a_regs") != std::string::npos;
     CHECK(std::regex_search(body, std::regex(R"(wgmma\.mma_async[^;]*\}, \{%r\d+, %r\d+, %r\d+, %r\d+\}, %rd)")) ==
@@ -700,7 +700,7 @@ TEST_CASE("wgmma kernels build for sm_90a: wgmma.mma_async in the PTX, no spills
 // waits for with try_wait.parity, and the GEMM feeds wgmma; the launchers, which encode the
 // tensor maps through the runtime's driver entry point, compile.
 TEST_CASE("TMA kernels build for sm_90a: cp.async.bulk.tensor and mbarrier waits in the PTX, launchers compile") {
-  buildSm90a("tma_tiles.tyl", 7, [](const std::string& name, const std::string& body) {
+  buildSm90a("tma_tiles.tyl", 9, [](const std::string& name, const std::string& body) {
     if (name.find("tma_store") != std::string::npos) {
       // The store, its bulk group, and the fence that makes the block's writes visible to it.
       CHECK(body.find("cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group") != std::string::npos);

@@ -29,6 +29,7 @@ int hopperLaunch(const std::string& name, const std::vector<void*>& p, const std
   if (name == "k128_mn128_f16") e = k128_mn128_f16(as<f16>(p[0]), as<f16>(p[1]), as<float>(p[2]), nullptr);
   if (name == "k128_mn128_bf16") e = k128_mn128_bf16(as<bf16>(p[0]), as<bf16>(p[1]), as<float>(p[2]), nullptr);
   if (name == "k64_k64") e = k64_k64(as<bf16>(p[0]), as<bf16>(p[1]), as<float>(p[2]), nullptr);
+  if (name == "k64_bt") e = k64_bt(as<bf16>(p[0]), as<bf16>(p[1]), as<float>(p[2]), nullptr);
   if (name == "a_regs") e = a_regs(as<f16>(p[0]), as<f16>(p[1]), as<float>(p[2]), nullptr);
   if (name == "a_regs_groups") e = a_regs_groups(as<bf16>(p[0]), as<bf16>(p[1]), as<float>(p[2]), nullptr);
   if (name == "k32_none") e = k32_none(as<bf16>(p[0]), as<bf16>(p[1]), as<float>(p[2]), nullptr);
@@ -40,6 +41,9 @@ int hopperLaunch(const std::string& name, const std::vector<void*>& p, const std
   if (name == "tma_tall") e = tma_tall(i[0], i[1], i[2], i[3], as<bf16>(p[0]), as<bf16>(p[1]), nullptr);
   if (name == "tma_stage") e = tma_stage(i[0], i[1], i[2], i[3], as<bf16>(p[0]), as<bf16>(p[1]), i[4], nullptr);
   if (name == "tma_store_b128") e = tma_store_b128(i[0], i[1], i[2], i[3], as<bf16>(p[0]), as<bf16>(p[1]), nullptr);
+  if (name == "tma_transposed") e = tma_transposed(i[0], i[1], i[2], i[3], as<bf16>(p[0]), as<bf16>(p[1]), nullptr);
+  if (name == "tma_store_transposed")
+    e = tma_store_transposed(i[0], i[1], i[2], i[3], as<bf16>(p[0]), as<bf16>(p[1]), nullptr);
   if (name == "tma_gemm") e = tma_gemm(i[0], i[1], i[2], as<bf16>(p[0]), as<bf16>(p[1]), as<float>(p[2]), nullptr);
   if (name == "ws_gemm")
     e = ws_gemm(i[0], i[1], i[2], as<bf16>(p[0]), as<bf16>(p[1]), as<float>(p[2]), i[3], nullptr);

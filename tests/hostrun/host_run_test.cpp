@@ -301,6 +301,7 @@ TEST_CASE("the generated wgmma code computes the GEMM tiles of wgmma_tiles.tyl")
       {"k64_k64", tylo_host::runner(k64_k64)},               {"k32_none", tylo_host::runner(k32_none)},
       {"groups_m", tylo_host::runner(groups_m)},             {"groups_n_stage", tylo_host::runner(groups_n_stage)},
       {"a_regs", tylo_host::runner(a_regs)},                 {"a_regs_groups", tylo_host::runner(a_regs_groups)},
+      {"k64_bt", tylo_host::runner(k64_bt)},
   };
   tyl::examples::Example ex;
   REQUIRE(tyl::examples::compile(std::string(TYLO_SOURCE_DIR) + "/tests/emu/kernels/wgmma_tiles.tyl", ex));
@@ -376,6 +377,7 @@ TEST_CASE("the generated TMA code copies tiles and feeds wgmma, with zeros past 
       {"tma_f32_b32", tylo_host::runner(tma_f32_b32)}, {"tma_tall", tylo_host::runner(tma_tall)},
       {"tma_stage", tylo_host::runner(tma_stage)},     {"tma_gemm", tylo_host::runner(tma_gemm)},
       {"tma_store_b128", tylo_host::runner(tma_store_b128)},
+      {"tma_transposed", tylo_host::runner(tma_transposed)}, {"tma_store_transposed", tylo_host::runner(tma_store_transposed)},
   };
   tyl::examples::Example ex;
   REQUIRE(tyl::examples::compile(std::string(TYLO_SOURCE_DIR) + "/tests/emu/kernels/tma_tiles.tyl", ex));

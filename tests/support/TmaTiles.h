@@ -31,6 +31,9 @@ inline constexpr TmaCopyCase kTmaCopyCases[] = {
     {"tma_f32_b32", tir::Type::F32, 16, 16, 33, 20, -1},
     {"tma_tall", tir::Type::BF16, 512, 16, 600, 24, -1},
     {"tma_stage", tir::Type::BF16, 64, 64, 100, 72, 4},
+    {"tma_transposed", tir::Type::BF16, 32, 64, 50, 72, -1},
+    {"tma_transposed", tir::Type::BF16, 32, 64, 64, 128, -1},
+    {"tma_store_transposed", tir::Type::BF16, 32, 64, 50, 72, -1, true},
     {"tma_store_b128", tir::Type::BF16, 32, 64, 50, 72, -1, true},
     {"tma_store_b128", tir::Type::BF16, 32, 64, 64, 128, -1, true},
 };

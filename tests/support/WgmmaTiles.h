@@ -1,7 +1,8 @@
 // The kernels of tests/emu/kernels/wgmma_tiles.tyl, their inputs and the check of their output,
 // shared by the emulator's test (tests/emu/wgmma_tyl_test.cpp) and the host run of the generated
 // CUDA (tests/hostrun/host_run_test.cpp). Each kernel computes C (M x N, f32) = A (M x K) @ B
-// (K x N), row-major, with wgmma; the check is against the product in double precision.
+// (K x N), row-major (or B^T, B stored N x K), with wgmma; the check is against the product in
+// double precision.
 #pragma once
 
 #include <cmath>
@@ -20,12 +21,14 @@ struct WgmmaTile {
   tir::Type type;     // of A and B
   int64_t stage;      // the kernel's `stage` argument; -1: it has none
   int64_t wgmmasPerWarp;
+  bool bStoredNK = false;  // B is stored N x K (the kernel reads it through B.T)
 };
 
 inline constexpr WgmmaTile kWgmmaTiles[] = {
     {"k128_mn128_f16", 64, 128, 64, tir::Type::F16, -1, 4},
     {"k128_mn128_bf16", 64, 128, 64, tir::Type::BF16, -1, 4},
     {"k64_k64", 64, 64, 32, tir::Type::BF16, -1, 2},
+    {"k64_bt", 64, 64, 32, tir::Type::BF16, -1, 2, true},
     {"k32_none", 64, 32, 16, tir::Type::BF16, -1, 1},
     {"groups_m", 128, 64, 64, tir::Type::BF16, -1, 4},
     {"groups_n_stage", 64, 128, 64, tir::Type::BF16, 3, 4},
@@ -54,7 +57,7 @@ inline std::string wgmmaTileError(const WgmmaTile& c, const std::vector<emu::Buf
     for (int64_t col = 0; col < c.n; ++col) {
       double sum = 0, scale = 0;
       for (int64_t k = 0; k < c.k; ++k) {
-        const double p = input(b[0], r * c.k + k) * input(b[1], k * c.n + col);
+        const double p = input(b[0], r * c.k + k) * input(b[1], c.bStoredNK ? col * c.k + k : k * c.n + col);
         sum += p;
         scale += std::fabs(p);
       }
