@@ -20,6 +20,11 @@ inline constexpr int64_t kMaxThreadStmts = 50000;
 // table of its elements is built.
 inline constexpr int64_t kMaxStatementElements = int64_t{1} << 22;
 
-std::optional<tir::Module> lower(const tile::Module& module, DiagnosticEngine& diags);
+// What the target offers beyond sm_80's instructions, which lowering may choose.
+struct Options {
+  bool stmatrix = false;  // stmatrix (sm_90): 16-bit fragments stored to shared memory by 8x8 matrices
+};
+
+std::optional<tir::Module> lower(const tile::Module& module, DiagnosticEngine& diags, const Options& options = {});
 
 }  // namespace tyl::lower

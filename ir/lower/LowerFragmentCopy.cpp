@@ -16,7 +16,8 @@
 
 namespace tyl::lower {
 
-TYL_DIAG(kMatrixFallback, Remark, "ldmatrix-fallback", "a fragment load that could not use ldmatrix, and why");
+TYL_DIAG(kMatrixFallback, Remark, "ldmatrix-fallback",
+         "a 16-bit fragment load that could not use ldmatrix (or store, for sm_90, stmatrix), and why");
 
 using tir::ExprRef;
 using tir::Type;
@@ -253,10 +254,23 @@ void KernelLowering::copyFragmentMemory(SourceRange loc, const tile::Copy& c, bo
     emit(loc, tir::Cooperative{fmt::format("this store of '{}'", f.name), fm->base, fm->owns, fm->primary});
   Type type = tile::toTir(t.dtype);
   WidthReasons why;
-  if (!toMemory && t.space == tile::MemSpace::Shared && tile::dtypeBytes(f.dtype) == 2) {
+  if (t.space == tile::MemSpace::Shared && (toMemory ? options_.stmatrix && tile::dtypeBytes(t.dtype) == 2
+                                                    : tile::dtypeBytes(f.dtype) == 2)) {
+    // A store's registers: the fragment itself, or its arithmetic evaluated whole into a
+    // temporary of the memory's element type.
+    auto registers = [&]() -> uint32_t {
+      if (!toMemory || (c.value->kind == tile::FragExpr::Kind::Tensor && f.dtype == t.dtype)) return f.array;
+      const uint32_t regs = tir::addArray(k_, fmt::format("tmp{}", temps_++), type, f.slots);
+      readMemoryOperands(loc, memoryOperands(loc, c.value, *fm, f.slots), *fm, 0, fm->slots.size());
+      for (const FragmentSlot& s : fm->slots)
+        emit(loc, tir::Assign{tir::Reg::elem(regs, s.m), fragValue(c.value, s.m, type)});
+      return regs;
+    };
     std::string noMatrix;
-    if (tryLdmatrix(loc, mem, fragId, *fm, noMatrix)) return;
-    diags_.report(kMatrixFallback, loc, fmt::format("fragment load without ldmatrix: {}", noMatrix));
+    if (tryMatrixCopy(loc, mem, fragId, *fm, toMemory, registers, noMatrix)) return;
+    diags_.report(kMatrixFallback, loc,
+                  fmt::format("fragment {} without {}: {}", toMemory ? "store" : "load",
+                              toMemory ? "stmatrix" : "ldmatrix", noMatrix));
   }
   int w = chooseVectorWidth(mem, *fm, why);
   diags_.report(kCopyVector, loc, "copy: " + vectorRemark(w, t, why));

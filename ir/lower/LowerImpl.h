@@ -111,8 +111,8 @@ class LayoutTables {
 
 class KernelLowering {
  public:
-  KernelLowering(const tile::Kernel& tk, DiagnosticEngine& diags, LayoutTables& tables)
-      : tk_(tk), k_(tk.skeleton), diags_(diags), tables_(tables) {}
+  KernelLowering(const tile::Kernel& tk, DiagnosticEngine& diags, LayoutTables& tables, const Options& options)
+      : tk_(tk), k_(tk.skeleton), diags_(diags), tables_(tables), options_(options) {}
 
   std::optional<tir::Kernel> run();
 
@@ -211,8 +211,11 @@ class KernelLowering {
   // Emits `body` run only where `guard` holds (always when it is null).
   void emitGuarded(SourceRange loc, const tir::ExprRef& guard, tir::Block body);
 
-  // LowerLdmatrix.cpp
-  bool tryLdmatrix(SourceRange loc, const tile::View& mem, uint32_t fragId, const FragmentMap& fm, std::string& why);
+  // LowerMatrixCopy.cpp: a fragment load with ldmatrix or store with stmatrix, when the
+  // instruction's ownership tables match the fragment's. `registers` gives the 16-bit register
+  // array moved (for a store, it emits what computes it) once the instruction is chosen.
+  bool tryMatrixCopy(SourceRange loc, const tile::View& mem, uint32_t fragId, const FragmentMap& fm, bool store,
+                     const std::function<uint32_t()>& registers, std::string& why);
 
   // CheckBankConflicts.cpp
   void reportBankConflicts(SourceRange loc, const std::string& instr, const tile::Tensor& t,
@@ -313,6 +316,7 @@ class KernelLowering {
   std::map<uint32_t, std::shared_ptr<const OwnerTable>> owners_;
   std::map<std::pair<uint32_t, std::vector<int>>, FragmentMap> fragmentViews_;  // (tensor, kept dims) -> map
   LayoutTables& tables_;
+  const Options options_;
   std::map<uint32_t, tir::Range> varRanges_;  // loop variable -> its values in the loop's body
   std::set<int64_t> checkedDims_;           // scalar parameters the launcher checks are >= 0
   std::map<uint32_t, int> scalarSets_;      // scalar variable -> how many statements set it

@@ -28,12 +28,12 @@ std::optional<tir::Kernel> KernelLowering::run() {
   return std::move(k_);
 }
 
-std::optional<tir::Module> lower(const tile::Module& module, DiagnosticEngine& diags) {
+std::optional<tir::Module> lower(const tile::Module& module, DiagnosticEngine& diags, const Options& options) {
   tir::Module out;
   out.sourceName = module.sourceName;
   LayoutTables tables;
   for (const tile::Kernel& k : module.kernels) {
-    KernelLowering kl(k, diags, tables);
+    KernelLowering kl(k, diags, tables, options);
     if (std::optional<tir::Kernel> lowered = kl.run()) out.kernels.push_back(std::move(*lowered));
   }
   if (diags.hasErrors()) return std::nullopt;

@@ -696,6 +696,14 @@ TEST_CASE("wgmma kernels build for sm_90a: wgmma.mma_async in the PTX, no spills
   });
 }
 
+// stmatrix (sm_90a): the accumulator of stmatrix.tyl is stored with stmatrix, plain and transposed.
+TEST_CASE("stmatrix stores build for sm_90a: stmatrix.x4 and stmatrix.x4.trans in the PTX, no spills") {
+  buildSm90a("stmatrix.tyl", 1, [](const std::string&, const std::string& body) {
+    CHECK(body.find("stmatrix.sync.aligned.m8n8.x4.shared.b16") != std::string::npos);
+    CHECK(body.find("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16") != std::string::npos);
+  });
+}
+
 // TMA (sm_90a): every kernel of tma_tiles.tyl loads with cp.async.bulk.tensor onto an mbarrier it
 // waits for with try_wait.parity, and the GEMM feeds wgmma; the launchers, which encode the
 // tensor maps through the runtime's driver entry point, compile.

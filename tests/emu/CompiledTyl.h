@@ -23,13 +23,13 @@ struct CompiledTyl {
   }
 };
 
-// tests/emu/kernels/<file>, which must compile.
-inline std::unique_ptr<CompiledTyl> compileKernels(const std::string& file) {
+// tests/emu/kernels/<file>, which must compile, lowered for `arch`.
+inline std::unique_ptr<CompiledTyl> compileKernels(const std::string& file, cuda::Arch arch = cuda::Arch::Sm80) {
   auto c = std::make_unique<CompiledTyl>();
   std::optional<FileId> id = driver::loadInput(c->sources, std::string(TYLO_SOURCE_DIR) + "/tests/emu/kernels/" + file);
   REQUIRE(id);
   DiagnosticEngine diags(c->sources);
-  c->module = driver::compileToThreadIR(c->sources, *id, diags);
+  c->module = driver::compileToThreadIR(c->sources, *id, diags, arch);
   REQUIRE(c->module);
   return c;
 }

@@ -721,6 +721,24 @@ TEST_CASE("tyloc run: a negative size is the launch's failure, and the step limi
   CHECK(tyloc({"run", kRunFlags, "--kernel", "spin", "--set", "n=1000", "--max-steps", "100000"}).exitCode == 0);
 }
 
+TEST_CASE("tyloc run --arch: the stmatrix stores of sm_90a give what sm_80's plain stores give") {
+  const std::string file = kernelPath("tests/emu/kernels/stmatrix.tyl");
+  auto plain = tyloc({"run", file, "--kernel", "stmatrix_epilogue"});
+  auto matrix = tyloc({"run", file, "--kernel", "stmatrix_epilogue", "--arch", "sm_90a"});
+  INFO(plain.err << matrix.err);
+  CHECK(plain.exitCode == 0);
+  CHECK(matrix.exitCode == 0);
+  CHECK(plain.out.find("C: f16[64, 64] digest") != std::string::npos);
+  // The same digests; the counts of warp instructions differ.
+  auto digests = [](const std::string& out) { return out.substr(0, out.find("stmatrix_epilogue:")); };
+  CHECK(digests(matrix.out) == digests(plain.out));
+  CHECK(matrix.out.find("1628 warp instructions") != std::string::npos);
+  CHECK(plain.out.find("1628 warp instructions") == std::string::npos);
+  auto wrong = tyloc({"run", file, "--kernel", "stmatrix_epilogue", "--arch", "sm_70"});
+  CHECK(wrong.exitCode == 2);
+  CHECK(wrong.err.find("--arch") != std::string::npos);
+}
+
 TEST_CASE("tyloc run --dump: checked before the run, written also when problems were found") {
   const std::filesystem::path dir = std::filesystem::temp_directory_path() / "tyloc-run-dump-checks";
   std::filesystem::remove_all(dir);

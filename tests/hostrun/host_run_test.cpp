@@ -20,6 +20,7 @@
 #include "mbarrier_handoff.cuh"
 #include "tests/hostrun/HostRunner.h"
 #include "tests/support/AsyncSemanticsCases.h"
+#include "tests/support/StmatrixEpilogue.h"
 #include "tests/support/TmaTiles.h"
 #include "tests/support/WgmmaTiles.h"
 #include "tests/support/ExampleCases.h"
@@ -27,6 +28,7 @@
 #include "ws_gemm.cuh"
 #include "cluster_gemm.cuh"
 #include "copy_orientations.cuh"
+#include "stmatrix.cuh"
 #include "tma_batched.cuh"
 #include "wgmma_tiles.cuh"
 #include "wide_elements.cuh"
@@ -321,6 +323,21 @@ TEST_CASE("the generated wgmma code computes the GEMM tiles of wgmma_tiles.tyl")
     CHECK(problems == "");
     CHECK(tyl::test::wgmmaTileError(c, buffers) == "");
   }
+}
+
+TEST_CASE("the generated stmatrix stores put the accumulator in shared memory, plain and transposed") {
+  // tests/emu/kernels/stmatrix.tyl compiled for sm_90a, which tests/emu/stmatrix_test.cpp runs on the
+  // emulator too.
+  tyl::examples::Example ex;
+  REQUIRE(tyl::examples::compile(std::string(TYLO_SOURCE_DIR) + "/tests/emu/kernels/stmatrix.tyl", ex));
+  std::vector<tyl::emu::Buffer> b = tyl::test::stmatrixEpilogueInputs();
+  std::string problems;
+  CHECK(tylo_host::runner(stmatrix_epilogue)(
+      ex.module->kernels.at(0),
+      {tyl::emu::Arg::pointer(0), tyl::emu::Arg::pointer(1), tyl::emu::Arg::pointer(2), tyl::emu::Arg::pointer(3)}, b,
+      problems));
+  CHECK(problems == "");
+  CHECK(tyl::test::stmatrixEpilogueError(b) == "");
 }
 
 TEST_CASE("the generated copies run along the dimension both layouts make contiguous, run on the host") {

@@ -64,10 +64,6 @@ void checkOutputPaths(const CLI::App& app, const CompileOptions& o) {
     throw CLI::ValidationError("--header", fmt::format("the path '{}' cannot be written in an #include", headerName));
 }
 
-cuda::Arch archOf(const std::string& name) {
-  return name == "sm_90" ? cuda::Arch::Sm90 : name == "sm_90a" ? cuda::Arch::Sm90a : cuda::Arch::Sm80;
-}
-
 }  // namespace
 
 void addCompileCommands(CLI::App& app, std::function<int()>& run) {

@@ -91,7 +91,7 @@ PipelineResult runPipeline(SourceManager& sources, FileId file, DiagnosticEngine
     return r;
   }
 
-  r.threadIR = lower::lower(*r.tileIR, diags);
+  r.threadIR = lower::lower(*r.tileIR, diags, lower::Options{options.emit.arch != cuda::Arch::Sm80});
   if (!r.threadIR) return r;
   if (options.changeThreadIR) options.changeThreadIR(*r.threadIR);
   tir::verify(*r.threadIR, "after lowering");
@@ -111,12 +111,18 @@ PipelineResult runPipeline(SourceManager& sources, FileId file, DiagnosticEngine
   return r;
 }
 
-std::optional<tir::Module> compileToThreadIR(SourceManager& sources, FileId file, DiagnosticEngine& diags) {
+std::optional<tir::Module> compileToThreadIR(SourceManager& sources, FileId file, DiagnosticEngine& diags,
+                                             cuda::Arch arch) {
   PipelineOptions options;
   options.stopAfter = Stage::ThreadIR;
+  options.emit.arch = arch;
   PipelineResult r = runPipeline(sources, file, diags, options);
   if (!r.ok) return std::nullopt;
   return std::move(r.threadIR);
+}
+
+cuda::Arch archOf(const std::string& name) {
+  return name == "sm_90" ? cuda::Arch::Sm90 : name == "sm_90a" ? cuda::Arch::Sm90a : cuda::Arch::Sm80;
 }
 
 int reportInternalError(const std::exception& error) {

@@ -73,8 +73,13 @@ struct PipelineResult {
 PipelineResult runPipeline(SourceManager& sources, FileId file, DiagnosticEngine& diags,
                            const PipelineOptions& options = {});
 
-// The thread IR of a file, as `tyloc run` sees it: runPipeline up to Stage::ThreadIR.
-std::optional<tir::Module> compileToThreadIR(SourceManager& sources, FileId file, DiagnosticEngine& diags);
+// The thread IR of a file, as `tyloc run` sees it: runPipeline up to Stage::ThreadIR, lowered
+// for `arch` (sm_90 and sm_90a store 16-bit fragments with stmatrix where it applies).
+std::optional<tir::Module> compileToThreadIR(SourceManager& sources, FileId file, DiagnosticEngine& diags,
+                                             cuda::Arch arch = cuda::Arch::Sm80);
+
+// The target an --arch value names: sm_80, sm_90 or sm_90a (the option checks the spelling).
+cuda::Arch archOf(const std::string& name);
 
 // `tyloc FILE.tyl` and `tyloc check FILE.tyl`.
 struct CompileOptions {

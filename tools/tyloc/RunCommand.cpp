@@ -36,6 +36,7 @@ struct RunOptions {
   std::string dumpDir;
   std::string seed = "1";
   std::string maxSteps = std::to_string(kDefaultMaxSteps);
+  std::string arch = "sm_80";
   bool diagnosticsJson = false;
 };
 
@@ -178,7 +179,7 @@ int runKernel(const RunOptions& o) {
     else
       diags.renderText(std::cerr);
   };
-  std::optional<tir::Module> module = compileToThreadIR(sources, *file, diags);
+  std::optional<tir::Module> module = compileToThreadIR(sources, *file, diags, archOf(o.arch));
   if (!module) {
     render();
     return kExitUserError;
@@ -360,6 +361,10 @@ void addRunCommand(CLI::App& app, std::function<int()>& run) {
       ->type_name("DIR")
       ->check([](const std::string& dir) { return dir.empty() ? std::string("needs a folder name") : std::string(); });
   cmd->add_option("--seed", o->seed, "Seed for the random inputs, 0 to 2^64-1 (default 1)");
+  cmd->add_option("--arch", o->arch,
+                  "Run the code generated for this target: sm_80 (default), sm_90 or sm_90a (which store 16-bit "
+                  "fragments to shared memory with stmatrix where it applies)")
+      ->check(CLI::IsMember({"sm_80", "sm_90", "sm_90a"}));
   cmd->add_option("--max-steps", o->maxSteps,
                   fmt::format("Stop with emu-step-limit after this many steps, 1 to 2^63-1: warp instructions, "
                               "and one per block (default {}; about a million run per second)",

@@ -44,6 +44,11 @@ inline void stmatrix_x2(uint32_t addr, uint32_t r0, uint32_t r1) { ::tylo_host::
 inline void stmatrix_x4(uint32_t addr, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3) {
   ::tylo_host::stmatrix(addr, false, {r0, r1, r2, r3});
 }
+inline void stmatrix_x1_trans(uint32_t addr, uint32_t r0) { ::tylo_host::stmatrix(addr, true, {r0}); }
+inline void stmatrix_x2_trans(uint32_t addr, uint32_t r0, uint32_t r1) { ::tylo_host::stmatrix(addr, true, {r0, r1}); }
+inline void stmatrix_x4_trans(uint32_t addr, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3) {
+  ::tylo_host::stmatrix(addr, true, {r0, r1, r2, r3});
+}
 
 inline void mma_m16n8k16_f16(float& d0, float& d1, float& d2, float& d3, uint32_t a0, uint32_t a1, uint32_t a2,
                              uint32_t a3, uint32_t b0, uint32_t b1, float c0, float c1, float c2, float c3) {

@@ -1,9 +1,9 @@
-// Fragment loads from shared memory with ldmatrix. The instruction's ownership tables
-// decide when it applies: every 32-bit register word of the fragment must hold, across
-// the 32 lanes of each warp, one 8x8 matrix in the order ldmatrix delivers it (plain,
-// or transposed), and every row of that matrix must be 16 contiguous, aligned bytes.
-// Words are grouped into .x4, .x2 and .x1 instructions; lane l gives the address of row
-// l % 8 of matrix l / 8.
+// Fragment loads from shared memory with ldmatrix, and stores to it with stmatrix (sm_90), its
+// inverse. The instructions' ownership tables decide when they apply: every 32-bit register
+// word of the fragment must hold, across the 32 lanes of each warp, one 8x8 matrix in the order
+// ldmatrix delivers it and stmatrix takes it (plain, or transposed), and every row of that
+// matrix must be 16 contiguous, aligned bytes. Words are grouped into .x4, .x2 and .x1
+// instructions; lane l gives the address of row l % 8 of matrix l / 8.
 #include <fmt/format.h>
 
 #include <map>
@@ -13,7 +13,8 @@
 
 namespace tyl::lower {
 
-TYL_DIAG(kMatrixCopy, Remark, "ldmatrix", "which ldmatrix instructions a fragment load became, or why none");
+TYL_DIAG(kMatrixCopy, Remark, "ldmatrix",
+         "which ldmatrix (or, storing, stmatrix) instructions a fragment load or store became");
 
 using tir::ExprRef;
 using tir::Type;
@@ -33,14 +34,17 @@ Coord2 pattern(bool trans, int l, int e) {
 
 }  // namespace
 
-bool KernelLowering::tryLdmatrix(SourceRange loc, const tile::View& mem, uint32_t fragId, const FragmentMap& fm,
-                                 std::string& why) {
+bool KernelLowering::tryMatrixCopy(SourceRange loc, const tile::View& mem, uint32_t fragId, const FragmentMap& fm,
+                                   bool store, const std::function<uint32_t()>& registers, std::string& why) {
   const tile::Tensor& t = tk_.tensors[mem.tensor];
   const tile::Tensor& f = tk_.tensors[fragId];
-  if (t.space != tile::MemSpace::Shared) return why = "ldmatrix reads shared memory", false;
-  if (tile::dtypeBytes(f.dtype) != 2 || f.dtype != t.dtype) return why = "ldmatrix moves 16-bit elements", false;
-  if (mem.rank() != 2) return why = "ldmatrix needs a two-dimensional tile", false;
+  const char* name = store ? "stmatrix" : "ldmatrix";
+  if (t.space != tile::MemSpace::Shared) return why = fmt::format("{} {} shared memory", name, store ? "writes" : "reads"), false;
+  if (tile::dtypeBytes(t.dtype) != 2 || (!store && f.dtype != t.dtype))
+    return why = fmt::format("{} moves 16-bit elements", name), false;
+  if (mem.rank() != 2) return why = fmt::format("{} needs a two-dimensional tile", name), false;
   if (fm.owns) return why = "not every thread of the block holds part of the fragment", false;
+  if (store && fm.primary) return why = "the fragment holds some elements in more than one thread", false;
   int64_t threads = k_.threadsPerBlock();
   if (threads % 32 != 0) return why = "the block is not a whole number of warps", false;
   int64_t words = (f.slots + 1) / 2;
@@ -82,8 +86,8 @@ bool KernelLowering::tryLdmatrix(SourceRange loc, const tile::View& mem, uint32_
         }
         bool mode = trans.value_or(!fits[0]);
         if (!fits[mode ? 1 : 0])
-          return why = fmt::format("register word {} does not hold an 8x8 matrix in the order ldmatrix{} delivers it",
-                                   w, trans ? (*trans ? ".trans" : "") : ""),
+          return why = fmt::format("register word {} does not hold an 8x8 matrix in the order {}{} {} it", w, name,
+                                   trans ? (*trans ? ".trans" : "") : "", store ? "takes" : "delivers"),
                  false;
         trans = mode;
         origin[w].push_back(o);
@@ -112,7 +116,7 @@ bool KernelLowering::tryLdmatrix(SourceRange loc, const tile::View& mem, uint32_
       w += n;
     }
     int eb = tile::dtypeBytes(t.dtype);
-    reportBankConflicts(loc, *trans ? "ldmatrix.trans" : "ldmatrix", t, [&](const layout::Layout& l) {
+    reportBankConflicts(loc, fmt::format("{}{}", name, *trans ? ".trans" : ""), t, [&](const layout::Layout& l) {
       tile::Tensor probe = t;
       probe.layout = l;
       MemoryRuns r(probe, view, &tables_.memoryRuns, atomDivisors());
@@ -147,6 +151,7 @@ bool KernelLowering::tryLdmatrix(SourceRange loc, const tile::View& mem, uint32_
     ExprRef patC = *trans ? divConst(lane, 4) : tir::mul(modConst(lane, 4), tir::intConst(2));
     ExprRef row = modConst(lane, 8);
     std::string summary;
+    const uint32_t array = registers();
     for (const Instr& in : instrs) {
       ExprRef which = in.n == 1 ? tir::intConst(0) : modConst(divConst(lane, 8), in.n);
       // Matrix i's offset from the first word's slot, as a function of `which` = i: linear in
@@ -175,19 +180,20 @@ bool KernelLowering::tryLdmatrix(SourceRange loc, const tile::View& mem, uint32_
       };
       ExprRef r = tir::add(tir::sub(tir::add(fm.base[R], offsetOf(0)), patR), row);
       ExprRef c = tir::sub(tir::add(fm.base[C], offsetOf(1)), patC);
-      tir::Ldmatrix ld;
-      ld.num = in.n;
-      ld.trans = *trans;
-      for (int i = 0; i < in.n; ++i) ld.dst.push_back(tir::Reg::elem(f.array, in.first + i));
-      ld.addr = memRef(t, tensorCoord(view, {r, c}));
-      emit(loc, std::move(ld));
+      std::vector<tir::Reg> words;
+      for (int i = 0; i < in.n; ++i) words.push_back(tir::Reg::elem(array, in.first + i));
+      if (store)
+        emit(loc, tir::Stmatrix{in.n, *trans, std::move(words), memRef(t, tensorCoord(view, {r, c}))});
+      else
+        emit(loc, tir::Ldmatrix{in.n, *trans, std::move(words), memRef(t, tensorCoord(view, {r, c}))});
     }
     std::map<int, int> counts;
     for (const Instr& in : instrs) ++counts[in.n];
     for (const auto& [n, count] : counts)
-      summary += fmt::format("{}{} x ldmatrix.x{}{}", summary.empty() ? "" : ", ", count, n, *trans ? ".trans" : "");
+      summary += fmt::format("{}{} x {}.x{}{}", summary.empty() ? "" : ", ", count, name, n, *trans ? ".trans" : "");
     diags_.report(kMatrixCopy, loc,
-                  fmt::format("fragment load: {}{}", summary, swapped ? " (matrix rows along dimension 0)" : ""));
+                  fmt::format("fragment {}: {}{}", store ? "store" : "load", summary,
+                              swapped ? " (matrix rows along dimension 0)" : ""));
     return true;
   };
   if (attempt(false, why)) return true;
