@@ -771,6 +771,9 @@ std::optional<Value> KernelSema::method(const ast::Expr& e, const ast::Call& c, 
     if (m.name == "window") return window(e, c, base->view);
     if (m.name == "view") return slotView(e, c, base->view);
     if (m.name == "permute") return permute(e, c, base->view);
+    diags_.report(kUnknownName, m.nameRange, fmt::format("{} has no method '{}'", describe(*base), m.name))
+        .note(m.nameRange, "a tensor's methods are window(...), view(...) and permute(...); .T is its transpose");
+    return std::nullopt;
   }
   if (base->kind == Value::Kind::Mma && m.name == "zero_c") {
     if (!c.args.empty()) {
@@ -889,8 +892,19 @@ std::optional<Value> KernelSema::call(const ast::Expr& e, const ast::Call& c) {
   // A type parameter converts to the type it stands for, unless a local name shadows it.
   std::optional<tile::DType> castTo = tile::dtypeFromName(fn);
   if (auto it = typeArgs_.find(fn); it != typeArgs_.end() && !lookup(fn)) castTo = it->second;
-  if (castTo || fn == "relu" || fn == "min" || fn == "max" || fn == "cdiv") {
-    size_t arity = (castTo || fn == "relu") ? 1 : 2;
+  // relu and the math functions: f32 in, f32 out.
+  static const std::map<std::string, tir::UnOp, std::less<>> kMath = {
+      {"relu", tir::UnOp::Relu},          {"abs", tir::UnOp::Abs},
+      {"sqrt", tir::UnOp::Sqrt},          {"rsqrt", tir::UnOp::Rsqrt},
+      {"exp2", tir::UnOp::Exp2},          {"exp", tir::UnOp::Exp},
+      {"log2", tir::UnOp::Log2},          {"log", tir::UnOp::Log},
+      {"fast_sqrt", tir::UnOp::FastSqrt}, {"fast_rsqrt", tir::UnOp::FastRsqrt},
+      {"fast_exp2", tir::UnOp::FastExp2}, {"fast_exp", tir::UnOp::FastExp},
+      {"fast_log2", tir::UnOp::FastLog2}, {"fast_log", tir::UnOp::FastLog}};
+  const auto mathIt = kMath.find(fn);
+  const tir::UnOp* math = mathIt == kMath.end() ? nullptr : &mathIt->second;
+  if (castTo || math || fn == "min" || fn == "max" || fn == "cdiv") {
+    size_t arity = (castTo || math) ? 1 : 2;
     if (c.args.size() != arity) {
       diags_.report(kBadArgument, e.range, fmt::format("{} takes {} argument{}", fn, arity, arity == 1 ? "" : "s"));
       return std::nullopt;
@@ -908,7 +922,8 @@ std::optional<Value> KernelSema::call(const ast::Expr& e, const ast::Call& c) {
       anyFrag |= v->kind == Value::Kind::Frag || v->kind == Value::Kind::View;
       args.push_back(std::move(*v));
     }
-    if (allConst && !castTo && fn != "relu") return constExpr(e);
+    // log2 of a compile-time integer is the exponent of a power of two (ConstEval).
+    if (allConst && !castTo && (!math || fn == "log2")) return constExpr(e);
     if (anyFrag) {
       tile::FragExpr f;
       std::optional<tile::FragRef> a0 = toFrag(args[0], c.args[0].value->range);
@@ -918,9 +933,9 @@ std::optional<Value> KernelSema::call(const ast::Expr& e, const ast::Call& c) {
       if (castTo) {
         f.kind = tile::FragExpr::Kind::Cast;
         f.dtype = *castTo;
-      } else if (fn == "relu") {
+      } else if (math) {
         f.kind = tile::FragExpr::Kind::Unary;
-        f.un = tir::UnOp::Relu;
+        f.un = *math;
         f.dtype = tile::DType::F32;
       } else if (fn == "min" || fn == "max") {
         std::optional<tile::FragRef> a1 = toFrag(args[1], c.args[1].value->range);
@@ -938,7 +953,7 @@ std::optional<Value> KernelSema::call(const ast::Expr& e, const ast::Call& c) {
     std::optional<ExprRef> a = toScalar(args[0], c.args[0].value->range, std::nullopt);
     if (!a) return std::nullopt;
     if (castTo) return Value::runtime(tir::cast(tile::toTir(*castTo), *a));
-    if (fn == "relu") return Value::runtime(tir::unary(tir::UnOp::Relu, tir::cast(Type::F32, *a)));
+    if (math) return Value::runtime(tir::unary(*math, tir::cast(Type::F32, *a)));
     std::optional<ExprRef> b = toScalar(args[1], c.args[1].value->range, std::nullopt);
     if (!b) return std::nullopt;
     if (fn == "cdiv") {
@@ -983,7 +998,8 @@ std::optional<Value> KernelSema::call(const ast::Expr& e, const ast::Call& c) {
   } else {
     diags_.report(kUnknownName, c.callee->range, fmt::format("unknown function '{}'", fn))
         .note(c.callee->range,
-              "the builtin functions on scalars are min, max, cdiv, relu, log2, the conversions f32, f16, bf16, i32, "
+              "the builtin functions on scalars are min, max, cdiv, relu, abs, sqrt, rsqrt, exp2, exp, log2, log (and "
+              "fast_sqrt, ..., fast_log), the conversions f32, f16, bf16, i32, "
               "i64, and the ids (lane_id, warp_id, warpgroup_id, thread_index); the others allocate, copy, "
               "synchronize and multiply tiles (docs/language.md lists them all)");
   }
@@ -1010,10 +1026,11 @@ size_t editDistance(std::string_view a, std::string_view b) {
 
 std::optional<std::string> KernelSema::closestBuiltin(std::string_view fn) {
   static const char* const kBuiltins[] = {
-      "alloc_barriers", "alloc_local", "alloc_shared", "arrive", "barrier", "bf16", "cdiv", "cluster_barrier",
+      "abs", "alloc_barriers", "alloc_local", "alloc_shared", "arrive", "barrier", "bf16", "cdiv", "cluster_barrier",
       "cluster_rank", "commit_copies", "commit_stores", "copy", "copy_async", "decrease_registers", "elect_one",
-      "f16", "f32", "i32", "i64", "increase_registers", "init_barriers", "lane_id", "load_a", "load_b", "log2",
-      "max", "min", "mma_m16n8k16", "range", "relu", "sm_count", "store", "store_async", "thread_index", "tiled_mma",
+      "exp", "exp2", "f16", "f32", "fast_exp", "fast_exp2", "fast_log", "fast_log2", "fast_rsqrt", "fast_sqrt", "i32",
+      "i64", "increase_registers", "init_barriers", "lane_id", "load_a", "load_b", "log", "log2", "max", "min",
+      "mma_m16n8k16", "range", "relu", "rsqrt", "sm_count", "sqrt", "store", "store_async", "thread_index", "tiled_mma",
       "unroll", "wait_barrier", "wait_copies", "wait_mmas", "wait_stores", "warp_id", "warpgroup_id",
       "warpgroup_mma", "ComposeLayout", "Swizzle"};
   // One edit in a short name, two in a longer one: 'sum' is not 'min'.

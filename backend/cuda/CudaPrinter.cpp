@@ -274,8 +274,8 @@ std::string ExprPrinter::print(const tir::ExprRef& e) const {
           }
         case tir::UnOp::Not: return fmt::format("(!{})", print(e->args[0]));
         case tir::UnOp::Relu: return fmt::format("tylo::max({}, 0.0f)", print(e->args[0]));
+        default: return fmt::format("tylo::{}({})", tir::unaryFunctionName(e->un), print(e->args[0]));
       }
-      return "0";
     case tir::ExprKind::Select:
       return fmt::format("({} ? {} : {})", print(e->args[0]), print(e->args[1]), print(e->args[2]));
     case tir::ExprKind::Cast: return castTo(e->type, e->args[0]);

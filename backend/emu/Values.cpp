@@ -257,6 +257,34 @@ Lanes loopNext(Type type, const Lanes& var, const Lanes& step) {
   });
 }
 
+namespace {
+
+// The math functions on f32, computed in double and rounded once: within half an ulp of the
+// exact value for every input (so within the bounds CUDA states for its functions and PTX for its
+// .approx instructions, which are the emulator's documented tolerance against a GPU).
+float math(UnOp op, float x) {
+  const double d = x;
+  switch (op) {
+    case UnOp::Abs: return std::fabs(x);
+    case UnOp::Sqrt:
+    case UnOp::FastSqrt: return std::sqrt(x);
+    case UnOp::Rsqrt:
+    case UnOp::FastRsqrt: return static_cast<float>(1.0 / std::sqrt(d));
+    case UnOp::Exp2:
+    case UnOp::FastExp2: return static_cast<float>(std::exp2(d));
+    case UnOp::Exp:
+    case UnOp::FastExp: return static_cast<float>(std::exp(d));
+    case UnOp::Log2:
+    case UnOp::FastLog2: return static_cast<float>(std::log2(d));
+    case UnOp::Log:
+    case UnOp::FastLog: return static_cast<float>(std::log(d));
+    default: break;
+  }
+  TYL_UNREACHABLE("math() of the operator {}", static_cast<int>(op));
+}
+
+}  // namespace
+
 Lanes unaryOp(UnOp op, Type type, const Lanes& a) {
   Lanes r;
   bool isFloatType = tir::isFloat(type);
@@ -278,6 +306,7 @@ Lanes unaryOp(UnOp op, Type type, const Lanes& a) {
         else
           r[l] = s(x) < 0 ? 0 : x;
         break;
+      default: r[l] = fromFloat(type, math(op, toFloat(type, x))); break;
     }
   }
   return r;

@@ -258,6 +258,28 @@ ExprRef binary(BinOp op, ExprRef a, ExprRef b) {
   return make(e);
 }
 
+const char* unaryFunctionName(UnOp op) {
+  switch (op) {
+    case UnOp::Neg:
+    case UnOp::Not: return nullptr;
+    case UnOp::Relu: return "relu";
+    case UnOp::Abs: return "abs";
+    case UnOp::Sqrt: return "sqrt";
+    case UnOp::Rsqrt: return "rsqrt";
+    case UnOp::Exp2: return "exp2";
+    case UnOp::Exp: return "exp";
+    case UnOp::Log2: return "log2";
+    case UnOp::Log: return "log";
+    case UnOp::FastSqrt: return "fast_sqrt";
+    case UnOp::FastRsqrt: return "fast_rsqrt";
+    case UnOp::FastExp2: return "fast_exp2";
+    case UnOp::FastExp: return "fast_exp";
+    case UnOp::FastLog2: return "fast_log2";
+    case UnOp::FastLog: return "fast_log";
+  }
+  return nullptr;
+}
+
 ExprRef unary(UnOp op, ExprRef a) {
   if (op == UnOp::Not && a->kind == ExprKind::IntConst && a->type == Type::Pred) return boolConst(!a->value);
   int64_t x = 0;

@@ -54,7 +54,7 @@ class Printer {
           return fmt::format("{}({}, {})", binName(e->bin), expr(e->args[0]), expr(e->args[1]));
         return fmt::format("({} {} {})", expr(e->args[0]), binName(e->bin), expr(e->args[1]));
       case ExprKind::Unary:
-        if (e->un == UnOp::Relu) return fmt::format("relu({})", expr(e->args[0]));
+        if (const char* fn = unaryFunctionName(e->un)) return fmt::format("{}({})", fn, expr(e->args[0]));
         return fmt::format("{}{}", e->un == UnOp::Neg ? "-" : "!", expr(e->args[0]));
       case ExprKind::Select:
         return fmt::format("select({}, {}, {})", expr(e->args[0]), expr(e->args[1]), expr(e->args[2]));

@@ -104,7 +104,18 @@ enum class BinOp : uint8_t {
   LAnd, LOr,                // Pred operands
 };
 
-enum class UnOp : uint8_t { Neg, Not, Relu };
+// Relu and the math functions take and give f32. The precise forms are CUDA's math functions
+// (sqrtf is correctly rounded; exp2f, expf and rsqrtf within 2 ulp, log2f and logf 1 ulp); the
+// Fast forms are PTX's .approx instructions, within their stated bounds (docs/language.md).
+enum class UnOp : uint8_t {
+  Neg, Not, Relu,
+  Abs, Sqrt, Rsqrt, Exp2, Exp, Log2, Log,
+  FastSqrt, FastRsqrt, FastExp2, FastExp, FastLog2, FastLog,
+};
+
+// The function's name in .tyl and in the runtime (tylo::exp2): relu, abs, ..., fast_log; null
+// for Neg and Not, which are operators.
+const char* unaryFunctionName(UnOp op);
 
 enum class ExprKind : uint8_t { IntConst, FloatConst, VarRef, ParamRef, SpecialReg, Elem, Binary, Unary, Select, Cast };
 

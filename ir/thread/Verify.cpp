@@ -296,6 +296,8 @@ class Verifier {
         if (e->type != a->type) bad(fmt::format("a unary operator on {} typed {}", typeName(a->type), typeName(e->type)));
         if (e->un == UnOp::Not && isFloat(a->type)) bad(fmt::format("! or ~ on {}", typeName(a->type)));
         if (e->un != UnOp::Not && a->type == Type::Pred) bad("negation or relu of pred");
+        if (unaryFunctionName(e->un) && a->type != Type::F32)
+          bad(fmt::format("{} of {}", unaryFunctionName(e->un), typeName(a->type)));
         break;
       }
       case ExprKind::Select: {

@@ -34,7 +34,7 @@ class Printer {
         return fmt::format("({} {} {})", frag(f->a), i < 12 ? ops[i] : "?", frag(f->b));
       }
       case FragExpr::Kind::Unary:
-        return fmt::format("{}({})", f->un == tir::UnOp::Relu ? "relu" : "neg", frag(f->a));
+        return fmt::format("{}({})", tir::unaryFunctionName(f->un) ? tir::unaryFunctionName(f->un) : "neg", frag(f->a));
       case FragExpr::Kind::Cast: return fmt::format("{}({})", dtypeName(f->dtype), frag(f->a));
     }
     return "?";

@@ -158,6 +158,47 @@ __host__ __device__ __forceinline__ float max(float a, float b) {
 #endif
 }
 
+// Math functions on f32 (abs, sqrt, ..., fast_log in .tyl). On the GPU the precise forms are
+// CUDA's functions and the fast forms PTX's .approx instructions (fast_exp and fast_log scale
+// ex2 and lg2 by log2(e) and ln(2)). On the host, which runs the generated code only to check
+// it, every form is computed in double and rounded once, as the emulator does: within the GPU's
+// stated bounds of the exact value, though not always bit for bit the GPU's result.
+#ifdef __CUDA_ARCH__
+#define TYLO_MATH(name, device, exact)                                       \
+  __host__ __device__ __forceinline__ float name(float x) { return device; }
+#define TYLO_APPROX(name, instruction)                   \
+  __device__ __forceinline__ float name(float x) {       \
+    float r;                                             \
+    asm(instruction " %0, %1;" : "=f"(r) : "f"(x));      \
+    return r;                                            \
+  }
+TYLO_APPROX(approx_ex2, "ex2.approx.f32")
+TYLO_APPROX(approx_lg2, "lg2.approx.f32")
+TYLO_APPROX(approx_sqrt, "sqrt.approx.f32")
+TYLO_APPROX(approx_rsqrt, "rsqrt.approx.f32")
+#undef TYLO_APPROX
+#else
+#define TYLO_MATH(name, device, exact)                                       \
+  __host__ __device__ __forceinline__ float name(float x) {                  \
+    const double d = x;                                                      \
+    return static_cast<float>(exact);                                        \
+  }
+#endif
+TYLO_MATH(abs, fabsf(x), std::fabs(d))
+TYLO_MATH(sqrt, sqrtf(x), std::sqrt(d))
+TYLO_MATH(rsqrt, rsqrtf(x), 1.0 / std::sqrt(d))
+TYLO_MATH(exp2, exp2f(x), std::exp2(d))
+TYLO_MATH(exp, expf(x), std::exp(d))
+TYLO_MATH(log2, log2f(x), std::log2(d))
+TYLO_MATH(log, logf(x), std::log(d))
+TYLO_MATH(fast_sqrt, approx_sqrt(x), std::sqrt(d))
+TYLO_MATH(fast_rsqrt, approx_rsqrt(x), 1.0 / std::sqrt(d))
+TYLO_MATH(fast_exp2, approx_ex2(x), std::exp2(d))
+TYLO_MATH(fast_exp, approx_ex2(x * 1.44269504088896340736f), std::exp(d))
+TYLO_MATH(fast_log2, approx_lg2(x), std::log2(d))
+TYLO_MATH(fast_log, approx_lg2(x) * 0.69314718055994530942f, std::log(d))
+#undef TYLO_MATH
+
 // Integer arithmetic as the IR defines it, where C++ would leave it undefined: sums,
 // differences, products and negations of signed integers wrap; shifts by an amount outside
 // 0..width-1 give 0 (left) or fill with the sign (right), as PTX's shl and shr do; a division

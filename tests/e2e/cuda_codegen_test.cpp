@@ -817,6 +817,22 @@ TEST_CASE("f32 products are rounded on their own, never fused into an FMA") {
   CHECK(readFile(gemmPtx.string()).find("fma.rn.f32") == std::string::npos);
 }
 
+TEST_CASE("the math functions' fast forms are PTX's .approx instructions, the precise ones CUDA's") {
+  const fs::path dir = scratch("math");
+  const fs::path cu = dir / "math.cu", ptx = dir / "math.ptx";
+  auto g = run({TYLOC_PATH, std::string(TYLO_SOURCE_DIR) + "/tests/emu/kernels/math.tyl", "-o", cu.string()});
+  INFO(g.err);
+  REQUIRE(g.exitCode == 0);
+  auto r = nvcc({"-gencode=arch=compute_80,code=compute_80", "-ptx", cu.string(), "-o", ptx.string()});
+  INFO(r.err);
+  REQUIRE(r.exitCode == 0);
+  const std::string entry = ptxEntry(readFile(ptx.string()), "tylo_kernel_math_functions");
+  REQUIRE(!entry.empty());
+  for (const char* instr : {"ex2.approx.f32", "lg2.approx.f32", "rsqrt.approx.f32", "sqrt.approx.f32", "sqrt.rn.f32",
+                            "abs.f32"})
+    CHECK_THAT(entry, Catch::Contains(instr));  // the fast forms without .ftz: subnormals kept, as the emulator does
+}
+
 TEST_CASE("integers convert to bf16 in one rounding: cvt.rn.bf16.s32 and .s64 on sm_90") {
   const fs::path dir = scratch("int_to_bf16");
   const fs::path tyl = dir / "k.tyl", cu = dir / "k.cu";

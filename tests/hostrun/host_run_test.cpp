@@ -20,6 +20,7 @@
 #include "mbarrier_handoff.cuh"
 #include "tests/hostrun/HostRunner.h"
 #include "tests/support/AsyncSemanticsCases.h"
+#include "tests/support/MathCases.h"
 #include "tests/support/StmatrixEpilogue.h"
 #include "tests/support/TmaTiles.h"
 #include "tests/support/WgmmaTiles.h"
@@ -29,6 +30,7 @@
 #include "cluster_gemm.cuh"
 #include "copy_orientations.cuh"
 #include "stmatrix.cuh"
+#include "math.cuh"
 #include "tma_batched.cuh"
 #include "wgmma_tiles.cuh"
 #include "wide_elements.cuh"
@@ -323,6 +325,21 @@ TEST_CASE("the generated wgmma code computes the GEMM tiles of wgmma_tiles.tyl")
     CHECK(problems == "");
     CHECK(tyl::test::wgmmaTileError(c, buffers) == "");
   }
+}
+
+TEST_CASE("the generated math functions lie within their bounds on the host") {
+  // tests/emu/kernels/math.tyl, which tests/emu/math_test.cpp runs on the emulator too; the host
+  // runtime computes every form in double and rounds once.
+  tyl::examples::Example ex;
+  REQUIRE(tyl::examples::compile(std::string(TYLO_SOURCE_DIR) + "/tests/emu/kernels/math.tyl", ex));
+  std::vector<tyl::emu::Buffer> b = tyl::test::mathInputs();
+  std::string problems;
+  CHECK(tylo_host::runner(math_functions)(ex.module->kernels.at(0),
+                                          {tyl::emu::Arg::real(tyl::test::kMathScalar), tyl::emu::Arg::pointer(0),
+                                           tyl::emu::Arg::pointer(1), tyl::emu::Arg::pointer(2)},
+                                          b, problems));
+  CHECK(problems == "");
+  CHECK(tyl::test::mathError(b) == "");
 }
 
 TEST_CASE("the generated stmatrix stores put the accumulator in shared memory, plain and transposed") {
