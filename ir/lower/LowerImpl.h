@@ -227,6 +227,13 @@ class KernelLowering {
   // fragment at a constant origin, only the slots inside it, at `v` less its origin.
   void checkFragmentBanks(SourceRange loc, const char* instr, const tile::View& v, const FragmentMap& fm, int w,
                           bool store, const tile::View* part = nullptr);
+  // An element load or store of shared memory whose index depends only on constants, thread ids
+  // and the variables of enclosing loops with constant bounds: the accesses of every warp at
+  // every value of those variables (at most kMaxLoopPoints of them, and kMaxElementAccesses
+  // accesses in all; beyond, the statement is not checked).
+  void checkElementBanks(SourceRange loc, const char* instr, const tile::View& v, const std::vector<tir::ExprRef>& index);
+  static constexpr int64_t kMaxLoopPoints = 256;
+  static constexpr int64_t kMaxElementAccesses = 1 << 16;
 
   // LowerMma.cpp
   void mma(SourceRange loc, const tile::Mma& op);
@@ -322,6 +329,12 @@ class KernelLowering {
   std::map<uint32_t, int> scalarSets_;      // scalar variable -> how many statements set it
   std::map<uint32_t, tir::ExprRef> varDefs_;  // scalar variable set once -> its value
   std::map<uint32_t, int64_t> varDivisors_;   // loop variable or scalar set once -> atomDivisor
+  // The enclosing loops whose begin, end and step are constants, outermost first.
+  struct ConstLoop {
+    uint32_t var;
+    int64_t begin, end, step;
+  };
+  std::vector<ConstLoop> constLoops_;
   mutable std::array<std::optional<int64_t>, 3> gridLimits_;  // gridLimit(), once worked out
   std::map<int64_t, int64_t> paramDivisor_;  // scalar parameter -> the launch checks divide it by
   std::vector<uint8_t> injective_;  // per tensor: checkLayouts proved no two elements share a place

@@ -120,9 +120,11 @@ void KernelLowering::stmtNode(const tile::Stmt& s) {
           emit(s.loc, tir::Assign{n.dst, n.value});
         } else if constexpr (std::is_same_v<T, tile::ElemLoad>) {
           const tile::Tensor& t = tk_.tensors[n.view.tensor];
+          checkElementBanks(s.loc, "ld.shared", n.view, n.index);
           emit(s.loc, tir::Load{tile::toTir(t.dtype), memRef(t, tensorCoord(n.view, n.index)), {n.dst}, nullptr});
         } else if constexpr (std::is_same_v<T, tile::ElemStore>) {
           const tile::Tensor& t = tk_.tensors[n.view.tensor];
+          checkElementBanks(s.loc, "st.shared", n.view, n.index);
           Type type = tile::toTir(t.dtype);
           ExprRef value = tir::cast(type, n.value);
           // Store straight from a register when the value already is one.
@@ -173,9 +175,13 @@ void KernelLowering::stmtNode(const tile::Stmt& s) {
             varDivisors_[n.var] = gcd64(divisorOf(n.begin), step);
           }
           tir::For loop{n.var, n.begin, n.end, n.step, false, {}};
+          int64_t begin = 0, end = 0;
+          const bool constant = tir::isIntConst(n.begin, &begin) && tir::isIntConst(n.end, &end) && step > 0;
+          if (constant) constLoops_.push_back({n.var, begin, end, step});
           out_.push_back(&loop.body);
           block(n.body);
           out_.pop_back();
+          if (constant) constLoops_.pop_back();
           emit(s.loc, std::move(loop));
         } else {
           tir::If node{n.cond, {}, {}};
