@@ -734,6 +734,14 @@ TEST_CASE("tyloc run --arch: the stmatrix stores of sm_90a give what sm_80's pla
   CHECK(digests(matrix.out) == digests(plain.out));
   CHECK(matrix.out.find("1628 warp instructions") != std::string::npos);
   CHECK(plain.out.find("1628 warp instructions") == std::string::npos);
+  // With memory read by the stored arithmetic.
+  auto beta = tyloc({"run", file, "--kernel", "stmatrix_beta"});
+  auto betaMatrix = tyloc({"run", file, "--kernel", "stmatrix_beta", "--arch", "sm_90a"});
+  CHECK(beta.exitCode == 0);
+  CHECK(betaMatrix.exitCode == 0);
+  auto betaDigests = [](const std::string& out) { return out.substr(0, out.find("stmatrix_beta:")); };
+  CHECK(betaDigests(betaMatrix.out) == betaDigests(beta.out));
+  CHECK(betaMatrix.out != beta.out);  // different instructions
   auto wrong = tyloc({"run", file, "--kernel", "stmatrix_epilogue", "--arch", "sm_70"});
   CHECK(wrong.exitCode == 2);
   CHECK(wrong.err.find("--arch") != std::string::npos);
