@@ -11,6 +11,8 @@ namespace sema {
 namespace {
 
 constexpr int64_t kMaxBarriers = 64;
+// The named barrier (bar.sync id, n) that barrier() becomes among a pipeline's consumers.
+constexpr int kConsumerBarrier = 1;
 
 }  // namespace
 
@@ -140,6 +142,51 @@ std::optional<Value> KernelSema::setMaxRegisters(const ast::Expr& e, const ast::
     return std::nullopt;
   }
   emit(e.range, tile::SetMaxNReg{increase, static_cast<int>(*n)});
+  return Value{};
+}
+
+// barrier(): bar.sync 0, or in a warp-specialized pipeline's consumer the consumers' named
+// barrier. barrier(threads = n[, id = i]): the named barrier i (1 by default) of n threads.
+std::optional<Value> KernelSema::blockBarrier(const ast::Expr& e, const ast::Call& c) {
+  const ast::Expr *threadsArg = nullptr, *idArg = nullptr;
+  bool ok = true;
+  for (const ast::Arg& a : c.args) {
+    const ast::Expr** slot = a.name == "threads" && !threadsArg ? &threadsArg : a.name == "id" && !idArg ? &idArg : nullptr;
+    if (slot) *slot = a.value.get();
+    ok = ok && slot;
+  }
+  if (!ok || (idArg && !threadsArg)) {
+    diags_.report(kBadArgument, e.range,
+                  "barrier takes no arguments (every thread of the block), or the threads of a named barrier: "
+                  "barrier(threads = 256) or barrier(threads = 256, id = 2)");
+    return std::nullopt;
+  }
+  if (!threadsArg) {
+    tile::Barrier b;
+    if (consumerThreads_ > 0) {
+      b.id = kConsumerBarrier;
+      b.threads = static_cast<int>(consumerThreads_);
+    }
+    emit(e.range, b);
+    return Value{};
+  }
+  std::optional<int64_t> n = constInt(*threadsArg, "the number of threads");
+  std::optional<int64_t> id = idArg ? constInt(*idArg, "the barrier's id") : std::optional<int64_t>(kConsumerBarrier);
+  if (!n || !id) return std::nullopt;
+  const int64_t block = k_.skeleton.threadsPerBlock();
+  if (*n < 32 || *n % 32 != 0 || *n > block) {
+    diags_.report(kBadArgument, threadsArg->range,
+                  fmt::format("a named barrier counts whole warps: threads must be a multiple of 32 from 32 to the "
+                              "block's {}, not {}",
+                              block, *n));
+    return std::nullopt;
+  }
+  if (*id < 1 || *id > 15) {
+    diags_.report(kBadArgument, idArg->range,
+                  fmt::format("a named barrier's id is 1 to 15 (0 is the block's barrier), not {}", *id));
+    return std::nullopt;
+  }
+  emit(e.range, tile::Barrier{false, static_cast<int>(*id), static_cast<int>(*n)});
   return Value{};
 }
 

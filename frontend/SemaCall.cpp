@@ -551,8 +551,8 @@ std::optional<Value> KernelSema::copy(const ast::Expr& e, const ast::Call& c, bo
     cp.src = src->view;
     srcView = src->view;
   } else {
-    std::optional<tile::FragRef> f = toFrag(*src, c.args[1].value->range);
-    if (!f) return std::nullopt;
+    std::optional<tile::FragRef> f = toFrag(*src, c.args[1].value->range, dt.space != tile::MemSpace::Local);
+    if (!f || !wholeInRegisters(*f, dt, c.args[1].value->range)) return std::nullopt;
     cp.value = *f;
     const tile::FragExpr* leaf = tile::layoutLeaf(*f);
     if (!leaf) {
@@ -562,7 +562,7 @@ std::optional<Value> KernelSema::copy(const ast::Expr& e, const ast::Call& c, bo
                                 fn));
       return std::nullopt;
     }
-    srcView = wholeView(leaf->tensor, e.range);
+    srcView = leaf->part ? *leaf->part : wholeView(leaf->tensor, e.range);
     // Register to register copies move slot i to slot i, which is the element-for-element copy
     // only when both fragments place their elements in the same threads and slots.
     if (dt.space == tile::MemSpace::Local && srcView->shape == dst->view.shape) {
@@ -854,11 +854,7 @@ std::optional<Value> KernelSema::call(const ast::Expr& e, const ast::Call& c) {
   if (fn == "init_barriers" || fn == "arrive" || fn == "wait_barrier") return barrierOp(e, c, fn);
   if (fn == "copy" || fn == "store") return copy(e, c, false);
   if (fn == "copy_async") return copy(e, c, true);
-  if (fn == "barrier") {
-    if (!noArgs()) return std::nullopt;
-    emit(e.range, tile::Barrier{});
-    return Value{};
-  }
+  if (fn == "barrier") return blockBarrier(e, c);
   if (fn == "store_async") return storeAsync(e, c);
   if (fn == "commit_stores") {
     if (!noArgs()) return std::nullopt;
@@ -926,7 +922,7 @@ std::optional<Value> KernelSema::call(const ast::Expr& e, const ast::Call& c) {
     if (allConst && !castTo && (!math || fn == "log2")) return constExpr(e);
     if (anyFrag) {
       tile::FragExpr f;
-      std::optional<tile::FragRef> a0 = toFrag(args[0], c.args[0].value->range);
+      std::optional<tile::FragRef> a0 = toFrag(args[0], c.args[0].value->range, true);
       if (!a0) return std::nullopt;
       f.a = *a0;
       f.dtype = (*a0)->dtype;
@@ -938,7 +934,7 @@ std::optional<Value> KernelSema::call(const ast::Expr& e, const ast::Call& c) {
         f.un = *math;
         f.dtype = tile::DType::F32;
       } else if (fn == "min" || fn == "max") {
-        std::optional<tile::FragRef> a1 = toFrag(args[1], c.args[1].value->range);
+        std::optional<tile::FragRef> a1 = toFrag(args[1], c.args[1].value->range, true);
         if (!a1 || !sameFragmentLayout(e.range, *a0, *a1)) return std::nullopt;
         return fragBinary(fn == "min" ? tir::BinOp::Min : tir::BinOp::Max, *a0, *a1);
       } else {

@@ -218,7 +218,7 @@ Value fragBinary(tir::BinOp op, tile::FragRef a, tile::FragRef b) {
   return v;
 }
 
-std::optional<tile::FragRef> KernelSema::toFrag(const Value& v, SourceRange where) {
+std::optional<tile::FragRef> KernelSema::toFrag(const Value& v, SourceRange where, bool part) {
   auto make = [](tile::FragExpr f) { return std::make_shared<const tile::FragExpr>(std::move(f)); };
   if (v.kind == Value::Kind::Frag) return v.frag;
   if (v.kind == Value::Kind::View) {
@@ -231,7 +231,25 @@ std::optional<tile::FragRef> KernelSema::toFrag(const Value& v, SourceRange wher
       f.memory = v.view;
       return make(std::move(f));
     }
-    if (!isWholeTensor(v.view)) {
+    const bool whole = isWholeTensor(v.view);
+    if (!whole && part) {
+      // A part of the fragment: its elements stay in their slots, so the origin must be known.
+      for (const ExprRef& o : v.view.origin)
+        if (!tir::isIntConst(o)) {
+          diags_.report(kTypeMismatch, where,
+                        fmt::format("a part of register fragment '{}' is read at a compile-time origin: which "
+                                    "register slots it reads is decided when the kernel is compiled",
+                                    t.name));
+          return std::nullopt;
+        }
+      tile::FragExpr f;
+      f.kind = tile::FragExpr::Kind::Tensor;
+      f.dtype = t.dtype;
+      f.tensor = v.view.tensor;
+      f.part = v.view;
+      return make(std::move(f));
+    }
+    if (!whole) {
       DiagBuilder d = diags_.report(kTypeMismatch, where,
                                     fmt::format("a register fragment is read whole (by copies, stores and arithmetic); "
                                                 "this is a part of '{}'",
@@ -291,7 +309,7 @@ bool KernelSema::sameFragmentLayout(SourceRange where, const tile::FragRef& a, c
     return k_.tensors[l->kind == tile::FragExpr::Kind::Tensor ? l->tensor : l->memory.tensor];
   };
   auto viewOf = [&](const tile::FragExpr* l) {
-    return l->kind == tile::FragExpr::Kind::Tensor ? wholeView(l->tensor, where) : l->memory;
+    return l->kind != tile::FragExpr::Kind::Tensor ? l->memory : l->part ? *l->part : wholeView(l->tensor, where);
   };
   const tile::Tensor& ta = tensorOf(la);
   const tile::Tensor& tb = tensorOf(lb);
@@ -304,6 +322,27 @@ bool KernelSema::sameFragmentLayout(SourceRange where, const tile::FragRef& a, c
                               runtimeShapeHint(va).empty() ? runtimeShapeHint(vb) : runtimeShapeHint(va)));
     return false;
   }
+  if (la->part || lb->part) {
+    // Parts line up slot for slot only as the same window of fragments of one layout.
+    auto same = [](const tile::View& x, const tile::View& y) {
+      if (x.shape != y.shape || x.dims != y.dims || x.origin.size() != y.origin.size()) return false;
+      for (size_t d = 0; d < x.origin.size(); ++d) {
+        int64_t a = 0, b = 0;
+        if (!tir::isIntConst(x.origin[d], &a) || !tir::isIntConst(y.origin[d], &b) || a != b) return false;
+      }
+      return true;
+    };
+    if (la->part && lb->part && same(*la->part, *lb->part) && ta.staticShape == tb.staticShape &&
+        ta.layout == tb.layout)
+      return true;
+    diags_.report(kFragmentLayout, where,
+                  fmt::format("{} and {} are not the same part of fragments of one layout, so their elements are "
+                              "not held by the same threads and slots: a part of a fragment is combined with "
+                              "scalars, memory and the same part of fragments of its layout",
+                              la->part ? "a part of " + tensorRef(ta) : tensorRef(ta),
+                              lb->part ? "a part of " + tensorRef(tb) : tensorRef(tb)));
+    return false;
+  }
   if (la->tensor == lb->tensor) return true;
   if (ta.staticShape == tb.staticShape && ta.layout == tb.layout) return true;
   diags_.report(kFragmentLayout, where,
@@ -312,6 +351,16 @@ bool KernelSema::sameFragmentLayout(SourceRange where, const tile::FragRef& a, c
                             tensorRef(ta), tensorRef(tb)))
       .note(ta.loc, fmt::format("{} is allocated here", tensorRef(ta)))
       .note(tb.loc, fmt::format("{} is allocated here", tensorRef(tb)));
+  return false;
+}
+
+bool KernelSema::wholeInRegisters(const tile::FragRef& f, const tile::Tensor& dst, SourceRange where) {
+  if (dst.space != tile::MemSpace::Local || !tile::readsPart(f)) return true;
+  diags_.report(kTypeMismatch, where,
+                fmt::format("a part of a register fragment is stored to memory (a store keeps each element in its "
+                            "slot); into the registers of '{}' it would move between slots: copy the part through "
+                            "shared memory, or compute on whole fragments",
+                            dst.name));
   return false;
 }
 
@@ -381,9 +430,9 @@ std::optional<Value> KernelSema::binaryOf(const ast::Expr& e, const ast::Binary&
   bool fragment = lhs.kind == Value::Kind::Frag || rhs.kind == Value::Kind::Frag ||
                   lhs.kind == Value::Kind::View || rhs.kind == Value::Kind::View;
   if (fragment) {
-    std::optional<tile::FragRef> fa = toFrag(lhs, b.lhs->range);
+    std::optional<tile::FragRef> fa = toFrag(lhs, b.lhs->range, true);
     if (!fa) return std::nullopt;
-    std::optional<tile::FragRef> fb = toFrag(rhs, b.rhs->range);
+    std::optional<tile::FragRef> fb = toFrag(rhs, b.rhs->range, true);
     if (!fb) return std::nullopt;
     if (*op != tir::BinOp::Add && *op != tir::BinOp::Sub && *op != tir::BinOp::Mul && *op != tir::BinOp::Div) {
       diags_.report(kTypeMismatch, e.range,
@@ -434,7 +483,7 @@ std::optional<Value> KernelSema::unary(const ast::Expr& e, const ast::Unary& u) 
     return Value::runtime(tir::unary(tir::UnOp::Neg, tir::cast(t, v->scalar)));
   }
   if (u.op == ast::UnOp::Neg) {
-    std::optional<tile::FragRef> f = toFrag(*v, e.range);
+    std::optional<tile::FragRef> f = toFrag(*v, e.range, true);
     if (!f) return std::nullopt;
     tile::FragExpr n;
     n.kind = tile::FragExpr::Kind::Unary;

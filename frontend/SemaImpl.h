@@ -250,7 +250,9 @@ class KernelSema {
   std::optional<int64_t> constInt(const Entry& e, const char* what);
   bool pairArg(const ast::Expr& e, const char* what, int64_t out[2]);
   std::optional<tir::ExprRef> toScalar(const Value& v, SourceRange where, std::optional<tir::Type> want);
-  std::optional<tile::FragRef> toFrag(const Value& v, SourceRange where);
+  // `part`: a window of a register fragment at a compile-time origin may be read (arithmetic and
+  // stores to memory read one; assignments to registers do not).
+  std::optional<tile::FragRef> toFrag(const Value& v, SourceRange where, bool part = false);
   bool indicesInside(const tile::View& view, const std::vector<tir::ExprRef>& idx,
                      const std::vector<ast::ExprPtr>& exprs);
   // The view covers its whole tensor (static shape, zero origin, every dimension).
@@ -259,6 +261,9 @@ class KernelSema {
   // (`x[0]` of an f32[1, 32, 8]): a note that the fragment itself is what is read whole.
   void noteUnitDims(DiagBuilder& d, const tile::View& v, SourceRange where) const;
   bool sameFragmentLayout(SourceRange where, const tile::FragRef& a, const tile::FragRef& b);
+  // False, with a diagnostic, when `f` reads a part of a fragment and `dst` is a register fragment:
+  // parts are stored to memory, their slots being the whole fragment's.
+  bool wholeInRegisters(const tile::FragRef& f, const tile::Tensor& dst, SourceRange where);
   // A view's shape for messages, run-time extents by their parameter's name ("(M, 4)"), and
   // a hint when it has any.
   std::string shapeText(const tile::View& v) const;
@@ -284,6 +289,7 @@ class KernelSema {
   tir::ExprRef clusterRankArg(const ast::Arg& a, const char* what);
   std::optional<Value> barrierOp(const ast::Expr& e, const ast::Call& c, const std::string& fn);
   std::optional<Value> setMaxRegisters(const ast::Expr& e, const ast::Call& c, bool increase);
+  std::optional<Value> blockBarrier(const ast::Expr& e, const ast::Call& c);
   std::optional<Value> storeAsync(const ast::Expr& e, const ast::Call& c);
   // The one argument of `fn` (wait_copies, wait_stores or wait_mmas): how many of the newest
   // groups (`what`) may remain, a constant in 0..most.
@@ -365,6 +371,9 @@ class KernelSema {
   bool pipelineMulticast_ = false;
   // While a warp-specialized pipeline's consumers are analysed: their warpgroup MMAs are async.
   bool asyncMmas_ = false;
+  // Inside a warp-specialized pipeline's consumer branch: its threads, which `barrier()` waits for
+  // (named barrier kConsumerBarrier), as the producer warpgroup never reaches it.
+  int64_t consumerThreads_ = 0;
   std::vector<LoopValues> loops_;
   // The kernel's names that an assignment sets, and the value of each `let` variable whose
   // name none sets (it holds that value wherever it is seen).

@@ -209,7 +209,7 @@ void KernelSema::assign(const ast::Stmt& s, const ast::Assign& a) {
       rhs = fragBinary(*op, *fl, *fr);
     }
     std::optional<tile::FragRef> f = toFrag(rhs, a.value->range);
-    if (!f) return;
+    if (!f || !wholeInRegisters(*f, k_.tensors[dst], a.value->range)) return;
     if (std::optional<tile::FragRef> d = toFrag(b->value, a.target->range); !d || !sameFragmentLayout(s.range, *d, *f))
       return;
     emit(s.range, tile::FragAssign{dst, *f});

@@ -357,6 +357,7 @@ void KernelSema::warpSpecializedPipeline(const ast::Stmt& s, const ast::For& f, 
                }, {});
       },
       [&] {
+        consumerThreads_ = consumers;
         if (registersArg) emit(f.pipelineRange, tile::SetMaxNReg{true, static_cast<int>(regs[1])});
         // A stage is handed back to this block's producer, or with multicast copies to the producers
         // of every block of the cluster: arrive(empty[s], cta = r) for each rank r.
@@ -402,6 +403,7 @@ void KernelSema::warpSpecializedPipeline(const ast::Stmt& s, const ast::For& f, 
           branch(tir::binary(tir::BinOp::Ne, k, p.begin),
                  [&] { releasePrevious(i); }, {});
         });
+        consumerThreads_ = 0;
       });
   // With multicast copies: each empty barrier counts the consumers of every block, and no block
   // exits while a peer may still arrive on its barriers or multicast into its stages.

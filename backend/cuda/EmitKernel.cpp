@@ -307,7 +307,9 @@ class KernelPrinter {
             loopWritten_ = outer;
             line(depth, "}");
           } else if constexpr (std::is_same_v<T, tir::Barrier>) {
-            line(depth, n.cluster ? "tylo::cluster_barrier();" : "__syncthreads();");
+            line(depth, n.cluster        ? std::string("tylo::cluster_barrier();")
+                          : n.threads > 0 ? fmt::format("tylo::named_barrier<{}, {}>();", n.id, n.threads)
+                                          : std::string("__syncthreads();"));
           } else if constexpr (std::is_same_v<T, tir::CpAsync>) {
             std::string src = n.srcBytes ? expr_.print(n.srcBytes) : std::to_string(n.bytes);
             // With a source size the address may lie outside the tensor (nothing is read).

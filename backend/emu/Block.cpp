@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 
 #include "backend/emu/Interpreter.h"
 
@@ -28,8 +29,16 @@ BlockState makeBlock(LaunchContext& ctx, const std::array<int64_t, 3>& blockIdx,
   return b;
 }
 
+// The named barrier a warp at bar.sync waits at (null: the block's barrier 0).
+const tir::Barrier* namedBarrier(const Warp& w) {
+  const auto* b = w.state == WarpState::AtBarrier && w.waitingAt ? std::get_if<tir::Barrier>(&w.waitingAt->node) : nullptr;
+  return b && b->threads > 0 ? b : nullptr;
+}
+
 // What a waiting warp waits for, in a deadlock finding.
 std::string waitDescription(const BlockState& b, const Warp& w) {
+  if (const tir::Barrier* named = namedBarrier(w))
+    return fmt::format("at named barrier {} (bar.sync {}, {})", named->id, named->id, named->threads);
   if (w.state == WarpState::AtBarrier) return "at a barrier";
   if (w.state == WarpState::AtClusterBarrier) return "at a cluster barrier";
   if (w.waitingFor == kWaitingForRegisters) {
@@ -66,7 +75,7 @@ void reportDeadlock(LaunchContext& ctx, const ClusterState& c) {
         firstBlock = &b;
       }
       if (w.state == WarpState::AtBarrier) atBarrier += (atBarrier.empty() ? "" : ", ") + std::to_string(w.index);
-      onlyBarrier = onlyBarrier && w.state == WarpState::AtBarrier;
+      onlyBarrier = onlyBarrier && w.state == WarpState::AtBarrier && !namedBarrier(w);
       waiting += fmt::format("{}warp {} waits {}", waiting.empty() ? "" : "; ", w.index, waitDescription(b, w));
     }
     if (waiting.empty()) continue;
@@ -86,6 +95,48 @@ void reportDeadlock(LaunchContext& ctx, const ClusterState& c) {
   f.thread = ThreadRef{firstBlock->idx, first->thread(0)};
   ctx.findings.add(std::move(f), first->waitingAt);
   ctx.findings.stop();
+}
+
+// Releases the warps of `b` at a named barrier once it has as many threads as it counts; true if
+// some were. More threads than it counts, or warps that count differently, is a finding.
+bool releaseNamedBarriers(LaunchContext& ctx, BlockState& b) {
+  bool released = false;
+  for (int id = 1; id <= 15; ++id) {
+    std::vector<Warp*> at;
+    int64_t arrived = 0;
+    for (Warp& w : b.warps)
+      if (const tir::Barrier* named = namedBarrier(w); named && named->id == id) {
+        at.push_back(&w);
+        arrived += std::popcount(w.live);
+      }
+    if (at.empty()) continue;
+    const tir::Barrier& first = *namedBarrier(*at[0]);
+    const bool mixed = std::any_of(at.begin(), at.end(), [&](const Warp* w) { return namedBarrier(*w)->threads != first.threads; });
+    if (arrived < first.threads && !mixed) continue;
+    if (arrived > first.threads || mixed) {
+      Finding f = Finding::make(
+          FindingKind::DivergentBarrier,
+          mixed ? fmt::format("warps wait at named barrier {} with different thread counts", id)
+                : fmt::format("{} threads reach named barrier {}, which counts {} (bar.sync {}, {}): the barrier "
+                              "releases some of them with the wrong partners",
+                              arrived, id, first.threads, id, first.threads));
+      f.loc = at[0]->waitingAt->loc;
+      f.thread = ThreadRef{b.idx, at[0]->thread(0)};
+      ctx.findings.add(std::move(f), at[0]->waitingAt);
+      ctx.findings.stop();
+      return false;
+    }
+    std::vector<int32_t> threads;
+    for (Warp* w : at) {
+      for (int lane = 0; lane < kWarpSize; ++lane)
+        if (w->live >> lane & 1) threads.push_back(static_cast<int32_t>(b.threadBase + w->thread(lane)));
+      w->state = WarpState::Running;
+    }
+    ctx.clocks.barrier(threads);
+    ++ctx.stats.barriers;
+    released = true;
+  }
+  return released;
 }
 
 }  // namespace
@@ -127,11 +178,14 @@ void runCluster(LaunchContext& ctx, const std::array<int64_t, 3>& firstBlock) {
           if (w.state == WarpState::AtMbarrier) w.state = WarpState::Running;
       continue;
     }
-    // A block whose warps all wait at bar.sync passes it.
+    // A named barrier with all its threads, or a block whose warps all wait at bar.sync 0, passes.
     bool released = false;
     for (BlockState& b : c.blocks) {
-      if (b.exited() || !std::all_of(b.warps.begin(), b.warps.end(),
-                                     [](const Warp& w) { return w.state == WarpState::AtBarrier; }))
+      released = releaseNamedBarriers(ctx, b) || released;
+      if (ctx.findings.stopped()) return;
+      if (b.exited() || !std::all_of(b.warps.begin(), b.warps.end(), [](const Warp& w) {
+            return w.state == WarpState::AtBarrier && !namedBarrier(w);
+          }))
         continue;
       b.shared->barrier();
       ctx.clocks.barrier(b.threadBase, threads);

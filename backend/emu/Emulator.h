@@ -30,7 +30,7 @@ struct Options {
 struct Stats {
   int64_t blocks = 0;
   int64_t warpInstructions = 0;  // statements executed per warp (a loop test counts as one)
-  int64_t barriers = 0;          // block-wide barrier releases
+  int64_t barriers = 0;          // barrier releases: a block's bar.sync 0, a named barrier's group
   int64_t mmas = 0;              // mma.sync per warp
   int64_t wgmmas = 0;            // wgmma.mma_async per warp
   int64_t tmaBytes = 0;          // bytes of the boxes TMA loads wrote to shared memory

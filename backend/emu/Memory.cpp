@@ -64,10 +64,27 @@ void ThreadClocks::barrier(int64_t first, int64_t n) {
     clocks_.clear();  // every thread has seen everything
     return;
   }
+  std::vector<int32_t> threads;
+  for (int64_t t = first; t < first + n; ++t) threads.push_back(static_cast<int32_t>(t));
+  join(threads);
+}
+
+void ThreadClocks::barrier(const std::vector<int32_t>& threads) {
+  start();
+  join(threads);
+}
+
+void ThreadClocks::start() {
+  if (!clocks_.empty()) return;
+  clocks_.assign(static_cast<size_t>(threads_), VectorClock(static_cast<size_t>(threads_), 0));
+  for (int64_t t = 0; t < threads_; ++t) clocks_[static_cast<size_t>(t)][static_cast<size_t>(t)] = 1;
+}
+
+void ThreadClocks::join(const std::vector<int32_t>& threads) {
   VectorClock all(static_cast<size_t>(threads_), 0);
-  for (int64_t t = first; t < first + n; ++t)
+  for (int32_t t : threads)
     for (size_t u = 0; u < all.size(); ++u) all[u] = std::max(all[u], clocks_[static_cast<size_t>(t)][u]);
-  for (int64_t t = first; t < first + n; ++t) {
+  for (int32_t t : threads) {
     VectorClock& mine = clocks_[static_cast<size_t>(t)];
     const uint32_t own = mine[static_cast<size_t>(t)];
     mine = all;
@@ -76,10 +93,7 @@ void ThreadClocks::barrier(int64_t first, int64_t n) {
 }
 
 void ThreadClocks::release(int32_t thread, VectorClock& into) {
-  if (clocks_.empty()) {
-    clocks_.assign(static_cast<size_t>(threads_), VectorClock(static_cast<size_t>(threads_), 0));
-    for (int64_t t = 0; t < threads_; ++t) clocks_[static_cast<size_t>(t)][static_cast<size_t>(t)] = 1;
-  }
+  start();
   VectorClock& mine = clocks_[static_cast<size_t>(thread)];
   if (into.size() < mine.size()) into.resize(mine.size(), 0);
   for (size_t u = 0; u < mine.size(); ++u) into[u] = std::max(into[u], mine[u]);

@@ -53,6 +53,9 @@ class ThreadClocks {
   // A barrier of threads [first, first + n): each has seen what all of them did. For all the
   // threads, the clocks start over (what came before is ordered by the memories' epochs).
   void barrier(int64_t first, int64_t n);
+  // A named barrier of these threads (bar.sync id, n): each has seen what all of them did; the
+  // others' clocks are unchanged.
+  void barrier(const std::vector<int32_t>& threads);
   // Whether `site`'s access at its thread's clock `clock` happens before `thread`'s next access.
   bool ordered(const Site& site, uint32_t clock, int32_t thread) const;
   uint32_t clock(int32_t thread) const {
@@ -60,6 +63,9 @@ class ThreadClocks {
   }
 
  private:
+  void start();  // clocks for every thread, none ordered yet
+  void join(const std::vector<int32_t>& threads);
+
   int64_t threads_ = 0;
   std::vector<VectorClock> clocks_;  // per thread; empty: no mbarrier has ordered threads yet
 };

@@ -56,7 +56,8 @@ struct Use {
 
 struct InFlight {
   int age = 0;
-  SourceRange issued;  // the async statement
+  SourceRange issued;        // the async statement
+  bool conditional = false;  // a TMA store issued under an `if` (by some threads)
 };
 using State = std::map<Use, InFlight>;
 
@@ -265,7 +266,7 @@ class InFlightCheck {
     if (const auto* c = std::get_if<tile::Copy>(&s.node); c && c->tmaStore && c->src) {
       if (std::optional<Use> u = box(*c->src)) {
         u->store = true;
-        in[*u] = InFlight{kOpen, s.loc};
+        in[*u] = InFlight{kOpen, s.loc, ifDepth_ > 0};
       }
       return in;
     }
@@ -293,7 +294,16 @@ class InFlightCheck {
       }
     }
     if (const auto* branch = std::get_if<tile::If>(&s.node)) {
-      State joined = join(block(branch->then, in), block(branch->otherwise, in));
+      ++ifDepth_;
+      const State taken = block(branch->then, in), other = block(branch->otherwise, in);
+      --ifDepth_;
+      State joined = join(taken, other);
+      // A store that some threads issued and waited for in one branch (`if thread_index() == 0 {
+      // wait_stores(0); }`) is retired for them; the others, which never issued it, are ordered
+      // after their wait by the next barrier.
+      for (auto& [u, f] : joined)
+        if (u.store && f.conditional && f.age >= 0 && in.count(u) && (!taken.count(u) || !other.count(u)))
+          f.age = kUntilBarrier;
       // A store issued in a branch and retired there is retired for the threads that took the
       // branch: the others have not waited for it, and until a barrier it may still read its tile.
       for (const tile::Block* b : {&branch->then, &branch->otherwise})
@@ -351,6 +361,7 @@ class InFlightCheck {
 
   const tile::Kernel& k_;
   DiagnosticEngine& diags_;
+  int ifDepth_ = 0;  // how many `if`s the statement followed is in
   std::set<std::pair<uint32_t, uint32_t>> reported_;
   std::set<uint32_t> misused_;  // async statements whose use was reported before the kernel's end
   std::set<uint32_t> ended_;    // those reported at the kernel's end

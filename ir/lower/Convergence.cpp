@@ -183,7 +183,7 @@ class Checker {
   void report(SourceRange loc, const Reach& r, const std::optional<Split>& split,
               const std::optional<Unknown>& unknown, const DiagKind& error,
               const std::function<std::string(const Split&)>& sure, const std::string& maybe);
-  void barrier(SourceRange loc, const Reach& r);
+  void barrier(SourceRange loc, const Reach& r, const tir::Barrier& b);
   bool reportElected(SourceRange loc, const Reach& r, const DiagKind& kind, const std::string& what);
   void collective(SourceRange loc, const char* instr, const Reach& r);
   const Groups* groups(const tir::Cooperative& c);
@@ -755,7 +755,7 @@ void Checker::check(const tir::Block& b, const Reach& r) {
               check(n.body, body);
             }
           }
-          if constexpr (std::is_same_v<T, tir::Barrier>) barrier(s.loc, r);
+          if constexpr (std::is_same_v<T, tir::Barrier>) barrier(s.loc, r, n);
           if constexpr (std::is_same_v<T, tir::Ldmatrix>) collective(s.loc, "ldmatrix", r);
           if constexpr (std::is_same_v<T, tir::Stmatrix>) collective(s.loc, "stmatrix", r);
           if constexpr (std::is_same_v<T, tir::Mma>) collective(s.loc, "mma.sync", r);
@@ -798,7 +798,29 @@ bool Checker::reportElected(SourceRange loc, const Reach& r, const DiagKind& kin
   return true;
 }
 
-void Checker::barrier(SourceRange loc, const Reach& r) {
+void Checker::barrier(SourceRange loc, const Reach& r, const tir::Barrier& b) {
+  if (b.threads > 0) {
+    // A named barrier: whole warps reach it (bar.sync is .aligned, a warp-wide instruction), and
+    // as many threads as it counts.
+    const std::string name = fmt::format("barrier(threads = {}, id = {})", b.threads, b.id);
+    collective(loc, name.c_str(), r);
+    if (r.elected || warpSplit(r) || r.unknownWarps || r.unknownLanes || r.unknown != Spread::Block) return;
+    auto in = [](uint8_t x) { return x != 0; };
+    const int64_t reached = std::count_if(r.in.begin(), r.in.end(), in);
+    if (reached == 0 || reached == b.threads ||
+        !reported_.insert({uint64_t{loc.begin.file} << 32 | loc.begin.offset, &kDivergentBarrier}).second)
+      return;
+    const int64_t first = std::find_if(r.in.begin(), r.in.end(), in) - r.in.begin();
+    const int64_t last = r.in.rend() - std::find_if(r.in.rbegin(), r.in.rend(), in) - 1;
+    diags_.report(kDivergentBarrier, loc,
+                  fmt::format("{} is reached by {} threads, from {} to {}: it releases them when {} have arrived, "
+                              "so {}",
+                              name, reached, threadName(first), threadName(last), b.threads,
+                              reached < b.threads ? "they wait forever"
+                                                  : "whichever arrive first leave together, with the wrong partners "
+                                                    "or leaving the others waiting"));
+    return;
+  }
   if (reportElected(loc, r, kDivergentBarrier,
                     "barrier() is reached only by the lane that elect_one() picks in each warp: every thread of the "
                     "block must reach a barrier, or none"))

@@ -3,8 +3,10 @@
 // against the launch, whose threads must include every one the layout names.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <bit>
 
+#include "base/InternalError.h"
 #include "ir/layout/Analysis.h"
 #include "ir/lower/LowerImpl.h"
 
@@ -45,6 +47,95 @@ const FragmentMap* KernelLowering::fragmentThrough(const tile::View& v, SourceRa
     std::vector<int64_t> offset;
     for (int d : v.dims) offset.push_back(s.offset[static_cast<size_t>(d)]);
     s.offset = std::move(offset);
+  }
+  return &fm;
+}
+
+const FragmentMap* KernelLowering::fragmentPart(const tile::View& part, SourceRange where) {
+  const FragmentMap* whole = fragment(part.tensor, where);
+  if (!whole) return nullptr;
+  std::vector<int64_t> origin;
+  for (const tir::ExprRef& o : part.origin) {
+    int64_t v = 0;
+    TYL_CHECK(tir::isIntConst(o, &v), "a part of a fragment at a run-time origin");
+    origin.push_back(v);
+  }
+  auto [it, added] = fragmentParts_.try_emplace({part.tensor, origin, part.shape, part.dims});
+  if (!added) return it->second ? &*it->second : nullptr;
+  const tile::Tensor& t = tk_.tensors[part.tensor];
+  std::vector<int64_t> extent(origin.size(), 1);  // per dimension of the fragment, in the window
+  for (size_t i = 0; i < part.dims.size(); ++i) extent[static_cast<size_t>(part.dims[i])] = part.shape[i];
+  // The slots in the window, thread by thread: the same in every thread that holds elements of
+  // it (a window of some rows holds none of the others' elements).
+  const std::optional<std::vector<std::vector<int64_t>>> coords = threadCoords(*whole);
+  if (!coords) {
+    diags_.report(kUnsupportedLayout, where,
+                  fmt::format("the threads' coordinates in register fragment '{}' are not known at compile time, so "
+                              "a part of it cannot be read",
+                              t.name));
+    return nullptr;
+  }
+  const std::vector<ThreadPoint> threads = threadPoints();
+  auto holds = [&](size_t i) {
+    if (!whole->owns) return true;
+    std::optional<int64_t> on = evalAtThread(whole->owns, threads[i]);
+    return on && *on;
+  };
+  std::vector<std::vector<int64_t>> slotsOf(threads.size());  // by thread: its slots in the window
+  std::optional<size_t> first;
+  for (size_t i = 0; i < threads.size(); ++i) {
+    if (!holds(i)) continue;
+    for (const FragmentSlot& s : whole->slots) {
+      bool in = true;
+      for (size_t d = 0; d < origin.size() && in; ++d) {
+        const int64_t rel = (*coords)[i][d] + s.offset[d] - origin[d];
+        in = rel >= 0 && rel < extent[d];
+      }
+      if (in) slotsOf[i].push_back(s.m);
+    }
+    if (!first && !slotsOf[i].empty()) first = i;
+  }
+  // Which threads hold the part: those whose first slot of the part lies in the window.
+  tir::ExprRef inside;
+  std::vector<int64_t> kept;
+  if (first) {
+    kept = slotsOf[*first];
+    const FragmentSlot& s0 =
+        *std::find_if(whole->slots.begin(), whole->slots.end(), [&](const FragmentSlot& s) { return s.m == kept[0]; });
+    inside = tir::boolConst(true);
+    for (size_t d = 0; d < origin.size(); ++d) {
+      const tir::ExprRef rel = tir::add(whole->base[d], tir::intConst(s0.offset[d] - origin[d]));
+      inside = tir::land(inside, tir::land(tir::binary(tir::BinOp::Ge, rel, tir::intConst(0)),
+                                           tir::lt(rel, tir::intConst(extent[d]))));
+    }
+  }
+  for (size_t i = 0; i < threads.size(); ++i) {
+    if (!holds(i) || slotsOf[i].empty()) continue;
+    std::optional<int64_t> in = evalAtThread(inside, threads[i]);
+    if (slotsOf[i] != kept || !in || !*in) {
+      diags_.report(kUnsupportedLayout, where,
+                    fmt::format("this part of register fragment '{}' is in {} register slots of thread {} and in {} "
+                                "others of thread {}: a part is read from the same slots in every thread that holds "
+                                "it (a window of whole rows or columns of the layout's tiles)",
+                                t.name, kept.size(), *first, slotsOf[i].size(), i));
+      return nullptr;
+    }
+  }
+  bool everyHolder = true;
+  for (size_t i = 0; i < threads.size(); ++i) everyHolder = everyHolder && (!holds(i) || !slotsOf[i].empty());
+  FragmentMap& fm = it->second.emplace();
+  fm.owns = whole->owns;
+  if (!everyHolder && inside) fm.owns = fm.owns ? tir::land(fm.owns, inside) : inside;
+  fm.primary = whole->primary;
+  fm.threadAxes = whole->threadAxes;
+  for (int d : part.dims)
+    fm.base.push_back(tir::sub(whole->base[static_cast<size_t>(d)], tir::intConst(origin[static_cast<size_t>(d)])));
+  for (const FragmentSlot& s : whole->slots) {
+    if (!std::binary_search(kept.begin(), kept.end(), s.m)) continue;
+    FragmentSlot p;
+    p.m = s.m;
+    for (int d : part.dims) p.offset.push_back(s.offset[static_cast<size_t>(d)]);
+    fm.slots.push_back(std::move(p));
   }
   return &fm;
 }

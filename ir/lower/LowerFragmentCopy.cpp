@@ -97,6 +97,11 @@ int KernelLowering::chooseVectorWidth(const tile::View& mem, const FragmentMap& 
   int eb = tile::dtypeBytes(t.dtype);
   size_t rank = mem.rank();
   const std::optional<std::vector<std::vector<int64_t>>> coords = threadCoords(fm);
+  std::vector<bool> holds;  // by thread: whether it holds elements of the fragment
+  for (const ThreadPoint& p : threadPoints()) {
+    std::optional<int64_t> on = fm.owns ? evalAtThread(fm.owns, p) : std::optional<int64_t>(1);
+    holds.push_back(!on || *on);
+  }
   std::vector<std::pair<int, int64_t>> conditions;
   // Vectors of w elements along view dimension `vd`, whose runs `runs` checks (over the view
   // reordered with vd last).
@@ -115,9 +120,11 @@ int KernelLowering::chooseVectorWidth(const tile::View& mem, const FragmentMap& 
                              vd + 1 == rank ? "row" : fmt::format("run along dimension {}", vd));
       }
     }
-    // Every thread's runs must be contiguous and aligned in memory.
+    // Every thread's runs must be contiguous and aligned in memory (of the threads holding elements).
     if (!coords) return "the thread's coordinates are not known at compile time";
-    for (const std::vector<int64_t>& base : *coords) {
+    for (size_t th = 0; th < coords->size(); ++th) {
+      if (!holds[th]) continue;
+      const std::vector<int64_t>& base = (*coords)[th];
       for (size_t i = 0; i < fm.slots.size(); i += w) {
         std::vector<int64_t> c;  // in the reordered view
         for (size_t d = 0; d < rank; ++d)
@@ -244,9 +251,10 @@ void KernelLowering::accessSlots(SourceRange loc, const tile::View& mem, uint32_
 void KernelLowering::copyFragmentMemory(SourceRange loc, const tile::Copy& c, bool toMemory) {
   const tile::View& mem = toMemory ? c.dst : *c.src;
   const tile::Tensor& t = tk_.tensors[mem.tensor];
-  const uint32_t fragId = toMemory ? tile::layoutLeaf(c.value)->tensor : c.dst.tensor;
+  const tile::FragExpr* leaf = toMemory ? tile::layoutLeaf(c.value) : nullptr;
+  const uint32_t fragId = toMemory ? leaf->tensor : c.dst.tensor;
   const tile::Tensor& f = tk_.tensors[fragId];
-  const FragmentMap* fm = toMemory ? fragment(fragId, loc) : fragmentThrough(c.dst, loc);
+  const FragmentMap* fm = toMemory ? fragmentOf(*leaf, loc) : fragmentThrough(c.dst, loc);
   if (!fm) return;
   // Of the threads holding an element, one stores it: whenever one of them reaches the
   // store, that one must too.

@@ -188,6 +188,14 @@ class KernelLowering {
   // The fragment map seen through `v`, a view of every element of the fragment
   // (tile::coversElements): the coordinates of the dimensions it leaves out, all 0, are dropped.
   const FragmentMap* fragmentThrough(const tile::View& v, SourceRange where);
+  // The map of a part of a fragment (a window at a compile-time origin): the slots of its
+  // elements, with coordinates relative to the window, which must be the same slots in every
+  // thread that holds the fragment.
+  const FragmentMap* fragmentPart(const tile::View& part, SourceRange where);
+  // The map an expression's slots follow: its layout leaf's fragment, or the part it reads.
+  const FragmentMap* fragmentOf(const tile::FragExpr& leaf, SourceRange where) {
+    return leaf.part ? fragmentPart(*leaf.part, where) : fragment(leaf.tensor, where);
+  }
   const OwnerTable* owners(uint32_t tensor);
 
   // LowerFragment.cpp
@@ -322,6 +330,10 @@ class KernelLowering {
   std::map<uint32_t, std::shared_ptr<const FragmentMap>> fragments_;
   std::map<uint32_t, std::shared_ptr<const OwnerTable>> owners_;
   std::map<std::pair<uint32_t, std::vector<int>>, FragmentMap> fragmentViews_;  // (tensor, kept dims) -> map
+  // (tensor, origin, shape, kept dims) -> map of that part (none: it cannot be read)
+  std::map<std::tuple<uint32_t, std::vector<int64_t>, std::vector<int64_t>, std::vector<int>>,
+           std::optional<FragmentMap>>
+      fragmentParts_;
   LayoutTables& tables_;
   const Options options_;
   std::map<uint32_t, tir::Range> varRanges_;  // loop variable -> its values in the loop's body

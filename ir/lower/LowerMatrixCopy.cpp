@@ -47,12 +47,19 @@ bool KernelLowering::tryMatrixCopy(SourceRange loc, const tile::View& mem, uint3
   if (store && fm.primary) return why = "the fragment holds some elements in more than one thread", false;
   int64_t threads = k_.threadsPerBlock();
   if (threads % 32 != 0) return why = "the block is not a whole number of warps", false;
-  int64_t words = (f.slots + 1) / 2;
-  std::vector<const FragmentSlot*> slotAt(static_cast<size_t>(2 * words), nullptr);  // by slot m
+  // The 32-bit register words moved, two slots each: all of the fragment's, or those of a part.
+  std::vector<const FragmentSlot*> slotAt(static_cast<size_t>(f.slots + 1), nullptr);  // by slot m
   for (const FragmentSlot& s : fm.slots)
-    if (s.m >= 0 && s.m < 2 * words) slotAt[static_cast<size_t>(s.m)] = &s;
-  for (int64_t m = 0; m < 2 * words; ++m)
-    if (!slotAt[static_cast<size_t>(m)]) return why = fmt::format("register slot {} holds no element", m), false;
+    if (s.m >= 0 && s.m < f.slots) slotAt[static_cast<size_t>(s.m)] = &s;
+  std::vector<int64_t> wordOf;  // the register word of each word moved
+  for (int64_t m = 0; m < f.slots; m += 2) {
+    const bool lo = slotAt[static_cast<size_t>(m)], hi = slotAt[static_cast<size_t>(m + 1)];
+    if (lo && hi) wordOf.push_back(m / 2);
+    if (lo != hi || (!lo && fm.slots.size() == static_cast<size_t>(f.slots)))
+      return why = fmt::format("register slot {} holds no element", lo ? m + 1 : m), false;
+  }
+  const int64_t words = static_cast<int64_t>(wordOf.size());
+  if (words == 0) return why = "no register word holds elements", false;
 
   // Thread coordinates, evaluated for every thread.
   const std::optional<std::vector<std::vector<int64_t>>> base = threadCoords(fm);
@@ -64,8 +71,9 @@ bool KernelLowering::tryMatrixCopy(SourceRange loc, const tile::View& mem, uint3
     const size_t R = swapped ? 1 : 0, C = swapped ? 0 : 1;
     const tile::View view = swapped ? lastAlong(mem, 0) : mem;
     // Thread coordinates, evaluated for every thread.
-    auto coordOf = [&](int64_t tid, int64_t slot) {
-      const FragmentSlot& s = *slotAt[static_cast<size_t>(slot)];
+    // Slot e (0 or 1) of word w.
+    auto coordOf = [&](int64_t tid, int64_t w, int e) {
+      const FragmentSlot& s = *slotAt[static_cast<size_t>(2 * wordOf[static_cast<size_t>(w)] + e)];
       const std::vector<int64_t>& b = (*base)[static_cast<size_t>(tid)];
       return Coord2{b[R] + s.offset[R], b[C] + s.offset[C]};
     };
@@ -74,13 +82,13 @@ bool KernelLowering::tryMatrixCopy(SourceRange loc, const tile::View& mem, uint3
     std::vector<std::vector<Coord2>> origin(words);  // [word][warp]
     for (int64_t w = 0; w < words; ++w) {
       for (int64_t warp = 0; warp < threads / 32; ++warp) {
-        Coord2 o = coordOf(warp * 32, 2 * w);
+        Coord2 o = coordOf(warp * 32, w, 0);
         bool fits[2] = {true, true};
         for (int mode = 0; mode < 2; ++mode) {
           for (int l = 0; l < 32 && fits[mode]; ++l) {
             for (int e = 0; e < 2; ++e) {
               Coord2 p = pattern(mode == 1, l, e);
-              if (!(coordOf(warp * 32 + l, 2 * w + e) == Coord2{o.r + p.r, o.c + p.c})) fits[mode] = false;
+              if (!(coordOf(warp * 32 + l, w, e) == Coord2{o.r + p.r, o.c + p.c})) fits[mode] = false;
             }
           }
         }
@@ -160,7 +168,8 @@ bool KernelLowering::tryMatrixCopy(SourceRange loc, const tile::View& mem, uint3
       // move it out of a swizzle and share one address between instructions.
       auto offsetOf = [&](int d) {
         std::vector<int64_t> off;
-        for (int i = 0; i < in.n; ++i) off.push_back(slotAt[static_cast<size_t>(2 * (in.first + i))]->offset[d == 0 ? R : C]);
+        for (int i = 0; i < in.n; ++i)
+          off.push_back(slotAt[static_cast<size_t>(2 * wordOf[static_cast<size_t>(in.first + i)])]->offset[d == 0 ? R : C]);
         if (in.n == 1) return tir::intConst(off[0]);
         bool linear = true;
         for (int i = 2; i < in.n; ++i) linear &= off[i] - off[0] == i * (off[1] - off[0]);
@@ -181,7 +190,7 @@ bool KernelLowering::tryMatrixCopy(SourceRange loc, const tile::View& mem, uint3
       ExprRef r = tir::add(tir::sub(tir::add(fm.base[R], offsetOf(0)), patR), row);
       ExprRef c = tir::sub(tir::add(fm.base[C], offsetOf(1)), patC);
       std::vector<tir::Reg> words;
-      for (int i = 0; i < in.n; ++i) words.push_back(tir::Reg::elem(array, in.first + i));
+      for (int i = 0; i < in.n; ++i) words.push_back(tir::Reg::elem(array, wordOf[static_cast<size_t>(in.first + i)]));
       if (store)
         emit(loc, tir::Stmatrix{in.n, *trans, std::move(words), memRef(t, tensorCoord(view, {r, c}))});
       else

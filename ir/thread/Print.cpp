@@ -114,7 +114,9 @@ class Printer {
             block(n.body, depth + 1);
             line(depth, "}");
           } else if constexpr (std::is_same_v<T, Barrier>) {
-            line(depth, "bar.sync 0");
+            line(depth, n.cluster        ? std::string("barrier.cluster")
+                          : n.threads > 0 ? fmt::format("bar.sync {}, {}", n.id, n.threads)
+                                          : std::string("bar.sync 0"));
           } else if constexpr (std::is_same_v<T, CpAsync>) {
             std::string src = n.srcBytes ? fmt::format(", src_bytes {}", expr(n.srcBytes)) : "";
             line(depth, fmt::format("cp.async.{} {}, {}{}", n.bytes, mem(n.dst), mem(n.src), src));

@@ -206,11 +206,15 @@ struct For {
   Block body;
 };
 
-// bar.sync 0: every thread of the block waits here. With `cluster`, barrier.cluster.arrive.release
-// + barrier.cluster.wait.acquire (sm_90): every thread of every block of the cluster waits here,
-// and what each did before is visible to all after, shared memory of the other blocks included.
+// bar.sync 0: every thread of the block waits here. With `threads` > 0, bar.sync id, threads: the
+// named barrier `id` (1..15) waits for that many threads (whole warps), those that reach it. With
+// `cluster`, barrier.cluster.arrive.release + barrier.cluster.wait.acquire (sm_90): every thread
+// of every block of the cluster waits here, and what each did before is visible to all after,
+// shared memory of the other blocks included.
 struct Barrier {
   bool cluster = false;
+  int id = 0;
+  int threads = 0;  // 0: every thread of the block
 };
 
 // cp.async of `bytes` (4, 8 or 16) from global to shared. Only `srcBytes` bytes are read

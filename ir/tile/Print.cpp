@@ -23,7 +23,7 @@ class Printer {
 
   std::string frag(const FragRef& f) const {
     switch (f->kind) {
-      case FragExpr::Kind::Tensor: return k_.tensors[f->tensor].name;
+      case FragExpr::Kind::Tensor: return f->part ? view(*f->part) : k_.tensors[f->tensor].name;
       case FragExpr::Kind::Memory: return view(f->memory);
       case FragExpr::Kind::Scalar: return e(f->scalar);
       case FragExpr::Kind::Binary: {
@@ -81,7 +81,9 @@ class Printer {
             } else if constexpr (std::is_same_v<T, WaitCopies>) {
               line(depth, fmt::format("wait_copies({})", n.pending));
             } else if constexpr (std::is_same_v<T, Barrier>) {
-              line(depth, n.cluster ? "cluster_barrier()" : "barrier()");
+              line(depth, n.cluster        ? std::string("cluster_barrier()")
+                          : n.threads > 0 ? fmt::format("barrier(threads = {}, id = {})", n.threads, n.id)
+                                          : std::string("barrier()"));
             } else if constexpr (std::is_same_v<T, CommitStores>) {
               line(depth, "commit_stores()");
             } else if constexpr (std::is_same_v<T, WaitStores>) {

@@ -99,4 +99,10 @@ const FragExpr* firstLeaf(const FragRef& f, FragExpr::Kind kind) {
   return firstLeaf(f->b, kind);
 }
 
+bool readsPart(const FragRef& f) {
+  if (!f) return false;
+  if (f->kind == FragExpr::Kind::Tensor && f->part) return true;
+  return readsPart(f->a) || readsPart(f->b);
+}
+
 }  // namespace tyl::tile

@@ -90,6 +90,9 @@ struct FragExpr {
   Kind kind = Kind::Tensor;
   DType dtype = DType::F32;
   uint32_t tensor = 0;      // Tensor
+  // Tensor: the part of the fragment read, when not all of it (a window at a compile-time origin,
+  // its elements in the slots the fragment gives them). Only stores to memory read parts.
+  std::optional<View> part;
   View memory;              // Memory: a view of a global or shared tensor
   tir::ExprRef scalar;      // Scalar
   tir::BinOp bin = tir::BinOp::Add;
@@ -101,6 +104,8 @@ struct FragExpr {
 const FragExpr* firstLeaf(const FragRef& f, FragExpr::Kind kind);
 // The register fragment whose layout an elementwise expression is computed in: its first.
 inline const FragExpr* layoutLeaf(const FragRef& f) { return firstLeaf(f, FragExpr::Kind::Tensor); }
+// Whether `f` reads a part of a fragment.
+bool readsPart(const FragRef& f);
 
 struct Stmt;
 using Block = std::vector<Stmt>;
@@ -214,9 +219,12 @@ struct CommitCopies {};
 struct WaitCopies {
   int pending = 0;
 };
-// barrier(), or with `cluster`, cluster_barrier(): every thread of the cluster.
+// barrier(), or with `cluster`, cluster_barrier(): every thread of the cluster. With `threads` > 0,
+// barrier(threads = n, id = i): the named barrier i of the n threads that reach it (whole warps).
 struct Barrier {
   bool cluster = false;
+  int id = 0;
+  int threads = 0;  // 0: every thread of the block
 };
 // commit_stores() / wait_stores(n): cp.async.bulk.commit_group / wait_group.read (TMA stores).
 struct CommitStores {};

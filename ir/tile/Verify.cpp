@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include "base/InternalError.h"
+#include "ir/thread/Builder.h"
 #include "ir/thread/Verify.h"
 
 namespace tyl::tile {
@@ -90,7 +91,15 @@ class Verifier {
       return;
     }
     switch (f->kind) {
-      case FragExpr::Kind::Tensor: local(f->tensor, where, "the operand"); break;
+      case FragExpr::Kind::Tensor:
+        local(f->tensor, where, "the operand");
+        if (f->part) {
+          view(*f->part, where);
+          if (f->part->tensor != f->tensor) fail(where, "a part of a fragment that is a view of another tensor");
+          for (const tir::ExprRef& o : f->part->origin)
+            if (!tir::isIntConst(o)) fail(where, "a part of a fragment at a run-time origin");
+        }
+        break;
       case FragExpr::Kind::Memory:
         view(f->memory, where);
         if (const Tensor* t = tensorOf(f->memory.tensor, where); t && t->space == MemSpace::Local)
@@ -140,6 +149,9 @@ class Verifier {
                                         fmt::join(n.dst.shape, ", ")));
             }
             if (n.value) frag(n.value, where);
+            if (n.value && readsPart(n.value))
+              if (const Tensor* d = tensorOf(n.dst.tensor, where); d && d->space == MemSpace::Local)
+                fail(where, "a part of a fragment assigned to registers");
             if (n.async) {
               const Tensor* d = tensorOf(n.dst.tensor, where);
               const Tensor* src = n.src ? tensorOf(n.src->tensor, where) : nullptr;
@@ -159,6 +171,7 @@ class Verifier {
           } else if constexpr (std::is_same_v<T, FragAssign>) {
             local(n.dst, where, "the destination");
             frag(n.value, where);
+            if (readsPart(n.value)) fail(where, "a part of a fragment assigned to registers");
           } else if constexpr (std::is_same_v<T, Mma>) {
             for (uint32_t t : {n.d, n.a, n.b, n.c}) local(t, where, "an MMA operand");
             if (n.mma.ab != DType::F16 && n.mma.ab != DType::BF16)

@@ -305,6 +305,13 @@ __device__ __forceinline__ void cluster_barrier() {
 }
 #undef TYLO_MBARRIER_ASM
 
+// The named barrier `id` (1..15) of `threads` threads, whole warps: those that reach it wait until
+// that many have (bar.sync id, threads). Barrier 0 is __syncthreads()'s.
+template <int id, int threads>
+__device__ __forceinline__ void named_barrier() {
+  asm volatile("bar.sync %0, %1;\n" ::"n"(id), "n"(threads) : "memory");
+}
+
 // wgmma's fence and group operations (sm_90a; the wgmma itself is a function of the generated
 // code, one per shape). Under nvcc for an older architecture they are never called: tyloc refuses
 // wgmma there (arch-feature).

@@ -873,8 +873,9 @@ TEST_CASE("gemm_stages.tyl kernels use mma.sync, ldmatrix and cp.async, and do n
 // The Hopper GEMM example (examples/gemm/gemm_sm90.tyl), all six instantiations (gemm_sm90,
 // gemm_sm90_beta and gemm_sm90_bt, f16 and bf16): TMA into the stages,
 // B multicast to the cluster's two blocks, wgmma from them with a group kept in flight, mbarrier
-// parity waits, remote arrives on the peer's empty barriers, setmaxnreg; ptxas builds it without
-// spills or serialized wgmmas (buildSm90a).
+// parity waits, remote arrives on the peer's empty barriers, setmaxnreg, and the epilogue through
+// shared memory: the consumers' named barrier and TMA stores of the staged sub-tiles; ptxas builds
+// it without spills or serialized wgmmas (buildSm90a).
 TEST_CASE("the Hopper GEMM example builds for sm_90a: TMA, multicast, wgmma in flight, mbarriers, setmaxnreg") {
   buildSm90a("examples/gemm/gemm_sm90.tyl", 6, [](const std::string&, const std::string& body) {
     CHECK(body.find("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes") !=
@@ -887,6 +888,10 @@ TEST_CASE("the Hopper GEMM example builds for sm_90a: TMA, multicast, wgmma in f
     CHECK(body.find("mbarrier.try_wait.parity") != std::string::npos);
     CHECK(body.find("setmaxnreg.inc.sync.aligned.u32 232") != std::string::npos);
     CHECK(body.find("setmaxnreg.dec.sync.aligned.u32 40") != std::string::npos);
+    CHECK(body.find("bar.sync 1, 256;") != std::string::npos);
+    CHECK(body.find("cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group") != std::string::npos);
+    CHECK(body.find("fence.proxy.async.shared::cta") != std::string::npos);
+    CHECK(body.find("cp.async.bulk.wait_group.read 0") != std::string::npos);
   });
 }
 

@@ -1268,3 +1268,63 @@ TEST_CASE("the right side of && and || reads memory only where the left does not
   const std::vector<double> expected = {0, 1, 0, 1};
   for (int64_t i = 0; i < 4; ++i) CHECK(emu::getElement(unrolled[1], Type::I32, i) == expected[static_cast<size_t>(i)]);
 }
+
+TEST_CASE("named barriers synchronise the warps that reach them, and a wrong count is reported") {
+  auto c = compile("named_barrier.tyl");
+  const tir::Kernel& k = c->module->kernels.at(0);
+  std::vector<emu::Buffer> buffers;
+  auto exchange = [&](int64_t w) {
+    buffers = {emu::makeBuffer(Type::F32, 128), emu::makeBuffer(Type::F32, 128, false)};
+    emu::fillRandom(buffers[0], Type::F32, 5);
+    return emu::run(k, {emu::Arg::integer(w), emu::Arg::pointer(0), emu::Arg::pointer(1)}, buffers);
+  };
+  emu::RunResult good = exchange(2);
+  INFO(emu::renderFindings(good.findings, c->sources));
+  REQUIRE(good.ok());
+  CHECK(good.stats.barriers == 2);
+  for (int64_t i = 0; i < 128; ++i)
+    CHECK(emu::getElement(buffers[1], Type::F32, i) ==
+          emu::getElement(buffers[0], Type::F32, i < 64 ? 63 - i : 191 - i));
+  // Without barrier 1 the first pair reads what the other warp of the pair writes: a race, while
+  // the second pair's barrier still orders its own reads.
+  emu::RunResult race = exchange(0);
+  auto raced = std::find_if(race.findings.begin(), race.findings.end(),
+                            [](const emu::Finding& f) { return f.kind == emu::FindingKind::SharedRace; });
+  REQUIRE(raced != race.findings.end());
+  CHECK(lineOf(*c, raced->loc) == 9);  // warp 1's write, after warp 0 read the byte
+  // 32 threads at a barrier that waits for 64: warp 0 waits forever (and warp 1, which passes by,
+  // reads what warp 0 wrote unordered).
+  emu::RunResult stuck = exchange(1);
+  auto deadlock = std::find_if(stuck.findings.begin(), stuck.findings.end(),
+                               [](const emu::Finding& f) { return f.kind == emu::FindingKind::Deadlock; });
+  REQUIRE(deadlock != stuck.findings.end());
+  CHECK_THAT(deadlock->message, Catch::Contains("warp 0 waits at named barrier 1 (bar.sync 1, 64)"));
+  // 128 threads at a barrier that counts 64.
+  emu::RunResult over = exchange(4);
+  REQUIRE(over.findings.size() == 1);
+  CHECK(over.findings[0].kind == emu::FindingKind::DivergentBarrier);
+  CHECK_THAT(over.findings[0].message, Catch::Contains("128 threads reach named barrier 1, which counts 64"));
+}
+
+TEST_CASE("parts of a fragment are stored, alone and in arithmetic, from the slots that hold them") {
+  auto c = compile("fragment_window.tyl");
+  const tir::Kernel& k = kernelNamed(*c, "store_parts");
+  std::vector<emu::Buffer> buffers = {emu::makeBuffer(Type::F32, 32 * 8), emu::makeBuffer(Type::F32, 32 * 8),
+                                      emu::makeBuffer(Type::F32, 32 * 8)};
+  emu::fillRandom(buffers[0], Type::F32, 6);
+  emu::fillRandom(buffers[1], Type::F32, 7);
+  emu::fillRandom(buffers[2], Type::F32, 8);
+  const std::vector<emu::Buffer> before = buffers;
+  emu::RunResult run = emu::run(k, {emu::Arg::pointer(0), emu::Arg::pointer(1), emu::Arg::pointer(2)}, buffers);
+  INFO(emu::renderFindings(run.findings, c->sources));
+  REQUIRE(run.ok());
+  auto at = [](const emu::Buffer& b, int64_t i, int64_t j) { return emu::getElement(b, Type::F32, i * 8 + j); };
+  for (int64_t i = 0; i < 32; ++i)
+    for (int64_t j = 0; j < 8; ++j) {
+      INFO("B, C[" << i << ", " << j << "]");
+      CHECK(at(buffers[1], i, j) == (j < 4 ? static_cast<float>(2 * at(buffers[0], i, j + 4)) : at(before[1], i, j)));
+      const float x = static_cast<float>(at(buffers[0], i + 8 < 32 ? i + 8 : 0, j));
+      const float sum = x + static_cast<float>(3.0f * x) + static_cast<float>(at(buffers[0], i, j));
+      CHECK(at(buffers[2], i, j) == (i < 8 ? sum : at(before[2], i, j)));
+    }
+}

@@ -29,7 +29,7 @@ constexpr size_t kDefaultSharedLimit = 48 * 1024;
 constexpr size_t kMaxShared = 227 * 1024;
 
 // AtMbarrier: waiting for an mbarrier phase; retried once a barrier changes.
-enum class State { Ready, AtCollective, AtBarrier, AtClusterBarrier, AtMbarrier, Done };
+enum class State { Ready, AtCollective, AtBarrier, AtNamedBarrier, AtClusterBarrier, AtMbarrier, Done };
 enum class Collective { Ldmatrix, Stmatrix, Mma, Wgmma, WgmmaCommit, WgmmaWait, Elect, SetMaxNReg };
 
 // What one lane brings to a warp collective.
@@ -74,6 +74,7 @@ struct Thread {
   std::unique_ptr<char[]> stack;
   uint3 id{};
   State state = State::Ready;
+  uint32_t barrierId = 0, barrierThreads = 0;  // AtNamedBarrier: bar.sync barrierId, barrierThreads
   LaneOp op;
   std::vector<Copy> open;                // issued, not yet committed
   std::vector<std::vector<Copy>> groups;  // committed, oldest first
@@ -365,6 +366,29 @@ bool releaseWarp(Launch& l, Block& b, size_t w) {
   return true;
 }
 
+// Releases the threads of `b` at a named barrier once as many as it counts have arrived; true if
+// some were.
+bool releaseNamedBarriers(Block& b) {
+  bool released = false;
+  for (uint32_t id = 1; id <= 15; ++id) {
+    std::vector<Thread*> at;
+    for (Thread& t : b.threads)
+      if (t.state == State::AtNamedBarrier && t.barrierId == id) at.push_back(&t);
+    if (at.empty() || at.size() < at[0]->barrierThreads) continue;
+    if (at.size() > at[0]->barrierThreads ||
+        std::any_of(at.begin(), at.end(), [&](const Thread* t) { return t->barrierThreads != at[0]->barrierThreads; })) {
+      launch().current = at[0];
+      problem("bar.sync " + std::to_string(id) + " reached by " + std::to_string(at.size()) +
+              " threads that count different numbers, or more than they count");
+      launch().current = nullptr;
+      continue;
+    }
+    for (Thread* t : at) t->state = State::Ready;
+    released = true;
+  }
+  return released;
+}
+
 // Runs one cluster (one block without clusters) to its end; false if it deadlocked.
 bool runCluster(Launch& l) {
   uint64_t seenChanges = l.mbarrierChanges;
@@ -408,6 +432,7 @@ bool runCluster(Launch& l) {
       }
       done += blockDone;
       all += b.threads.size();
+      passed |= releaseNamedBarriers(b);
       if (atBarrier > 0 && atBarrier + blockDone == b.threads.size()) {
         if (blockDone > 0) {
           l.current = &b.threads[0];
@@ -452,6 +477,18 @@ const dim3& block_dim() { return launch().block; }
 const dim3& grid_dim() { return launch().grid; }
 
 void syncthreads() { suspend(State::AtBarrier); }
+
+void named_barrier(uint32_t id, uint32_t threads) {
+  Thread& t = *launch().current;
+  if (id < 1 || id > 15 || threads == 0 || threads % kWarp != 0) {
+    problem("bar.sync " + std::to_string(id) + ", " + std::to_string(threads) +
+            ": a named barrier is 1..15 and counts whole warps");
+    return;
+  }
+  t.barrierId = id;
+  t.barrierThreads = threads;
+  suspend(State::AtNamedBarrier);
+}
 
 unsigned char* shared_memory() { return here().shared; }
 

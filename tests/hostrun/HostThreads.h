@@ -42,6 +42,8 @@ const dim3& block_dim();
 const dim3& grid_dim();
 
 void syncthreads();
+// bar.sync id, threads: the threads that reach barrier `id` wait until `threads` of them have.
+void named_barrier(uint32_t id, uint32_t threads);
 
 // The block's dynamic shared memory (what `extern __shared__ ... tylo_smem[]` declares), and
 // the 32-bit shared address of a pointer into it.

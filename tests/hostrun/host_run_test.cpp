@@ -18,6 +18,7 @@
 #include "gemm_sm90.cuh"
 #include "launch_grid.cuh"
 #include "mbarrier_handoff.cuh"
+#include "named_barrier.cuh"
 #include "tests/hostrun/HostRunner.h"
 #include "tests/support/AsyncSemanticsCases.h"
 #include "tests/support/MathCases.h"
@@ -540,4 +541,17 @@ TEST_CASE("the generated mbarrier code hands data from warp to warp, and a phase
   for (size_t i = 0; i < 32; ++i) CHECK(b[i] == 2 * a[i]);
   CHECK(handoff(a.data(), b.data(), 0, 1024) != cudaSuccess);
   CHECK_THAT(tylo_host::take_problems(), Catch::Contains("deadlock"));
+}
+
+TEST_CASE("the generated named barriers synchronise the warps that reach them, and a wrong count fails") {
+  // tests/emu/kernels/named_barrier.tyl, as the emulator runs it in findings_tyl_test.cpp.
+  std::vector<float> a(128), b(128, 0.0f);
+  for (int i = 0; i < 128; ++i) a[static_cast<size_t>(i)] = 0.25f * static_cast<float>(i) - 7.0f;
+  REQUIRE(named_exchange(2, a.data(), b.data(), 0) == cudaSuccess);
+  CHECK(tylo_host::take_problems().empty());
+  for (size_t i = 0; i < 128; ++i) CHECK(b[i] == a[i < 64 ? 63 - i : 191 - i]);
+  CHECK(named_exchange(1, a.data(), b.data(), 0) != cudaSuccess);
+  CHECK_THAT(tylo_host::take_problems(), Catch::Contains("deadlock"));
+  CHECK(named_exchange(4, a.data(), b.data(), 0) != cudaSuccess);
+  CHECK_THAT(tylo_host::take_problems(), Catch::Contains("bar.sync 1 reached by 128 threads"));
 }

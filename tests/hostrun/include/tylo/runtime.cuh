@@ -71,6 +71,10 @@ inline void mbarrier_arrive_expect_tx_cluster(uint32_t bar, uint32_t bytes, uint
 }
 inline int32_t cluster_rank() { return static_cast<int32_t>(::tylo_host::cluster_rank()); }
 inline void cluster_barrier() { ::tylo_host::cluster_barrier(); }
+template <int id, int threads>
+inline void named_barrier() {
+  ::tylo_host::named_barrier(id, threads);
+}
 inline int sm_count() { return ::tylo_host::sm_count(); }
 inline void fence_mbarrier_init() {}
 
