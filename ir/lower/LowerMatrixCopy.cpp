@@ -43,10 +43,24 @@ bool KernelLowering::tryMatrixCopy(SourceRange loc, const tile::View& mem, uint3
   if (tile::dtypeBytes(t.dtype) != 2 || (!store && f.dtype != t.dtype))
     return why = fmt::format("{} moves 16-bit elements", name), false;
   if (mem.rank() != 2) return why = fmt::format("{} needs a two-dimensional tile", name), false;
-  if (fm.owns) return why = "not every thread of the block holds part of the fragment", false;
   if (store && fm.primary) return why = "the fragment holds some elements in more than one thread", false;
   int64_t threads = k_.threadsPerBlock();
   if (threads % 32 != 0) return why = "the block is not a whole number of warps", false;
+  // The warps that hold part of the fragment, with all their lanes (the others skip the copy).
+  std::vector<int64_t> warps;
+  const std::vector<ThreadPoint> points = threadPoints();
+  for (int64_t warp = 0; warp < threads / 32; ++warp) {
+    int held = 0;
+    for (int64_t l = 0; l < 32; ++l) {
+      std::optional<int64_t> on = fm.owns ? evalAtThread(fm.owns, points[static_cast<size_t>(warp * 32 + l)]) : 1;
+      if (!on) return why = "which threads hold part of the fragment is not known at compile time", false;
+      held += *on != 0;
+    }
+    if (held != 0 && held != 32)
+      return why = fmt::format("warp {} holds part of the fragment in {} of its lanes", warp, held), false;
+    if (held == 32) warps.push_back(warp);
+  }
+  if (warps.empty()) return why = "no warp holds part of the fragment", false;
   // The 32-bit register words moved, two slots each: all of the fragment's, or those of a part.
   std::vector<const FragmentSlot*> slotAt(static_cast<size_t>(f.slots + 1), nullptr);  // by slot m
   for (const FragmentSlot& s : fm.slots)
@@ -79,9 +93,9 @@ bool KernelLowering::tryMatrixCopy(SourceRange loc, const tile::View& mem, uint3
     };
     // Which pattern every word follows, and its matrix origin in each warp.
     std::optional<bool> trans;
-    std::vector<std::vector<Coord2>> origin(words);  // [word][warp]
+    std::vector<std::vector<Coord2>> origin(words);  // [word][index into warps]
     for (int64_t w = 0; w < words; ++w) {
-      for (int64_t warp = 0; warp < threads / 32; ++warp) {
+      for (int64_t warp : warps) {
         Coord2 o = coordOf(warp * 32, w, 0);
         bool fits[2] = {true, true};
         for (int mode = 0; mode < 2; ++mode) {
@@ -131,7 +145,7 @@ bool KernelLowering::tryMatrixCopy(SourceRange loc, const tile::View& mem, uint3
       std::vector<WarpAccess> out;
       for (size_t shift = 0; shift < r.shifts().size(); ++shift) {
         for (const Instr& in : instrs) {
-          for (int64_t warp = 0; warp < threads / 32; ++warp) {
+          for (size_t warp = 0; warp < warps.size(); ++warp) {
             WarpAccess a;
             a.width = 16;
             a.where = r.shiftDescription(shift);
@@ -159,6 +173,8 @@ bool KernelLowering::tryMatrixCopy(SourceRange loc, const tile::View& mem, uint3
     ExprRef patC = *trans ? divConst(lane, 4) : tir::mul(modConst(lane, 4), tir::intConst(2));
     ExprRef row = modConst(lane, 8);
     std::string summary;
+    tir::Block body;  // run by the warps that hold part of the fragment
+    out_.push_back(&body);
     const uint32_t array = registers();
     for (const Instr& in : instrs) {
       ExprRef which = in.n == 1 ? tir::intConst(0) : modConst(divConst(lane, 8), in.n);
@@ -196,6 +212,8 @@ bool KernelLowering::tryMatrixCopy(SourceRange loc, const tile::View& mem, uint3
       else
         emit(loc, tir::Ldmatrix{in.n, *trans, std::move(words), memRef(t, tensorCoord(view, {r, c}))});
     }
+    out_.pop_back();
+    emitGuarded(loc, fm.owns, std::move(body));
     std::map<int, int> counts;
     for (const Instr& in : instrs) ++counts[in.n];
     for (const auto& [n, count] : counts)
