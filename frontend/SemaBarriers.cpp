@@ -173,17 +173,25 @@ std::optional<Value> KernelSema::blockBarrier(const ast::Expr& e, const ast::Cal
   std::optional<int64_t> n = constInt(*threadsArg, "the number of threads");
   std::optional<int64_t> id = idArg ? constInt(*idArg, "the barrier's id") : std::optional<int64_t>(kConsumerBarrier);
   if (!n || !id) return std::nullopt;
-  const int64_t block = k_.skeleton.threadsPerBlock();
-  if (*n < 32 || *n % 32 != 0 || *n > block) {
+  // bar.sync counts whole warps, a partial last warp as 32.
+  const int64_t warps = (k_.skeleton.threadsPerBlock() + 31) / 32;
+  if (*n < 32 || *n % 32 != 0 || *n > 32 * warps) {
     diags_.report(kBadArgument, threadsArg->range,
-                  fmt::format("a named barrier counts whole warps: threads must be a multiple of 32 from 32 to the "
-                              "block's {}, not {}",
-                              block, *n));
+                  fmt::format("a named barrier counts whole warps: threads must be a multiple of 32 from 32 to {} "
+                              "(the block's {} warps), not {}",
+                              32 * warps, warps, *n));
     return std::nullopt;
   }
   if (*id < 1 || *id > 15) {
     diags_.report(kBadArgument, idArg->range,
                   fmt::format("a named barrier's id is 1 to 15 (0 is the block's barrier), not {}", *id));
+    return std::nullopt;
+  }
+  if (consumerThreads_ > 0 && *id == kConsumerBarrier && *n != consumerThreads_) {
+    diags_.report(kBadArgument, idArg ? idArg->range : e.range,
+                  fmt::format("named barrier {} is this pipeline's consumer barrier (barrier() here is bar.sync {}, "
+                              "{}): a barrier of other threads needs another id, 2 to 15",
+                              kConsumerBarrier, kConsumerBarrier, consumerThreads_));
     return std::nullopt;
   }
   emit(e.range, tile::Barrier{false, static_cast<int>(*id), static_cast<int>(*n)});

@@ -237,8 +237,9 @@ std::optional<tile::FragRef> KernelSema::toFrag(const Value& v, SourceRange wher
       for (const ExprRef& o : v.view.origin)
         if (!tir::isIntConst(o)) {
           diags_.report(kTypeMismatch, where,
-                        fmt::format("a part of register fragment '{}' is read at a compile-time origin: which "
-                                    "register slots it reads is decided when the kernel is compiled",
+                        fmt::format("a part of register fragment '{}' needs a compile-time origin, and this one is "
+                                    "computed at run time: which register slots a part reads is decided when the "
+                                    "kernel is compiled (an `unroll` loop's variable is a constant)",
                                     t.name));
           return std::nullopt;
         }
@@ -251,8 +252,9 @@ std::optional<tile::FragRef> KernelSema::toFrag(const Value& v, SourceRange wher
     }
     if (!whole) {
       DiagBuilder d = diags_.report(kTypeMismatch, where,
-                                    fmt::format("a register fragment is read whole (by copies, stores and arithmetic); "
-                                                "this is a part of '{}'",
+                                    fmt::format("a part of register fragment '{}' is read only by arithmetic and "
+                                                "stores to memory; copied or assigned into registers, its elements "
+                                                "would move between slots",
                                                 t.name));
       noteUnitDims(d, v.view, where);
       return std::nullopt;

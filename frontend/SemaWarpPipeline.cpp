@@ -70,13 +70,23 @@ namespace {
 
 constexpr int64_t kWarpgroup = 128;
 
-bool hasWarpgroupMma(const tile::Stmt& s) {
-  auto any = [](const tile::Block& b) { return std::any_of(b.begin(), b.end(), hasWarpgroupMma); };
-  if (std::holds_alternative<tile::WarpgroupMma>(s.node)) return true;
-  if (const auto* f = std::get_if<tile::For>(&s.node)) return any(f->body);
-  if (const auto* i = std::get_if<tile::If>(&s.node)) return any(i->then) || any(i->otherwise);
-  return false;
+// The first warpgroup MMA in `s` and the blocks nested in it, or null.
+const tile::WarpgroupMma* firstWarpgroupMma(const tile::Stmt& s) {
+  auto in = [](const tile::Block& b) -> const tile::WarpgroupMma* {
+    for (const tile::Stmt& st : b)
+      if (const tile::WarpgroupMma* m = firstWarpgroupMma(st)) return m;
+    return nullptr;
+  };
+  if (const auto* m = std::get_if<tile::WarpgroupMma>(&s.node)) return m;
+  if (const auto* f = std::get_if<tile::For>(&s.node)) return in(f->body);
+  if (const auto* i = std::get_if<tile::If>(&s.node)) {
+    const tile::WarpgroupMma* m = in(i->then);
+    return m ? m : in(i->otherwise);
+  }
+  return nullptr;
 }
+
+bool hasWarpgroupMma(const tile::Stmt& s) { return firstWarpgroupMma(s) != nullptr; }
 
 // A `let` of a scalar computed from ids, parameters and constants, which the producer of a nested
 // warp-specialized pipeline runs too: calls only of scalar functions, no indexing.
@@ -380,7 +390,7 @@ void KernelSema::warpSpecializedPipeline(const ast::Stmt& s, const ast::For& f, 
         };
         // With warpgroup MMAs the consumers keep one group in flight: iteration i's MMAs are issued
         // async, and its stage is handed back at iteration i + 1, once wait_mmas(1) has retired them.
-        bool queued = false;
+        bool queued = false, producerOverlap = false;
         afterStageLoop = [&] {
           if (!queued) return;
           emit(f.pipelineRange, tile::WaitMmas{0});
@@ -396,8 +406,19 @@ void KernelSema::warpSpecializedPipeline(const ast::Stmt& s, const ast::For& f, 
           asyncMmas_ = true;
           runPipelinePart(stageLoop, p.consumer, Value::runtime(k), Value::runtime(stage));
           asyncMmas_ = false;
-          queued = queued || std::any_of(body.begin() + static_cast<std::ptrdiff_t>(first), body.end(),
-                                         [](const tile::Stmt& st) { return hasWarpgroupMma(st); });
+          for (auto st = body.begin() + static_cast<std::ptrdiff_t>(first); st != body.end(); ++st)
+            if (const tile::WarpgroupMma* m = firstWarpgroupMma(*st)) {
+              queued = true;
+              // The MMA's warpgroups hold its accumulator: none of them may be the producer.
+              if (const int64_t holders = m->mma.groupsM * m->mma.groupsN; *producer < holders && !producerOverlap) {
+                producerOverlap = true;
+                diags_.report(kBadLoop, producerArg.value->range,
+                              fmt::format("warpgroup {} produces, but the warpgroup MMA of the consumer runs on "
+                                          "warpgroups 0..{}, which hold its accumulator: the producer must be "
+                                          "another warpgroup (producer = warpgroup({}))",
+                                          *producer, holders - 1, holders));
+              }
+            }
           if (!queued) return release(stage);
           emit(f.pipelineRange, tile::WaitMmas{1});
           branch(tir::binary(tir::BinOp::Ne, k, p.begin),

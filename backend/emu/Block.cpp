@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <bit>
 
 #include "backend/emu/Interpreter.h"
 
@@ -107,13 +106,14 @@ bool releaseNamedBarriers(LaunchContext& ctx, BlockState& b) {
     for (Warp& w : b.warps)
       if (const tir::Barrier* named = namedBarrier(w); named && named->id == id) {
         at.push_back(&w);
-        arrived += std::popcount(w.live);
+        arrived += kWarpSize;  // bar.sync counts a warp as 32 threads, a partial one too
       }
     if (at.empty()) continue;
     const tir::Barrier& first = *namedBarrier(*at[0]);
     const bool mixed = std::any_of(at.begin(), at.end(), [&](const Warp* w) { return namedBarrier(*w)->threads != first.threads; });
     if (arrived < first.threads && !mixed) continue;
-    if (arrived > first.threads || mixed) {
+    // A barrier of one warp releases each warp that reaches it on its own.
+    if ((arrived > first.threads && first.threads > kWarpSize) || mixed) {
       Finding f = Finding::make(
           FindingKind::DivergentBarrier,
           mixed ? fmt::format("warps wait at named barrier {} with different thread counts", id)

@@ -806,15 +806,17 @@ void Checker::barrier(SourceRange loc, const Reach& r, const tir::Barrier& b) {
     collective(loc, name.c_str(), r);
     if (r.elected || warpSplit(r) || r.unknownWarps || r.unknownLanes || r.unknown != Spread::Block) return;
     auto in = [](uint8_t x) { return x != 0; };
-    const int64_t reached = std::count_if(r.in.begin(), r.in.end(), in);
+    // bar.sync counts each warp that reaches it as 32 threads (a partial last warp too).
+    int64_t reached = 0;
+    for (int64_t w = 0; w < threads_; w += 32) reached += std::any_of(r.in.begin() + w, r.in.begin() + std::min(threads_, w + 32), in) ? 32 : 0;
     if (reached == 0 || reached == b.threads ||
         !reported_.insert({uint64_t{loc.begin.file} << 32 | loc.begin.offset, &kDivergentBarrier}).second)
       return;
     const int64_t first = std::find_if(r.in.begin(), r.in.end(), in) - r.in.begin();
     const int64_t last = r.in.rend() - std::find_if(r.in.rbegin(), r.in.rend(), in) - 1;
     diags_.report(kDivergentBarrier, loc,
-                  fmt::format("{} is reached by {} threads, from {} to {}: it releases them when {} have arrived, "
-                              "so {}",
+                  fmt::format("{} is reached by {} threads (whole warps), from {} to {}: it releases them when {} "
+                              "have arrived, so {}",
                               name, reached, threadName(first), threadName(last), b.threads,
                               reached < b.threads ? "they wait forever"
                                                   : "whichever arrive first leave together, with the wrong partners "

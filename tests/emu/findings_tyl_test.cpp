@@ -1271,7 +1271,7 @@ TEST_CASE("the right side of && and || reads memory only where the left does not
 
 TEST_CASE("named barriers synchronise the warps that reach them, and a wrong count is reported") {
   auto c = compile("named_barrier.tyl");
-  const tir::Kernel& k = c->module->kernels.at(0);
+  const tir::Kernel& k = kernelNamed(*c, "named_exchange");
   std::vector<emu::Buffer> buffers;
   auto exchange = [&](int64_t w) {
     buffers = {emu::makeBuffer(Type::F32, 128), emu::makeBuffer(Type::F32, 128, false)};
@@ -1304,6 +1304,15 @@ TEST_CASE("named barriers synchronise the warps that reach them, and a wrong cou
   REQUIRE(over.findings.size() == 1);
   CHECK(over.findings[0].kind == emu::FindingKind::DivergentBarrier);
   CHECK_THAT(over.findings[0].message, Catch::Contains("128 threads reach named barrier 1, which counts 64"));
+  // A one-warp barrier that every warp reaches: each passes alone, and orders its own lanes.
+  const tir::Kernel& one = kernelNamed(*c, "one_warp");
+  buffers = {emu::makeBuffer(Type::F32, 128), emu::makeBuffer(Type::F32, 128, false)};
+  emu::fillRandom(buffers[0], Type::F32, 9);
+  emu::RunResult alone = emu::run(one, {emu::Arg::pointer(0), emu::Arg::pointer(1)}, buffers);
+  INFO(emu::renderFindings(alone.findings, c->sources));
+  REQUIRE(alone.ok());
+  for (int64_t i = 0; i < 128; ++i)
+    CHECK(emu::getElement(buffers[1], Type::F32, i) == emu::getElement(buffers[0], Type::F32, i ^ 31));
 }
 
 TEST_CASE("parts of a fragment are stored, alone and in arithmetic, from the slots that hold them") {

@@ -366,19 +366,35 @@ bool releaseWarp(Launch& l, Block& b, size_t w) {
   return true;
 }
 
-// Releases the threads of `b` at a named barrier once as many as it counts have arrived; true if
-// some were.
+// Releases the threads of `b` at a named barrier once as many as it counts have arrived, counting
+// each warp whose threads are all there as 32 (bar.sync counts warps; a partial last warp as 32);
+// a barrier of 32 releases each such warp on its own. True if some were released.
 bool releaseNamedBarriers(Block& b) {
   bool released = false;
   for (uint32_t id = 1; id <= 15; ++id) {
-    std::vector<Thread*> at;
-    for (Thread& t : b.threads)
-      if (t.state == State::AtNamedBarrier && t.barrierId == id) at.push_back(&t);
-    if (at.empty() || at.size() < at[0]->barrierThreads) continue;
-    if (at.size() > at[0]->barrierThreads ||
-        std::any_of(at.begin(), at.end(), [&](const Thread* t) { return t->barrierThreads != at[0]->barrierThreads; })) {
+    std::vector<Thread*> at;       // the threads of the warps all of whose threads are there
+    uint32_t count = 0, arrived = 0;
+    bool mixed = false;
+    for (size_t w = 0; w * kWarp < b.threads.size(); ++w) {
+      const size_t end = std::min(b.threads.size(), (w + 1) * kWarp);
+      bool all = true;
+      for (size_t i = w * kWarp; i < end; ++i) {
+        const Thread& t = b.threads[i];
+        all = all && t.state == State::AtNamedBarrier && t.barrierId == id;
+      }
+      if (!all) continue;
+      for (size_t i = w * kWarp; i < end; ++i) {
+        Thread& t = b.threads[i];
+        mixed = mixed || (count != 0 && t.barrierThreads != count);
+        count = t.barrierThreads;
+        at.push_back(&t);
+      }
+      arrived += static_cast<uint32_t>(kWarp);
+    }
+    if (at.empty() || (arrived < count && !mixed)) continue;
+    if (mixed || (arrived > count && count > static_cast<uint32_t>(kWarp))) {
       launch().current = at[0];
-      problem("bar.sync " + std::to_string(id) + " reached by " + std::to_string(at.size()) +
+      problem("bar.sync " + std::to_string(id) + " reached by " + std::to_string(arrived) +
               " threads that count different numbers, or more than they count");
       launch().current = nullptr;
       continue;
