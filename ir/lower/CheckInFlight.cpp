@@ -294,6 +294,9 @@ class InFlightCheck {
       }
     }
     if (const auto* branch = std::get_if<tile::If>(&s.node)) {
+      // A condition every thread finds the same (`thread_id.x < 128` in a 128-thread block) takes
+      // one branch only.
+      if (std::optional<bool> same = uniform(branch->cond)) return block(*same ? branch->then : branch->otherwise, in);
       ++ifDepth_;
       const State taken = block(branch->then, in), other = block(branch->otherwise, in);
       --ifDepth_;
@@ -315,6 +318,26 @@ class InFlightCheck {
     if (std::holds_alternative<tile::Barrier>(s.node))
       std::erase_if(in, [](const auto& e) { return e.second.age == kUntilBarrier; });
     return in;
+  }
+
+  // The value of a condition made of thread ids and constants when every thread of the block finds
+  // it the same, else none (remembered per condition: loops are followed several times).
+  std::optional<bool> uniform(const tir::ExprRef& cond) {
+    auto [it, fresh] = uniform_.try_emplace(cond.get());
+    if (!fresh) return it->second;
+    const std::array<int64_t, 3>& b = k_.skeleton.block;
+    std::optional<bool> all;
+    for (int64_t z = 0; z < b[2]; ++z)
+      for (int64_t y = 0; y < b[1]; ++y)
+        for (int64_t x = 0; x < b[0]; ++x) {
+          ThreadPoint p;
+          p.tid[0] = x, p.tid[1] = y, p.tid[2] = z;
+          for (int i = 0; i < 3; ++i) p.blockDim[i] = b[static_cast<size_t>(i)];
+          const std::optional<int64_t> v = evalAtThread(cond, p);
+          if (!v || (all && *all != (*v != 0))) return it->second = std::nullopt;
+          all = *v != 0;
+        }
+    return it->second = all;
   }
 
   // Calls fn(box, statement) for each TMA store in `b` and its nested blocks whose tile is at a
@@ -362,6 +385,7 @@ class InFlightCheck {
   const tile::Kernel& k_;
   DiagnosticEngine& diags_;
   int ifDepth_ = 0;  // how many `if`s the statement followed is in
+  std::map<const tir::Expr*, std::optional<bool>> uniform_;
   std::set<std::pair<uint32_t, uint32_t>> reported_;
   std::set<uint32_t> misused_;  // async statements whose use was reported before the kernel's end
   std::set<uint32_t> ended_;    // those reported at the kernel's end
