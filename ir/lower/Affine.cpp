@@ -152,4 +152,17 @@ std::optional<int64_t> evalExactly(const tir::ExprRef& e, const ThreadPoint& p) 
 
 std::optional<int64_t> evalAtThread(const tir::ExprRef& e, const ThreadPoint& p) { return evalInType(e, p); }
 
+std::vector<ThreadPoint> threadPoints(const std::array<int64_t, 3>& block) {
+  std::vector<ThreadPoint> threads;
+  for (int64_t z = 0; z < block[2]; ++z)
+    for (int64_t y = 0; y < block[1]; ++y)
+      for (int64_t x = 0; x < block[0]; ++x) {
+        ThreadPoint p;
+        p.tid[0] = x, p.tid[1] = y, p.tid[2] = z;
+        for (size_t i = 0; i < 3; ++i) p.blockDim[i] = block[i];
+        threads.push_back(p);
+      }
+  return threads;
+}
+
 }  // namespace tyl::lower

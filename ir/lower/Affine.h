@@ -3,6 +3,7 @@
 // multiple of 1024, whatever the block.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -48,6 +49,9 @@ struct ThreadPoint {
 // nullopt otherwise, and where the IR's value is not the exact one (an integer result outside
 // its type, which the IR wraps, or a shift by the type's width or more).
 std::optional<int64_t> evalAtThread(const tir::ExprRef& e, const ThreadPoint& p);
+
+// Every thread of a block of the given shape, x fastest.
+std::vector<ThreadPoint> threadPoints(const std::array<int64_t, 3>& block);
 
 int64_t gcd64(int64_t a, int64_t b);
 

@@ -241,15 +241,9 @@ void KernelLowering::checkFragmentBanks(SourceRange loc, const char* instr, cons
   const std::vector<ThreadPoint> threads = threadPoints();
   const std::optional<std::vector<std::vector<int64_t>>> base = threadCoords(fm);
   if (!base) return;
-  std::vector<bool> active(threads.size(), true);
-  for (size_t i = 0; i < threads.size(); ++i) {
-    for (const tir::ExprRef& guard : {fm.owns, store ? fm.primary : tir::ExprRef{}}) {
-      if (!guard) continue;
-      std::optional<int64_t> on = evalAtThread(guard, threads[i]);
-      if (!on) return;
-      active[i] = active[i] && *on != 0;
-    }
-  }
+  const std::optional<std::vector<bool>> holds = holders(fm, store ? fm.primary : tir::ExprRef{});
+  if (!holds) return;
+  const std::vector<bool>& active = *holds;
   reportBankConflicts(loc, instr, t, [&](const layout::Layout& l) {
     tile::Tensor probe = t;
     probe.layout = l;

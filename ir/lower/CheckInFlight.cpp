@@ -325,18 +325,12 @@ class InFlightCheck {
   std::optional<bool> uniform(const tir::ExprRef& cond) {
     auto [it, fresh] = uniform_.try_emplace(cond.get());
     if (!fresh) return it->second;
-    const std::array<int64_t, 3>& b = k_.skeleton.block;
     std::optional<bool> all;
-    for (int64_t z = 0; z < b[2]; ++z)
-      for (int64_t y = 0; y < b[1]; ++y)
-        for (int64_t x = 0; x < b[0]; ++x) {
-          ThreadPoint p;
-          p.tid[0] = x, p.tid[1] = y, p.tid[2] = z;
-          for (int i = 0; i < 3; ++i) p.blockDim[i] = b[static_cast<size_t>(i)];
-          const std::optional<int64_t> v = evalAtThread(cond, p);
-          if (!v || (all && *all != (*v != 0))) return it->second = std::nullopt;
-          all = *v != 0;
-        }
+    for (const ThreadPoint& p : threadPoints(k_.skeleton.block)) {
+      const std::optional<int64_t> v = evalAtThread(cond, p);
+      if (!v || (all && *all != (*v != 0))) return it->second = std::nullopt;
+      all = *v != 0;
+    }
     return it->second = all;
   }
 

@@ -76,15 +76,11 @@ const FragmentMap* KernelLowering::fragmentPart(const tile::View& part, SourceRa
     return nullptr;
   }
   const std::vector<ThreadPoint> threads = threadPoints();
-  auto holds = [&](size_t i) {
-    if (!whole->owns) return true;
-    std::optional<int64_t> on = evalAtThread(whole->owns, threads[i]);
-    return on && *on;
-  };
+  const std::vector<bool> holds = holders(*whole).value_or(std::vector<bool>(threads.size(), true));
   std::vector<std::vector<int64_t>> slotsOf(threads.size());  // by thread: its slots in the window
   std::optional<size_t> first;
   for (size_t i = 0; i < threads.size(); ++i) {
-    if (!holds(i)) continue;
+    if (!holds[i]) continue;
     for (const FragmentSlot& s : whole->slots) {
       bool in = true;
       for (size_t d = 0; d < origin.size() && in; ++d) {
@@ -110,7 +106,7 @@ const FragmentMap* KernelLowering::fragmentPart(const tile::View& part, SourceRa
     }
   }
   for (size_t i = 0; i < threads.size(); ++i) {
-    if (!holds(i) || slotsOf[i].empty()) continue;
+    if (!holds[i] || slotsOf[i].empty()) continue;
     std::optional<int64_t> in = evalAtThread(inside, threads[i]);
     if (slotsOf[i] != kept || !in || !*in) {
       diags_.report(kUnsupportedLayout, where,
@@ -122,7 +118,7 @@ const FragmentMap* KernelLowering::fragmentPart(const tile::View& part, SourceRa
     }
   }
   bool everyHolder = true;
-  for (size_t i = 0; i < threads.size(); ++i) everyHolder = everyHolder && (!holds(i) || !slotsOf[i].empty());
+  for (size_t i = 0; i < threads.size(); ++i) everyHolder = everyHolder && (!holds[i] || !slotsOf[i].empty());
   FragmentMap& fm = it->second.emplace();
   fm.owns = whole->owns;
   if (!everyHolder && inside) fm.owns = fm.owns ? tir::land(fm.owns, inside) : inside;

@@ -22,17 +22,19 @@ TYL_DIAG(kMatrixFallback, Remark, "ldmatrix-fallback",
 using tir::ExprRef;
 using tir::Type;
 
-std::vector<ThreadPoint> KernelLowering::threadPoints() const {
-  std::vector<ThreadPoint> threads;
-  for (int64_t z = 0; z < k_.block[2]; ++z)
-    for (int64_t y = 0; y < k_.block[1]; ++y)
-      for (int64_t x = 0; x < k_.block[0]; ++x) {
-        ThreadPoint p;
-        p.tid[0] = x, p.tid[1] = y, p.tid[2] = z;
-        for (int i = 0; i < 3; ++i) p.blockDim[i] = k_.block[i];
-        threads.push_back(p);
-      }
-  return threads;
+std::optional<std::vector<bool>> KernelLowering::holders(const FragmentMap& fm, const tir::ExprRef& also) const {
+  std::vector<bool> holds;
+  for (const ThreadPoint& p : threadPoints()) {
+    bool on = true;
+    for (const tir::ExprRef& guard : {fm.owns, also}) {
+      if (!guard) continue;
+      std::optional<int64_t> v = evalAtThread(guard, p);
+      if (!v) return std::nullopt;
+      on = on && *v != 0;
+    }
+    holds.push_back(on);
+  }
+  return holds;
 }
 
 std::optional<std::vector<std::vector<int64_t>>> KernelLowering::threadCoords(const FragmentMap& fm) const {
@@ -97,11 +99,8 @@ int KernelLowering::chooseVectorWidth(const tile::View& mem, const FragmentMap& 
   int eb = tile::dtypeBytes(t.dtype);
   size_t rank = mem.rank();
   const std::optional<std::vector<std::vector<int64_t>>> coords = threadCoords(fm);
-  std::vector<bool> holds;  // by thread: whether it holds elements of the fragment
-  for (const ThreadPoint& p : threadPoints()) {
-    std::optional<int64_t> on = fm.owns ? evalAtThread(fm.owns, p) : std::optional<int64_t>(1);
-    holds.push_back(!on || *on);
-  }
+  // By thread: whether it holds elements of the fragment (unknown: every thread, to be safe).
+  const std::vector<bool> holds = holders(fm).value_or(std::vector<bool>(static_cast<size_t>(k_.threadsPerBlock()), true));
   std::vector<std::pair<int, int64_t>> conditions;
   // Vectors of w elements along view dimension `vd`, whose runs `runs` checks (over the view
   // reordered with vd last).

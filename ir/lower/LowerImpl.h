@@ -297,7 +297,10 @@ class KernelLowering {
   int chooseVectorWidth(const tile::View& mem, const FragmentMap& fm, WidthReasons& why);
   // The copy-vector remark's text for a width chosen for `t`.
   static std::string vectorRemark(int w, const tile::Tensor& t, const WidthReasons& why);
-  std::vector<ThreadPoint> threadPoints() const;
+  std::vector<ThreadPoint> threadPoints() const { return lower::threadPoints(k_.block); }
+  // By thread of the block: whether it holds part of the fragment (and, when given, `also` holds
+  // there too: a store's first replica); none where that is not known at compile time.
+  std::optional<std::vector<bool>> holders(const FragmentMap& fm, const tir::ExprRef& also = {}) const;
   // Each thread's base coordinate in `fm`, by linear thread id; nullopt when one is not known
   // at compile time.
   std::optional<std::vector<std::vector<int64_t>>> threadCoords(const FragmentMap& fm) const;

@@ -48,14 +48,11 @@ bool KernelLowering::tryMatrixCopy(SourceRange loc, const tile::View& mem, uint3
   if (threads % 32 != 0) return why = "the block is not a whole number of warps", false;
   // The warps that hold part of the fragment, with all their lanes (the others skip the copy).
   std::vector<int64_t> warps;
-  const std::vector<ThreadPoint> points = threadPoints();
+  const std::optional<std::vector<bool>> holds = holders(fm);
+  if (!holds) return why = "which threads hold part of the fragment is not known at compile time", false;
   for (int64_t warp = 0; warp < threads / 32; ++warp) {
-    int held = 0;
-    for (int64_t l = 0; l < 32; ++l) {
-      std::optional<int64_t> on = fm.owns ? evalAtThread(fm.owns, points[static_cast<size_t>(warp * 32 + l)]) : 1;
-      if (!on) return why = "which threads hold part of the fragment is not known at compile time", false;
-      held += *on != 0;
-    }
+    const auto lanes = holds->begin() + warp * 32;
+    const int64_t held = std::count(lanes, lanes + 32, true);
     if (held != 0 && held != 32)
       return why = fmt::format("warp {} holds part of the fragment in {} of its lanes", warp, held), false;
     if (held == 32) warps.push_back(warp);
