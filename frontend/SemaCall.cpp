@@ -935,7 +935,7 @@ std::optional<Value> KernelSema::call(const ast::Expr& e, const ast::Call& c) {
         f.dtype = tile::DType::F32;
       } else if (fn == "min" || fn == "max") {
         std::optional<tile::FragRef> a1 = toFrag(args[1], c.args[1].value->range, true);
-        if (!a1 || !sameFragmentLayout(e.range, *a0, *a1)) return std::nullopt;
+        if (!a1 || !alignFragments(e.range, *a0, *a1)) return std::nullopt;
         return fragBinary(fn == "min" ? tir::BinOp::Min : tir::BinOp::Max, *a0, *a1);
       } else {
         diags_.report(kTypeMismatch, e.range, "cdiv works on integers, not fragments");
@@ -984,6 +984,7 @@ std::optional<Value> KernelSema::call(const ast::Expr& e, const ast::Call& c) {
                      fn == fmt::format("wgmma_m64n{}k16", n))
     return wgmmaAtom(e, c, n);
   if (fn == "load_a" || fn == "load_b") return loadOperand(e, c, fn == "load_a");
+  if (fn == "reduce") return reduceCall(e, c);
   if (Binding* b = lookup(fn)) {
     diags_.report(kUnknownName, c.callee->range, fmt::format("'{}' is {}, not a function", fn, describe(b->value)));
     return std::nullopt;
@@ -1026,7 +1027,7 @@ std::optional<std::string> KernelSema::closestBuiltin(std::string_view fn) {
       "cluster_rank", "commit_copies", "commit_stores", "copy", "copy_async", "decrease_registers", "elect_one",
       "exp", "exp2", "f16", "f32", "fast_exp", "fast_exp2", "fast_log", "fast_log2", "fast_rsqrt", "fast_sqrt", "i32",
       "i64", "increase_registers", "init_barriers", "lane_id", "load_a", "load_b", "log", "log2", "max", "min",
-      "mma_m16n8k16", "range", "relu", "rsqrt", "sm_count", "sqrt", "store", "store_async", "thread_index", "tiled_mma",
+      "mma_m16n8k16", "range", "reduce", "relu", "rsqrt", "sm_count", "sqrt", "store", "store_async", "thread_index", "tiled_mma",
       "unroll", "wait_barrier", "wait_copies", "wait_mmas", "wait_stores", "warp_id", "warpgroup_id",
       "warpgroup_mma", "ComposeLayout", "Swizzle"};
   // One edit in a short name, two in a longer one: 'sum' is not 'min'.

@@ -356,6 +356,56 @@ bool KernelSema::sameFragmentLayout(SourceRange where, const tile::FragRef& a, c
   return false;
 }
 
+namespace {
+
+// `f` with its register fragments marked to broadcast; nullopt at a leaf that cannot (a memory
+// operand or a part of a fragment, read in the layout of the whole expression).
+std::optional<tile::FragRef> broadcastLeaves(const tile::FragRef& f, std::string* why) {
+  if (!f) return f;
+  if (f->kind == tile::FragExpr::Kind::Memory || (f->kind == tile::FragExpr::Kind::Tensor && f->part)) {
+    *why = f->kind == tile::FragExpr::Kind::Memory ? "a memory operand" : "a part of a fragment";
+    return std::nullopt;
+  }
+  tile::FragExpr copy = *f;
+  if (copy.kind == tile::FragExpr::Kind::Tensor) copy.broadcast = true;
+  std::optional<tile::FragRef> a = broadcastLeaves(f->a, why), b = a ? broadcastLeaves(f->b, why) : std::nullopt;
+  if (!a || !b) return std::nullopt;
+  copy.a = *a;
+  copy.b = *b;
+  return std::make_shared<const tile::FragExpr>(std::move(copy));
+}
+
+}  // namespace
+
+bool KernelSema::alignFragments(SourceRange where, tile::FragRef& a, tile::FragRef& b) {
+  const tile::FragExpr* la = tile::layoutLeaf(a);
+  const tile::FragExpr* lb = tile::layoutLeaf(b);
+  if (!la || !lb || la->part || lb->part) return sameFragmentLayout(where, a, b);
+  const std::vector<int64_t>& sa = k_.tensors[la->tensor].staticShape;
+  const std::vector<int64_t>& sb = k_.tensors[lb->tensor].staticShape;
+  if (sa == sb || sa.size() != sb.size()) return sameFragmentLayout(where, a, b);
+  bool aWider = true, bWider = true;  // the side with the larger extent wherever they differ
+  for (size_t d = 0; d < sa.size(); ++d)
+    if (sa[d] != sb[d]) {
+      aWider = aWider && sb[d] == 1;
+      bWider = bWider && sa[d] == 1;
+    }
+  if (!aWider && !bWider) return sameFragmentLayout(where, a, b);
+  tile::FragRef& narrow = aWider ? b : a;
+  std::string why;
+  std::optional<tile::FragRef> marked = broadcastLeaves(narrow, &why);
+  if (!marked) {
+    diags_.report(kFragmentLayout, where,
+                  fmt::format("{} has shape ({}) and is broadcast to ({}), but it reads {}, which is read in the "
+                              "layout of the whole expression: broadcast register fragments only",
+                              tensorRef(k_.tensors[(aWider ? lb : la)->tensor]),
+                              fmt::join(aWider ? sb : sa, ", "), fmt::join(aWider ? sa : sb, ", "), why));
+    return false;
+  }
+  narrow = *marked;
+  return true;
+}
+
 bool KernelSema::wholeInRegisters(const tile::FragRef& f, const tile::Tensor& dst, SourceRange where) {
   if (dst.space != tile::MemSpace::Local || !tile::readsPart(f)) return true;
   diags_.report(kTypeMismatch, where,
@@ -441,7 +491,7 @@ std::optional<Value> KernelSema::binaryOf(const ast::Expr& e, const ast::Binary&
                     fmt::format("fragments support + - * / and max/min, not '{}'", ast::binOpSpelling(b.op)));
       return std::nullopt;
     }
-    if (!sameFragmentLayout(e.range, *fa, *fb)) return std::nullopt;
+    if (!alignFragments(e.range, *fa, *fb)) return std::nullopt;
     return fragBinary(*op, *fa, *fb);
   }
   if (lhs.kind == Value::Kind::Const || rhs.kind == Value::Kind::Const ||

@@ -261,6 +261,12 @@ class KernelSema {
   // (`x[0]` of an f32[1, 32, 8]): a note that the fragment itself is what is read whole.
   void noteUnitDims(DiagBuilder& d, const tile::View& v, SourceRange where) const;
   bool sameFragmentLayout(SourceRange where, const tile::FragRef& a, const tile::FragRef& b);
+  // sameFragmentLayout, or a broadcast: where one side's fragments have extent 1 in the dimensions
+  // the other's are larger in (`x - row_max`), that side's leaves are marked to broadcast (lowering
+  // finds, thread by thread, the slot that holds each element, or names the thread that lacks it).
+  bool alignFragments(SourceRange where, tile::FragRef& a, tile::FragRef& b);
+  // reduce(x, dims, op): a new fragment, x reduced over dims with sum, max or min.
+  std::optional<Value> reduceCall(const ast::Expr& e, const ast::Call& c);
   // False, with a diagnostic, when `f` reads a part of a fragment and `dst` is a register fragment:
   // parts are stored to memory, their slots being the whole fragment's.
   bool wholeInRegisters(const tile::FragRef& f, const tile::Tensor& dst, SourceRange where);

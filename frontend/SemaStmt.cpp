@@ -1,5 +1,6 @@
 // Semantic analysis of statements in kernel bodies.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 
@@ -205,13 +206,21 @@ void KernelSema::assign(const ast::Stmt& s, const ast::Assign& a) {
       Value lhs = b->value;
       std::optional<tile::FragRef> fl = toFrag(lhs, a.target->range);
       std::optional<tile::FragRef> fr = toFrag(rhs, a.value->range);
-      if (!fl || !fr || !sameFragmentLayout(s.range, *fl, *fr)) return;
+      if (!fl || !fr || !alignFragments(s.range, *fl, *fr)) return;
       rhs = fragBinary(*op, *fl, *fr);
     }
     std::optional<tile::FragRef> f = toFrag(rhs, a.value->range);
     if (!f || !wholeInRegisters(*f, k_.tensors[dst], a.value->range)) return;
-    if (std::optional<tile::FragRef> d = toFrag(b->value, a.target->range); !d || !sameFragmentLayout(s.range, *d, *f))
+    // The value may broadcast to the destination's shape (`o = row_sum`).
+    std::optional<tile::FragRef> d = toFrag(b->value, a.target->range);
+    if (!d || !alignFragments(s.range, *d, *f)) return;
+    if (!tile::layoutLeaf(*d)) {
+      diags_.report(kBadAssign, s.range,
+                    fmt::format("'{}' has shape ({}) and the value is larger: a register fragment receives values "
+                                "of its shape, or broadcast from extents of 1 (reduce the value first)",
+                                k_.tensors[dst].name, fmt::join(k_.tensors[dst].staticShape, ", ")));
       return;
+    }
     emit(s.range, tile::FragAssign{dst, *f});
     return;
   }

@@ -329,6 +329,8 @@ class KernelPrinter {
             for (const tir::Reg& r : n.src) regs += ", " + wordRef(r);
             line(depth, fmt::format("tylo::stmatrix_x{}{}({}{});", n.num, n.trans ? "_trans" : "", sharedAddress(n.addr),
                                     regs));
+          } else if constexpr (std::is_same_v<T, tir::Shfl>) {
+            line(depth, fmt::format("{} = tylo::shfl_bfly({}, {});", expr_.reg(n.dst), expr_.print(n.value), n.laneMask));
           } else if constexpr (std::is_same_v<T, tir::Mma>) {
             auto list = [&](const std::vector<tir::Reg>& rs) {
               std::string s;

@@ -85,6 +85,28 @@ void Interpreter::execLdmatrix(Warp& w, const tir::Ldmatrix& ld, Mask mask) {
   }
 }
 
+// shfl.sync.bfly with the whole warp: each lane reads the value of lane ^ laneMask. A value
+// computed from unwritten registers stays unwritten in the lane that receives it.
+void Interpreter::execShfl(Warp& w, const tir::Shfl& sh, Mask mask) {
+  if (!sh.value || sh.value->type != w.regs.type(sh.dst) || sh.laneMask < 1 || sh.laneMask >= kWarpSize)
+    TYL_UNREACHABLE("{}", "emulator: a malformed shfl.sync");
+  if (!mask) return;
+  checkCollective(w, mask, "shfl.sync");
+  Taint taint;
+  const Lanes v = evalValue(w, sh.value, mask, taint);
+  Lanes out{};
+  Mask undefined = 0;
+  for (int lane = 0; lane < kWarpSize; ++lane) {
+    if (!laneOn(mask, lane)) continue;
+    const int from = lane ^ sh.laneMask;
+    out[lane] = v[from];
+    // A lane outside the shuffle gives an undefined value (the collective was reported).
+    if (!laneOn(mask, from) || laneOn(taint.undefined, from)) undefined |= Mask{1} << lane;
+  }
+  w.regs.write(sh.dst, out, mask);
+  w.regs.undefine(sh.dst, undefined);
+}
+
 void Interpreter::execStmatrix(Warp& w, const tir::Stmatrix& st, Mask mask) {
   checkMatrixOperands(ctx_.kernel, st.num, st.src.size(), st.addr, "stmatrix");
   if (!mask) return;

@@ -86,6 +86,8 @@ bool Interpreter::exec(Warp& w, const tir::Stmt& s, Mask mask) {
           execLdmatrix(w, n, mask);
         } else if constexpr (std::is_same_v<T, tir::Stmatrix>) {
           execStmatrix(w, n, mask);
+        } else if constexpr (std::is_same_v<T, tir::Shfl>) {
+          execShfl(w, n, mask);
         } else if constexpr (std::is_same_v<T, tir::Mma>) {
           execMma(w, n, mask);
         } else if constexpr (std::is_same_v<T, tir::Wgmma>) {

@@ -133,6 +133,7 @@ class Interpreter {
   // Warp-collective instructions (Collectives.cpp).
   void execLdmatrix(Warp& w, const tir::Ldmatrix& ld, Mask mask);
   void execStmatrix(Warp& w, const tir::Stmatrix& st, Mask mask);
+  void execShfl(Warp& w, const tir::Shfl& sh, Mask mask);
   void execMma(Warp& w, const tir::Mma& mma, Mask mask);
 
   // mbarriers (MbarrierOps.cpp). A wait that cannot complete yet pauses the warp at it.

@@ -192,6 +192,45 @@ Grouped group(const Layout& layout, std::span<const int64_t> shape) {
   return Grouped{std::move(grouped), std::move(g->bounds)};
 }
 
+// ---- reduceDims ------------------------------------------------------------------
+
+Layout reduceDims(const Layout& layout, std::span<const int64_t> shape, std::span<const size_t> dims) {
+  if (layout.swizzle) throw Error(fmt::format("the swizzled layout {} cannot be reduced", toString(layout)));
+  for (size_t d : dims)
+    if (d >= shape.size())
+      throw Error(fmt::format("dimension {} is not one of the {} of shape {}", d, shape.size(), shapeToString(shape)));
+  const Grouped g = group(layout, shape);
+  TileLayout out;
+  out.replica = g.layout.tile.replica;
+  out.offset = g.layout.tile.offset;
+  for (size_t d = 0; d + 1 < g.bounds.size(); ++d) {
+    const bool reduced = std::find(dims.begin(), dims.end(), d) != dims.end();
+    for (size_t i = g.bounds[d]; i < g.bounds[d + 1]; ++i) {
+      const Iter& it = g.layout.tile.shard[i];
+      if (!reduced)
+        out.shard.push_back(it);
+      else if (it.axis != Axis::m)
+        out.replica.push_back(it);
+    }
+  }
+  // The slots left, renumbered densely: a mixed radix over the m iters in stride order, which is
+  // one-to-one as the original m iters were (they alone separate the elements of one thread).
+  // Replicas on m (never those of a fragment) keep the strides they were placed among.
+  const bool mReplicas = std::any_of(out.replica.begin(), out.replica.end(), [](const Iter& it) { return it.axis == Axis::m; });
+  if (mReplicas) return Layout{canonicalize(out)};
+  std::vector<Iter*> slots;
+  for (Iter& it : out.shard)
+    if (it.axis == Axis::m) slots.push_back(&it);
+  std::stable_sort(slots.begin(), slots.end(), [](const Iter* a, const Iter* b) { return a->stride < b->stride; });
+  int64_t stride = 1;
+  for (Iter* it : slots) {
+    it->stride = stride;
+    stride = checkedMul(stride, it->extent);
+  }
+  out.offset.erase(Axis::m);
+  return Layout{canonicalize(out)};
+}
+
 // ---- tile ------------------------------------------------------------------------
 
 TileLayout tile(const TileLayout& inner, const TileLayout& outer, std::span<const int64_t> outerShape,

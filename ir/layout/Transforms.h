@@ -39,6 +39,14 @@ TileLayout tileTo(const TileLayout& inner, std::span<const int64_t> toShape,
 // The layout over the permuted shape (new dimension i is old dimension perm[i]).
 Layout permute(const Layout& layout, std::span<const int64_t> shape, std::span<const int64_t> perm);
 
+// The layout of a reduction over dimensions `dims` of a register fragment (shape`, layout): the
+// result has extent 1 in those dimensions. Their iters on thread axes become replicas (every
+// thread that held part of a row holds the row's result), their iters on `m` go (a thread
+// combines those slots), and the remaining `m` iters are renumbered densely, in the order of
+// their strides (unless a replica lies on `m`). Throws for a swizzled layout or one that cannot
+// be grouped by `shape`.
+Layout reduceDims(const Layout& layout, std::span<const int64_t> shape, std::span<const size_t> dims);
+
 // Keeps only memory-axis iters and offsets: what one thread stores.
 TileLayout storage(const TileLayout& layout);
 

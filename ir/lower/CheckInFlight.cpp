@@ -192,6 +192,9 @@ class InFlightCheck {
           } else if constexpr (std::is_same_v<T, tile::FragAssign>) {
             writes.insert(n.dst);
             fragLeaves(n.value, [&](uint32_t t) { reads.insert(t); });
+          } else if constexpr (std::is_same_v<T, tile::Reduce>) {
+            writes.insert(n.dst);
+            fragLeaves(n.src, [&](uint32_t t) { reads.insert(t); });
           } else if constexpr (std::is_same_v<T, tile::Mma>) {
             reads.insert({n.a, n.b, n.c});
             writes.insert(n.d);

@@ -260,6 +260,7 @@ Checker::Checker(const tir::Kernel& k, DiagnosticEngine& diags)
             if constexpr (std::is_same_v<T, tir::Load>)
               from(n.dst, fmt::format("a value read from '{}'", k.buffers.at(n.src.buffer).name));
             if constexpr (std::is_same_v<T, tir::Ldmatrix>) from(n.dst, "a value loaded by ldmatrix");
+            if constexpr (std::is_same_v<T, tir::Shfl>) from({n.dst}, "a value shuffled from another lane");
             if constexpr (std::is_same_v<T, tir::Mma>) from(n.d, "a result of mma.sync");
             if constexpr (std::is_same_v<T, tir::Wgmma>) from(n.d, "a result of wgmma");
             if constexpr (std::is_same_v<T, tir::If>) {
@@ -461,6 +462,7 @@ void Checker::propagate(const tir::Block& b, Spread context) {
           // Each lane receives its own part of the matrices.
           if constexpr (std::is_same_v<T, tir::Ldmatrix>)
             for (const tir::Reg& r : n.dst) raise(r, Spread::Lane);
+          if constexpr (std::is_same_v<T, tir::Shfl>) raise(n.dst, Spread::Lane);
           if constexpr (std::is_same_v<T, tir::Mma> || std::is_same_v<T, tir::Wgmma>)
             for (const tir::Reg& r : n.d) raise(r, Spread::Lane);
           if constexpr (std::is_same_v<T, tir::If>) {
@@ -671,7 +673,7 @@ bool Checker::dependsOnVar(const tir::Block& b, uint32_t var, bool& collective) 
             depends = dependsOnVar(n.body, var, collective) || depends;
           }
           if constexpr (std::is_same_v<T, tir::Barrier> || std::is_same_v<T, tir::Ldmatrix> ||
-                        std::is_same_v<T, tir::Stmatrix> || std::is_same_v<T, tir::Mma> ||
+                        std::is_same_v<T, tir::Stmatrix> || std::is_same_v<T, tir::Shfl> || std::is_same_v<T, tir::Mma> ||
                         std::is_same_v<T, tir::Wgmma> || std::is_same_v<T, tir::WgmmaFence> ||
                         std::is_same_v<T, tir::WgmmaCommit> || std::is_same_v<T, tir::WgmmaWait> ||
                         std::is_same_v<T, tir::SetMaxNReg> ||
@@ -758,6 +760,7 @@ void Checker::check(const tir::Block& b, const Reach& r) {
           if constexpr (std::is_same_v<T, tir::Barrier>) barrier(s.loc, r, n);
           if constexpr (std::is_same_v<T, tir::Ldmatrix>) collective(s.loc, "ldmatrix", r);
           if constexpr (std::is_same_v<T, tir::Stmatrix>) collective(s.loc, "stmatrix", r);
+          if constexpr (std::is_same_v<T, tir::Shfl>) collective(s.loc, "shfl.sync", r);
           if constexpr (std::is_same_v<T, tir::Mma>) collective(s.loc, "mma.sync", r);
           if constexpr (std::is_same_v<T, tir::Wgmma>) collective(s.loc, "wgmma.mma_async", r);
           if constexpr (std::is_same_v<T, tir::WgmmaFence>) collective(s.loc, "wgmma.fence", r);

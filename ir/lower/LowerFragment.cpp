@@ -14,7 +14,7 @@ ExprRef KernelLowering::fragValue(const tile::FragRef& f, int64_t slot, Type wan
   switch (f->kind) {
     case tile::FragExpr::Kind::Tensor: {
       const tile::Tensor& t = tk_.tensors[f->tensor];
-      v = tir::elemRef(k_, t.array, slot);
+      v = tir::elemRef(k_, t.array, f->broadcast ? std::max<int64_t>(0, broadcastSlots_.at(f.get()).at(static_cast<size_t>(slot))) : slot);
       break;
     }
     case tile::FragExpr::Kind::Memory: v = tir::elemRef(k_, operandRegs_.at(f.get()), slot); break;
@@ -48,7 +48,7 @@ void KernelLowering::fragAssign(SourceRange loc, uint32_t dst, const tile::FragR
   if (!fm) return;
   const tile::Tensor& t = tk_.tensors[dst];
   Type type = tile::toTir(t.dtype);
-  std::vector<MemoryOperand> operands = memoryOperands(loc, value, *fm, t.slots);
+  std::vector<MemoryOperand> operands = memoryOperands(loc, value, *fm, t);
   tir::Block body;
   out_.push_back(&body);
   const size_t group = operandGroup(operands, 1);
@@ -66,10 +66,17 @@ void KernelLowering::fragAssign(SourceRange loc, uint32_t dst, const tile::FragR
 
 std::vector<KernelLowering::MemoryOperand> KernelLowering::memoryOperands(SourceRange loc,
                                                                           const tile::FragRef& value,
-                                                                          const FragmentMap& fm, int64_t slots) {
+                                                                          const FragmentMap& fm,
+                                                                          const tile::Tensor& shaped) {
+  const int64_t slots = shaped.slots;
   std::vector<MemoryOperand> ops;
   std::function<void(const tile::FragRef&)> visit = [&](const tile::FragRef& f) {
     if (!f) return;
+    if (f->kind == tile::FragExpr::Kind::Tensor && f->broadcast && !broadcastSlots_.count(f.get())) {
+      std::optional<std::vector<int64_t>> at = rowSlots(loc, fm, shaped, f->tensor);
+      // Reported; the slots read stay those of the broadcast fragment's first row.
+      broadcastSlots_[f.get()] = at ? *at : std::vector<int64_t>(static_cast<size_t>(slots), 0);
+    }
     if (f->kind == tile::FragExpr::Kind::Memory) {
       const tile::Tensor& t = tk_.tensors[f->memory.tensor];
       WidthReasons why;

@@ -268,7 +268,7 @@ void KernelLowering::copyFragmentMemory(SourceRange loc, const tile::Copy& c, bo
     auto registers = [&]() -> uint32_t {
       if (!toMemory || (c.value->kind == tile::FragExpr::Kind::Tensor && f.dtype == t.dtype)) return f.array;
       const uint32_t regs = tir::addArray(k_, fmt::format("tmp{}", temps_++), type, f.slots);
-      readMemoryOperands(loc, memoryOperands(loc, c.value, *fm, f.slots), *fm, 0, fm->slots.size());
+      readMemoryOperands(loc, memoryOperands(loc, c.value, *fm, f), *fm, 0, fm->slots.size());
       for (const FragmentSlot& s : fm->slots)
         emit(loc, tir::Assign{tir::Reg::elem(regs, s.m), fragValue(c.value, s.m, type)});
       return regs;
@@ -293,7 +293,7 @@ void KernelLowering::copyFragmentMemory(SourceRange loc, const tile::Copy& c, bo
   out_.push_back(&body);
   if (compute) {
     regs = tir::addArray(k_, fmt::format("tmp{}", temps_++), type, f.slots);
-    operands = memoryOperands(loc, c.value, *fm, f.slots);
+    operands = memoryOperands(loc, c.value, *fm, f);
   } else if (!toMemory && f.dtype != t.dtype) {
     regs = tir::addArray(k_, fmt::format("tmp{}", temps_++), type, f.slots);
   }

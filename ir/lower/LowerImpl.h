@@ -209,13 +209,32 @@ class KernelLowering {
     int width;
     std::optional<size_t> dim;  // the view dimension its vectors run along, when not the last
   };
+  // Also finds, for each broadcast leaf, the slot that holds each slot's row (rowSlots); `shaped`
+  // is the fragment whose shape and slots the expression has.
   std::vector<MemoryOperand> memoryOperands(SourceRange loc, const tile::FragRef& value, const FragmentMap& fm,
-                                            int64_t slots);
+                                            const tile::Tensor& shaped);
   // The number of slots computed together: a multiple of every operand's vector width.
   static size_t operandGroup(const std::vector<MemoryOperand>& ops, size_t width);
   // Reads slots [first, first + count) of every memory operand.
   void readMemoryOperands(SourceRange loc, const std::vector<MemoryOperand>& ops, const FragmentMap& fm,
                           size_t first, size_t count);
+  // LowerReduce.cpp: reductions and broadcasts. rowSlots gives, by slot of the fragment `fm` maps
+  // (of shape `shaped`), the slot of fragment `narrow` that holds its row (its element with
+  // coordinate 0 in the dimensions where `narrow` has extent 1) in the same thread: one slot in
+  // every thread, or a diagnostic naming the thread and element that break it (-1: a slot that
+  // holds no element).
+  std::optional<std::vector<int64_t>> rowSlots(SourceRange loc, const FragmentMap& fm, const tile::Tensor& shaped,
+                                               uint32_t narrow);
+  void reduce(SourceRange loc, const tile::Reduce& r);
+  // The lane masks of the butterfly that combines the threads holding one row of `t` reduced over
+  // `dims` (from the lane bits its layout gives them); none when they span warps or the layout
+  // steps lanes by other than powers of two (reported).
+  std::optional<std::vector<int>> reductionLanes(SourceRange loc, const tile::Tensor& t, const std::vector<size_t>& dims);
+  // Whether the butterfly over `masks` gives each holder of a row of r.dst every element of the
+  // row once (for max and min, at least once); reports the first that it does not.
+  bool checkButterfly(SourceRange loc, const tile::Reduce& r, const FragmentMap& src, const FragmentMap& dst,
+                      const std::vector<int64_t>& into, const std::vector<int>& masks);
+
   // Emits `body` run only where `guard` holds (always when it is null).
   void emitGuarded(SourceRange loc, const tir::ExprRef& guard, tir::Block body);
 
@@ -356,6 +375,7 @@ class KernelLowering {
   bool hasTmaStores_ = false;       // the kernel has store_async: barriers fence the async proxy
   int temps_ = 0;
   std::map<const tile::FragExpr*, uint32_t> operandRegs_;  // memory operand -> its registers
+  std::map<const tile::FragExpr*, std::vector<int64_t>> broadcastSlots_;  // broadcast leaf -> rowSlots
 };
 
 }  // namespace tyl::lower

@@ -69,6 +69,9 @@ int64_t KernelLowering::largestOperand(const tile::Stmt& s) const {
         } else if constexpr (std::is_same_v<N, tile::FragAssign>) {
           fragment(n.dst);
           expr(expr, n.value);
+        } else if constexpr (std::is_same_v<N, tile::Reduce>) {
+          fragment(n.dst);
+          expr(expr, n.src);
         } else if constexpr (std::is_same_v<N, tile::Mma>) {
           for (uint32_t t : {n.d, n.a, n.b, n.c}) fragment(t);
         } else if constexpr (std::is_same_v<N, tile::WarpgroupMma>) {
@@ -142,6 +145,8 @@ void KernelLowering::stmtNode(const tile::Stmt& s) {
           copy(s.loc, n);
         } else if constexpr (std::is_same_v<T, tile::FragAssign>) {
           fragAssign(s.loc, n.dst, n.value);
+        } else if constexpr (std::is_same_v<T, tile::Reduce>) {
+          reduce(s.loc, n);
         } else if constexpr (std::is_same_v<T, tile::Mma>) {
           mma(s.loc, n);
         } else if constexpr (std::is_same_v<T, tile::WarpgroupMma>) {

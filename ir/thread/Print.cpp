@@ -128,6 +128,8 @@ class Printer {
             line(depth, fmt::format("ldmatrix.x{}{} {}, {}", n.num, n.trans ? ".trans" : "", regs(n.dst), mem(n.addr)));
           } else if constexpr (std::is_same_v<T, Stmatrix>) {
             line(depth, fmt::format("stmatrix.x{}{} {}, {}", n.num, n.trans ? ".trans" : "", mem(n.addr), regs(n.src)));
+          } else if constexpr (std::is_same_v<T, Shfl>) {
+            line(depth, fmt::format("{} = shfl.bfly {}, {}", reg(n.dst), expr(n.value), n.laneMask));
           } else if constexpr (std::is_same_v<T, Mma>) {
             line(depth, fmt::format("mma.m16n8k16.{} {}, {}, {}, {}", typeName(n.ab), regs(n.d), regs(n.a), regs(n.b),
                                     regs(n.c)));

@@ -248,6 +248,14 @@ struct Stmatrix {
   MemRef addr;
 };
 
+// shfl.sync.bfly.b32 over the whole warp (member mask 0xffffffff, clamp 31): `dst` receives the
+// `value` of lane laneid ^ laneMask. A 32-bit value (F32 or I32); a warp-wide instruction.
+struct Shfl {
+  Reg dst;
+  ExprRef value;
+  int laneMask = 1;
+};
+
 // mma.sync.aligned.m16n8k16.row.col.f32.{ab}.{ab}.f32: d = a * b + c. `a` (4) and `b` (2)
 // are 32-bit words of 16-bit arrays; `c` and `d` (4 each) are F32 elements.
 struct Mma {
@@ -394,7 +402,7 @@ struct Cooperative {
 
 struct Stmt {
   SourceRange loc;
-  std::variant<Assign, Load, Store, If, For, Barrier, CpAsync, CpAsyncCommit, CpAsyncWait, Ldmatrix, Stmatrix, Mma,
+  std::variant<Assign, Load, Store, If, For, Barrier, CpAsync, CpAsyncCommit, CpAsyncWait, Ldmatrix, Stmatrix, Shfl, Mma,
                Wgmma, WgmmaFence, WgmmaCommit, WgmmaWait, SetMaxNReg, MbarrierInit, MbarrierArrive, MbarrierWait,
                FenceMbarrierInit, TmaLoad, TmaStore, BulkCommit, BulkWait, FenceProxyAsync, Comment, Check, Cooperative>
       node;

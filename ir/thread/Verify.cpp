@@ -17,7 +17,7 @@ bool isComparison(BinOp op) { return op >= BinOp::Lt && op <= BinOp::Ne; }
 const char* stmtName(const Stmt& s) {
   static constexpr const char* kNames[] = {"assign",   "load",     "store",       "if",           "for",
                                            "barrier",  "cp.async", "commit",      "wait",         "ldmatrix",
-                                           "stmatrix", "mma.sync", "wgmma",       "wgmma.fence",  "wgmma.commit",
+                                           "stmatrix", "shfl.sync", "mma.sync", "wgmma",       "wgmma.fence",  "wgmma.commit",
                                            "wgmma.wait", "setmaxnreg", "mbarrier.init", "mbarrier.arrive", "mbarrier.wait",
                                            "fence.mbarrier_init", "tma.load", "tma.store", "bulk.commit", "bulk.wait",
                                            "fence.proxy.async", "comment", "check", "cooperative"};
@@ -457,6 +457,16 @@ class Verifier {
             matrix(n.num, n.dst, n.addr, where);
           } else if constexpr (std::is_same_v<T, Stmatrix>) {
             matrix(n.num, n.src, n.addr, where);
+          } else if constexpr (std::is_same_v<T, Shfl>) {
+            expr(n.value, where);
+            std::optional<Type> t = reg(n.dst, where);
+            if (n.value && n.value->type != Type::F32 && n.value->type != Type::I32)
+              fail(where, fmt::format("a shuffle of a {} value (f32 or i32)", typeName(n.value->type)));
+            if (t && n.value && n.value->type != *t)
+              fail(where, fmt::format("a shuffled {} value into a register of type {}", typeName(n.value->type),
+                                      typeName(*t)));
+            if (n.laneMask < 1 || n.laneMask > 31) fail(where, fmt::format("a shuffle with lane mask {}", n.laneMask));
+            if (n.dst.isVar && n.dst.id < k_.vars.size()) ++assignments_[n.dst.id];
           } else if constexpr (std::is_same_v<T, Mma>) {
             if (n.ab != Type::F16 && n.ab != Type::BF16) fail(where, fmt::format("{} inputs", typeName(n.ab)));
             if (n.a.size() != 4 || n.b.size() != 2 || n.c.size() != 4 || n.d.size() != 4)

@@ -22,7 +22,7 @@ void forEachExpr(B& b, Fn&& fn) {
     std::visit(
         [&](auto& n) {
           using T = std::decay_t<decltype(n)>;
-          if constexpr (std::is_same_v<T, Assign>) slot(n.value);
+          if constexpr (std::is_same_v<T, Assign> || std::is_same_v<T, Shfl>) slot(n.value);
           if constexpr (std::is_same_v<T, Load>) {
             slot(n.src.offset);
             slot(n.pred);
@@ -112,7 +112,7 @@ void forEachVarWrite(const Block& b, Fn&& fn) {
     std::visit(
         [&](const auto& n) {
           using T = std::decay_t<decltype(n)>;
-          if constexpr (std::is_same_v<T, Assign>) reg(n.dst);
+          if constexpr (std::is_same_v<T, Assign> || std::is_same_v<T, Shfl>) reg(n.dst);
           if constexpr (std::is_same_v<T, Load> || std::is_same_v<T, Ldmatrix>)
             for (const Reg& r : n.dst) reg(r);
           if constexpr (std::is_same_v<T, Mma> || std::is_same_v<T, Wgmma>)

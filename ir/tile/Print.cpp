@@ -23,7 +23,8 @@ class Printer {
 
   std::string frag(const FragRef& f) const {
     switch (f->kind) {
-      case FragExpr::Kind::Tensor: return f->part ? view(*f->part) : k_.tensors[f->tensor].name;
+      case FragExpr::Kind::Tensor:
+        return f->part ? view(*f->part) : k_.tensors[f->tensor].name + (f->broadcast ? "[broadcast]" : "");
       case FragExpr::Kind::Memory: return view(f->memory);
       case FragExpr::Kind::Scalar: return e(f->scalar);
       case FragExpr::Kind::Binary: {
@@ -60,6 +61,11 @@ class Printer {
                               (n.multicast ? fmt::format(" multicast {}", e(n.multicast)) : ""));
             } else if constexpr (std::is_same_v<T, FragAssign>) {
               line(depth, fmt::format("{} = {}", k_.tensors[n.dst].name, frag(n.value)));
+            } else if constexpr (std::is_same_v<T, Reduce>) {
+              std::string dims;
+              for (size_t d : n.dims) dims += fmt::format("{}{}", dims.empty() ? "" : ", ", d);
+              const char* op = n.op == tir::BinOp::Add ? "sum" : n.op == tir::BinOp::Max ? "max" : "min";
+              line(depth, fmt::format("{} = reduce({}, ({}), {})", k_.tensors[n.dst].name, frag(n.src), dims, op));
             } else if constexpr (std::is_same_v<T, Mma>) {
               const layout::TiledMmaShape& m = n.mma.shape;
               line(depth, fmt::format("{} = mma_m16n8k16.{}[warps ({}, {}) repeat ({}, {})]({}, {}, {})",

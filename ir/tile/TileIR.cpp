@@ -99,6 +99,13 @@ const FragExpr* firstLeaf(const FragRef& f, FragExpr::Kind kind) {
   return firstLeaf(f->b, kind);
 }
 
+const FragExpr* layoutLeaf(const FragRef& f) {
+  if (!f) return nullptr;
+  if (f->kind == FragExpr::Kind::Tensor && !f->broadcast) return f.get();
+  if (const FragExpr* l = layoutLeaf(f->a)) return l;
+  return layoutLeaf(f->b);
+}
+
 bool readsPart(const FragRef& f) {
   if (!f) return false;
   if (f->kind == FragExpr::Kind::Tensor && f->part) return true;

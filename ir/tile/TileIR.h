@@ -93,6 +93,10 @@ struct FragExpr {
   // Tensor: the part of the fragment read, when not all of it (a window at a compile-time origin,
   // its elements in the slots the fragment gives them). Only stores to memory read parts.
   std::optional<View> part;
+  // Tensor: a fragment with extent 1 in dimensions where the expression's shape is larger, each
+  // element read wherever the expression uses its row (`x - row_max`). Lowering finds the slot
+  // that holds it in each thread, or reports the thread that lacks it.
+  bool broadcast = false;
   View memory;              // Memory: a view of a global or shared tensor
   tir::ExprRef scalar;      // Scalar
   tir::BinOp bin = tir::BinOp::Add;
@@ -103,7 +107,8 @@ struct FragExpr {
 // The first leaf of this kind in `f` (left to right), or null.
 const FragExpr* firstLeaf(const FragRef& f, FragExpr::Kind kind);
 // The register fragment whose layout an elementwise expression is computed in: its first.
-inline const FragExpr* layoutLeaf(const FragRef& f) { return firstLeaf(f, FragExpr::Kind::Tensor); }
+// Broadcast leaves do not count: they have extent 1 where the expression is larger.
+const FragExpr* layoutLeaf(const FragRef& f);
 // Whether `f` reads a part of a fragment.
 bool readsPart(const FragRef& f);
 
@@ -157,6 +162,17 @@ struct Copy {
 struct FragAssign {
   uint32_t dst = 0;
   FragRef value;
+};
+
+// dst = src reduced with `op` (Add, Max or Min) over dimensions `dims` of src's shape, computed
+// in f32 (i32 for integers): dst is a register fragment of that shape with extent 1 in those
+// dimensions, in the layout layout::reduceDims derives from src's (each thread that holds part
+// of a row holds the row's result).
+struct Reduce {
+  uint32_t dst = 0;
+  FragRef src;
+  std::vector<size_t> dims;
+  tir::BinOp op = tir::BinOp::Add;
 };
 
 // A tiled MMA: the mma.sync m16n8k16 atom repeated over warps and positions, or (wgmmaN > 0) the
@@ -251,7 +267,7 @@ struct If {
 
 struct Stmt {
   SourceRange loc;
-  std::variant<ScalarSet, ElemLoad, ElemStore, Copy, FragAssign, Mma, WarpgroupMma, MbarrierOp, CommitCopies, WaitCopies,
+  std::variant<ScalarSet, ElemLoad, ElemStore, Copy, FragAssign, Reduce, Mma, WarpgroupMma, MbarrierOp, CommitCopies, WaitCopies,
                Barrier, SetMaxNReg, CommitStores, WaitStores, WaitMmas, For, If>
       node;
 };

@@ -85,11 +85,25 @@ class Verifier {
       fail(where, fmt::format("{} '{}' is not a register fragment", role, t->name));
   }
 
+  // Each broadcast leaf of `f` has the shape of `full` but for extents of 1.
+  void broadcasts(const FragRef& f, const Tensor* full, const std::string& where) {
+    if (!f || !full) return;
+    if (f->kind == FragExpr::Kind::Tensor && f->broadcast && f->tensor < k_.tensors.size()) {
+      const std::vector<int64_t>& s = k_.tensors[f->tensor].staticShape;
+      bool ok = s.size() == full->staticShape.size() && !f->part;
+      for (size_t d = 0; ok && d < s.size(); ++d) ok = s[d] == full->staticShape[d] || s[d] == 1;
+      if (!ok) fail(where, fmt::format("'{}' broadcast to the shape of '{}'", k_.tensors[f->tensor].name, full->name));
+    }
+    broadcasts(f->a, full, where);
+    broadcasts(f->b, full, where);
+  }
+
   void frag(const FragRef& f, const std::string& where) {
     if (!f) {
       fail(where, "a missing fragment expression");
       return;
     }
+    if (const FragExpr* shaped = layoutLeaf(f)) broadcasts(f, k_.tensors.size() > shaped->tensor ? &k_.tensors[shaped->tensor] : nullptr, where);
     switch (f->kind) {
       case FragExpr::Kind::Tensor:
         local(f->tensor, where, "the operand");
@@ -172,6 +186,22 @@ class Verifier {
             local(n.dst, where, "the destination");
             frag(n.value, where);
             if (readsPart(n.value)) fail(where, "a part of a fragment assigned to registers");
+          } else if constexpr (std::is_same_v<T, Reduce>) {
+            local(n.dst, where, "the result");
+            frag(n.src, where);
+            if (readsPart(n.src)) fail(where, "a reduction of a part of a fragment");
+            if (n.op != tir::BinOp::Add && n.op != tir::BinOp::Max && n.op != tir::BinOp::Min)
+              fail(where, "a reduction that is not a sum, max or min");
+            const FragExpr* shaped = layoutLeaf(n.src);
+            const Tensor* src = shaped ? tensorOf(shaped->tensor, where) : nullptr;
+            const Tensor* dst = tensorOf(n.dst, where);
+            if (!src) fail(where, "a reduction without a register fragment to reduce");
+            if (src && dst) {
+              std::vector<int64_t> want = src->staticShape;
+              for (size_t d : n.dims)
+                if (d < want.size()) want[d] = 1; else fail(where, fmt::format("a reduction over dimension {}", d));
+              if (dst->staticShape != want) fail(where, fmt::format("a reduction into '{}' of another shape", dst->name));
+            }
           } else if constexpr (std::is_same_v<T, Mma>) {
             for (uint32_t t : {n.d, n.a, n.b, n.c}) local(t, where, "an MMA operand");
             if (n.mma.ab != DType::F16 && n.mma.ab != DType::BF16)

@@ -68,6 +68,12 @@ __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t addr, uint32_t& r0, u
                : "r"(addr));
 }
 
+// shfl.sync.bfly over the whole warp: the value of lane laneid ^ lane_mask.
+__device__ __forceinline__ float shfl_bfly(float v, int lane_mask) { return __shfl_xor_sync(0xffffffffu, v, lane_mask); }
+__device__ __forceinline__ int32_t shfl_bfly(int32_t v, int lane_mask) {
+  return __shfl_xor_sync(0xffffffffu, v, lane_mask);
+}
+
 // stmatrix needs sm_90. nvcc also parses kernel bodies in its host pass, so the host pass sees
 // these declarations (with no body to speak of); a device pass for an older target does not,
 // and a call there fails to compile instead of doing nothing.

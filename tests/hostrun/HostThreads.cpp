@@ -30,7 +30,7 @@ constexpr size_t kMaxShared = 227 * 1024;
 
 // AtMbarrier: waiting for an mbarrier phase; retried once a barrier changes.
 enum class State { Ready, AtCollective, AtBarrier, AtNamedBarrier, AtClusterBarrier, AtMbarrier, Done };
-enum class Collective { Ldmatrix, Stmatrix, Mma, Wgmma, WgmmaCommit, WgmmaWait, Elect, SetMaxNReg };
+enum class Collective { Ldmatrix, Stmatrix, Shfl, Mma, Wgmma, WgmmaCommit, WgmmaWait, Elect, SetMaxNReg };
 
 // What one lane brings to a warp collective.
 struct LaneOp {
@@ -313,6 +313,7 @@ const char* collectiveName(Collective c) {
   switch (c) {
     case Collective::Ldmatrix: return "ldmatrix";
     case Collective::Stmatrix: return "stmatrix";
+    case Collective::Shfl: return "shfl.sync";
     case Collective::Mma: return "mma.sync";
     case Collective::Wgmma: return "wgmma.mma_async";
     case Collective::WgmmaCommit: return "wgmma.commit_group";
@@ -344,6 +345,9 @@ bool releaseWarp(Launch& l, Block& b, size_t w) {
     doLdmatrix(lanes.data());
   } else if (first.kind == Collective::Stmatrix) {
     doStmatrix(lanes.data());
+  } else if (first.kind == Collective::Shfl) {
+    for (size_t lane = 0; lane < kWarp; ++lane)
+      *lanes[lane]->op.wordsOut[0] = lanes[lane ^ static_cast<size_t>(first.count)]->op.words[0];
   } else if (first.kind == Collective::Wgmma) {
     issueWgmma(lanes.data(), w);
   } else if (first.kind == Collective::WgmmaCommit) {
@@ -635,6 +639,15 @@ bool elect_one() {
   op.wordsOut[0] = &elected;
   suspend(State::AtCollective);
   return elected != 0;
+}
+
+uint32_t shfl_bfly(uint32_t bits, int laneMask) {
+  uint32_t out = 0;
+  LaneOp& op = arrive(Collective::Shfl, false, 0, laneMask);
+  op.words[0] = bits;
+  op.wordsOut[0] = &out;
+  suspend(State::AtCollective);
+  return out;
 }
 
 void setmaxnreg(bool increase, int count) {

@@ -83,6 +83,8 @@ void tma_load(uint32_t dst, const uint64_t (&map)[16], std::initializer_list<int
 // elect.sync and setmaxnreg, warp collectives: the elected lane is the highest of the warp (as
 // in the emulator); the register count is only checked (the emulator models the pool).
 bool elect_one();
+// shfl.sync.bfly over the whole warp, on the 32 bits of a value: those of lane laneid ^ laneMask.
+uint32_t shfl_bfly(uint32_t bits, int laneMask);
 void setmaxnreg(bool increase, int count);
 
 // cp.async.bulk.tensor, shared to global: the box at shared address `src` (where TMA reads it)

@@ -22,6 +22,7 @@
 #include "tests/hostrun/HostRunner.h"
 #include "tests/support/AsyncSemanticsCases.h"
 #include "tests/support/MathCases.h"
+#include "tests/support/ReduceCases.h"
 #include "tests/support/StmatrixEpilogue.h"
 #include "tests/support/TmaTiles.h"
 #include "tests/support/WgmmaTiles.h"
@@ -32,6 +33,7 @@
 #include "copy_orientations.cuh"
 #include "stmatrix.cuh"
 #include "math.cuh"
+#include "reduce.cuh"
 #include "tma_batched.cuh"
 #include "wgmma_tiles.cuh"
 #include "wide_elements.cuh"
@@ -341,6 +343,24 @@ TEST_CASE("the generated math functions lie within their bounds on the host") {
                                           b, problems));
   CHECK(problems == "");
   CHECK(tyl::test::mathError(b) == "");
+}
+
+TEST_CASE("the generated reductions shuffle across lanes and broadcast back, run on the host") {
+  // tests/emu/kernels/reduce.tyl, which tests/emu/reduce_test.cpp runs on the emulator too.
+  tyl::examples::Example ex;
+  REQUIRE(tyl::examples::compile(std::string(TYLO_SOURCE_DIR) + "/tests/emu/kernels/reduce.tyl", ex));
+  std::vector<tyl::emu::Buffer> b = tyl::test::reduceCInputs();
+  std::vector<tyl::emu::Arg> args;
+  for (int i = 0; i < 5; ++i) args.push_back(tyl::emu::Arg::pointer(i));
+  std::string problems;
+  CHECK(tylo_host::runner(reduce_c)(ex.module->kernels.at(0), args, b, problems));
+  CHECK(problems == "");
+  CHECK(tyl::test::reduceCError(b) == "");
+  b = tyl::test::softmaxRowsInputs();
+  CHECK(tylo_host::runner(softmax_rows)(ex.module->kernels.at(1), {tyl::emu::Arg::pointer(0), tyl::emu::Arg::pointer(1)},
+                                        b, problems));
+  CHECK(problems == "");
+  CHECK(tyl::test::softmaxRowsError(b) == "");
 }
 
 TEST_CASE("the generated stmatrix stores put the accumulator in shared memory, plain and transposed") {

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/layout/Analysis.h"
 #include "ir/layout/Transforms.h"
 #include "tests/unit/LayoutReference.h"
 #include "tests/unit/RandomLayouts.h"
@@ -350,6 +351,82 @@ TEST_CASE("group: layouts built dimension by dimension always group", "[transfor
     requireGroupedCorrectly(l, shape, g);
     // The caller's iters are kept, only unit iters go.
     REQUIRE(g.layout.tile.shard == withoutUnits(l.tile.shard));
+  }
+}
+
+// ---- reduceDims ------------------------------------------------------------------
+
+// reduceDims against its definition: every thread that holds an element of the source row of
+// a result element (its coordinate with the reduced dimensions free) holds the result element,
+// and no other; the result is one-to-one where the source was, in no more slots.
+void requireReduceDefinition(const Layout& src, const Shape& shape, const std::vector<size_t>& dims) {
+  const Layout got = reduceDims(src, shape, dims);
+  Shape small = shape;
+  for (size_t d : dims) small[d] = 1;
+  const std::string what = "reduce " + toString(src) + " " + shapeToString(shape) + " = " + toString(got);
+  require(got.size() == shapeSize(small), [&] { return what + ": wrong size"; });
+  auto threadsOf = [](const std::vector<Point>& tuples) {
+    std::vector<Point> out;
+    for (Point p : tuples) {
+      at(p, Axis::m) = 0;
+      out.push_back(p);
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+  };
+  const Reference rs = evaluate(src), rg = evaluate(got);
+  std::vector<std::vector<Point>> want(rg.base.size());
+  int64_t index = 0;
+  odometer(shape, [&](const std::vector<int64_t>& c) {
+    std::vector<int64_t> r = c;
+    for (size_t d : dims) r[d] = 0;
+    std::vector<Point>& w = want[static_cast<size_t>(rowMajorIndex(r, small))];
+    for (const Point& p : threadsOf(rs.tuples[static_cast<size_t>(index++)])) w.push_back(p);
+  });
+  for (size_t i = 0; i < want.size(); ++i) {
+    std::sort(want[i].begin(), want[i].end());
+    want[i].erase(std::unique(want[i].begin(), want[i].end()), want[i].end());
+    require(threadsOf(rg.tuples[i]) == want[i], [&] { return what + ": other threads at index " + std::to_string(i); });
+  }
+  if (isInjective(src, shape)) {
+    require(isInjective(got, small), [&] { return what + ": not one-to-one"; });
+    require(cosize(got, Axis::m) <= std::max<int64_t>(cosize(src, Axis::m), 1),
+            [&] { return what + ": more slots than the source"; });
+  }
+}
+
+TEST_CASE("reduceDims: the m16n8 accumulator's rows", "[transforms][reduce]") {
+  // Rows by groupID (lane / 4) and the slot pair's high bit; columns by lane % 4 and slot bit 0.
+  Layout c{makeTile({{2, 2}, {8, 4, Axis::laneid}, {4, 1, Axis::laneid}, {2, 1}})};
+  Layout rows = reduceDims(c, Shape{16, 8}, std::vector<size_t>{1});
+  CHECK(rows == Layout{makeTile({{2, 1}, {8, 4, Axis::laneid}}, {{4, 1, Axis::laneid}})});
+  requireReduceDefinition(c, Shape{16, 8}, {1});
+  // Columns: the rows' lanes and slot become replicas and go.
+  requireReduceDefinition(c, Shape{16, 8}, {0});
+  requireReduceDefinition(c, Shape{16, 8}, {0, 1});
+  // Over warps too: rows of 16 by warp.
+  Layout tiled{makeTile({{4, 1, Axis::warpid}, {2, 2}, {8, 4, Axis::laneid}, {2, 4}, {4, 1, Axis::laneid}, {2, 1}})};
+  CHECK(reduceDims(tiled, Shape{64, 16}, std::vector<size_t>{1}) ==
+        Layout{makeTile({{4, 1, Axis::warpid}, {2, 1}, {8, 4, Axis::laneid}}, {{4, 1, Axis::laneid}})});
+  requireReduceDefinition(tiled, Shape{64, 16}, {0});
+  CHECK_THROWS_AS(reduceDims(Layout::compose(Swizzle::make(0, 1, 1), makeTile({{4, 1}})), Shape{4},
+                             std::vector<size_t>{0}),
+                  Error);
+  CHECK_THROWS_AS(reduceDims(c, Shape{16, 8}, std::vector<size_t>{2}), Error);
+}
+
+TEST_CASE("reduceDims: agrees with the definition on random layouts", "[transforms][reduce][random]") {
+  Random gen(kSeed + 7);
+  INFO("seed " << kSeed + 7);
+  for (int i = 0; i < 400; ++i) {
+    INFO("case " << i);
+    Shape shape = gen.shape(static_cast<int>(gen.pick(1, 3)), 6);
+    TileLayout t = gen.groupable(shape, false, true);
+    std::vector<size_t> dims;
+    for (size_t d = 0; d < shape.size(); ++d)
+      if (gen.pick(0, 1)) dims.push_back(d);
+    requireReduceDefinition(Layout{t}, shape, dims);
   }
 }
 

@@ -8,6 +8,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <bit>
 #include <cstdint>
 
 #include "tylo/portable.cuh"
@@ -112,6 +113,12 @@ inline void tma_load_5d_multicast(uint32_t dst, const CUtensorMap* map, int32_t 
 }
 
 inline bool elect_one() { return ::tylo_host::elect_one(); }
+inline float shfl_bfly(float v, int lane_mask) {
+  return std::bit_cast<float>(::tylo_host::shfl_bfly(std::bit_cast<uint32_t>(v), lane_mask));
+}
+inline int32_t shfl_bfly(int32_t v, int lane_mask) {
+  return static_cast<int32_t>(::tylo_host::shfl_bfly(static_cast<uint32_t>(v), lane_mask));
+}
 template <int N>
 void setmaxnreg_inc() {
   ::tylo_host::setmaxnreg(true, N);

@@ -1,0 +1,48 @@
+// Reductions and broadcasts (tests/emu/kernels/reduce.tyl) on the emulator against a float64
+// reference (tests/support/ReduceCases.h); a planted error in each output is seen.
+#include <catch2/catch.hpp>
+
+#include "backend/emu/Emulator.h"
+#include "tests/emu/CompiledTyl.h"
+#include "tests/support/ReduceCases.h"
+
+namespace tyl {
+namespace {
+
+TEST_CASE("reduce: row and column sums, maxima and minima of the m16n8 accumulator, and x - row max") {
+  auto c = test::compileKernels("reduce.tyl");
+  std::vector<emu::Buffer> b = test::reduceCInputs();
+  std::vector<emu::Arg> args;
+  for (int i = 0; i < 5; ++i) args.push_back(emu::Arg::pointer(i));
+  emu::RunResult r = emu::run(c->kernel("reduce_c"), args, b);
+  INFO(emu::renderFindings(r.findings, c->sources));
+  REQUIRE(r.ok());
+  CHECK(test::reduceCError(b) == "");
+  struct Plant {
+    size_t buffer;
+    int64_t index;
+    const char* seen;
+  };
+  for (const Plant& p : {Plant{1, 5, "row sum 5"}, Plant{1, 16 + 3, "row max 3"}, Plant{2, 7, "column sum 7"},
+                         Plant{3, 0, "total"}, Plant{4, 9, "x - row max at (1, 1)"}}) {
+    const double v = emu::getElement(b[p.buffer], tir::Type::F32, p.index);
+    emu::setElement(b[p.buffer], tir::Type::F32, p.index, v + 0.01);
+    CHECK_THAT(test::reduceCError(b), Catch::StartsWith(p.seen));
+    emu::setElement(b[p.buffer], tir::Type::F32, p.index, v);
+  }
+}
+
+TEST_CASE("reduce: a row softmax, one row per warp, with exp and a broadcast of the row's max and sum") {
+  auto c = test::compileKernels("reduce.tyl");
+  std::vector<emu::Buffer> b = test::softmaxRowsInputs();
+  emu::RunResult r = emu::run(c->kernel("softmax_rows"), {emu::Arg::pointer(0), emu::Arg::pointer(1)}, b);
+  INFO(emu::renderFindings(r.findings, c->sources));
+  REQUIRE(r.ok());
+  CHECK(test::softmaxRowsError(b) == "");
+  const double v = emu::getElement(b[1], tir::Type::F32, 300);
+  emu::setElement(b[1], tir::Type::F32, 300, v * (1 + 1e-5));
+  CHECK_THAT(test::softmaxRowsError(b), Catch::StartsWith("softmax at (2, 44)"));
+}
+
+}  // namespace
+}  // namespace tyl

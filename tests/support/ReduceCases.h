@@ -1,0 +1,84 @@
+// The kernels of tests/emu/kernels/reduce.tyl, their inputs and the check of their outputs
+// against a float64 reference, shared by the emulator's test (tests/emu/reduce_test.cpp) and the
+// host run of the generated CUDA (tests/hostrun).
+#pragma once
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "backend/emu/HostData.h"
+
+namespace tyl::test {
+
+// reduce_c(X, Rows, Cols, All, Y): X random in [-1, 1).
+inline std::vector<emu::Buffer> reduceCInputs() {
+  std::vector<emu::Buffer> b = {emu::makeBuffer(tir::Type::F32, 16 * 8), emu::makeBuffer(tir::Type::F32, 3 * 16),
+                                emu::makeBuffer(tir::Type::F32, 8), emu::makeBuffer(tir::Type::F32, 1),
+                                emu::makeBuffer(tir::Type::F32, 16 * 8)};
+  emu::fillRandom(b[0], tir::Type::F32, 7);
+  return b;
+}
+
+// What is wrong with reduce_c's outputs, or "": sums within f32 rounding of the float64 ones,
+// maxima, minima and differences exact.
+inline std::string reduceCError(const std::vector<emu::Buffer>& b) {
+  auto x = [&](int i, int j) { return emu::getElement(b[0], tir::Type::F32, i * 8 + j); };
+  auto near = [](double got, double want, double scale) { return std::fabs(got - want) <= 1e-6 * scale; };
+  double total = 0, size = 0;
+  for (int i = 0; i < 16; ++i) {
+    double sum = 0, mag = 0, hi = -1e30, lo = 1e30;
+    for (int j = 0; j < 8; ++j) {
+      sum += x(i, j), mag += std::fabs(x(i, j));
+      hi = std::max(hi, x(i, j)), lo = std::min(lo, x(i, j));
+    }
+    total += sum, size += mag;
+    const double rows[3] = {emu::getElement(b[1], tir::Type::F32, i), emu::getElement(b[1], tir::Type::F32, 16 + i),
+                            emu::getElement(b[1], tir::Type::F32, 32 + i)};
+    if (!near(rows[0], sum, mag + 1)) return fmt::format("row sum {}: {} instead of {}", i, rows[0], sum);
+    if (rows[1] != hi) return fmt::format("row max {}: {} instead of {}", i, rows[1], hi);
+    if (rows[2] != lo) return fmt::format("row min {}: {} instead of {}", i, rows[2], lo);
+    for (int j = 0; j < 8; ++j)
+      if (double y = emu::getElement(b[4], tir::Type::F32, i * 8 + j); y != static_cast<float>(x(i, j) - hi))
+        return fmt::format("x - row max at ({}, {}): {} instead of {}", i, j, y, x(i, j) - hi);
+  }
+  for (int j = 0; j < 8; ++j) {
+    double sum = 0, mag = 0;
+    for (int i = 0; i < 16; ++i) sum += x(i, j), mag += std::fabs(x(i, j));
+    if (double got = emu::getElement(b[2], tir::Type::F32, j); !near(got, sum, mag + 1))
+      return fmt::format("column sum {}: {} instead of {}", j, got, sum);
+  }
+  if (double got = emu::getElement(b[3], tir::Type::F32, 0); !near(got, total, size + 1))
+    return fmt::format("total: {} instead of {}", got, total);
+  return "";
+}
+
+// softmax_rows(X, Y): X random in [-1, 1), times 8 for a spread of exponents.
+inline std::vector<emu::Buffer> softmaxRowsInputs() {
+  std::vector<emu::Buffer> b = {emu::makeBuffer(tir::Type::F32, 4 * 128), emu::makeBuffer(tir::Type::F32, 4 * 128)};
+  emu::fillRandom(b[0], tir::Type::F32, 11);
+  for (int64_t i = 0; i < 4 * 128; ++i)
+    emu::setElement(b[0], tir::Type::F32, i, 8 * emu::getElement(b[0], tir::Type::F32, i));
+  return b;
+}
+
+// Each element within 4e-6 relative of the float64 softmax of its row (exp within 2 ulp, a sum
+// of 128 terms and a division).
+inline std::string softmaxRowsError(const std::vector<emu::Buffer>& b) {
+  for (int i = 0; i < 4; ++i) {
+    double hi = -1e30, sum = 0;
+    for (int j = 0; j < 128; ++j) hi = std::max(hi, emu::getElement(b[0], tir::Type::F32, i * 128 + j));
+    for (int j = 0; j < 128; ++j) sum += std::exp(emu::getElement(b[0], tir::Type::F32, i * 128 + j) - hi);
+    for (int j = 0; j < 128; ++j) {
+      const double want = std::exp(emu::getElement(b[0], tir::Type::F32, i * 128 + j) - hi) / sum;
+      const double got = emu::getElement(b[1], tir::Type::F32, i * 128 + j);
+      if (std::fabs(got - want) > 4e-6 * want) return fmt::format("softmax at ({}, {}): {} instead of {}", i, j, got, want);
+    }
+  }
+  return "";
+}
+
+}  // namespace tyl::test
