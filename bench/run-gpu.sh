@@ -4,14 +4,15 @@
 #   1. builds the CUDA parts (examples, GPU tests, benchmarks) for sm_90,
 #   2. runs the example drivers (add_one, gemm, gemm_sm90), the GPU tests (ctest -L gpu) and the launchers'
 #      checks of tests/gpu/launch_checks_test.cu with a device,
-#   3. runs the benchmarks: bench/add_one_bench (add_one_n vs cudaMemcpyAsync, one launch) and
+#   3. runs the benchmarks: bench/add_one_bench (add_one_n vs cudaMemcpyAsync, one launch),
+#      bench/softmax_bench (softmax_v4 vs cudaMemcpyAsync of the same tensor) and
 #      bench/gemm_bench (the generated GEMM vs cublasGemmEx, bf16 and f16, 2048^3 to 8192^3),
 #   4. dumps the SASS of the generated add_one kernels (16-byte LDG.E.128 / STG.E.128) and of the
 #      GEMM kernels (HMMA, LDSM, LDGSTS counted per kernel), with nvcc -Xptxas -v's registers
 #      and spills for the GEMM.
 #   5. profiles a few GEMM kernels with Nsight Compute (ncu), when it is installed.
-# Writes up to 9 files under $OUT (or bench/out): run-gpu.log (everything), summary.txt, examples.txt,
-# ctest-gpu.txt, add_one_bench.json, gemm_bench.json, add_one.sass, gemm.sass (ptxas -v, the
+# Writes up to 10 files under $OUT (or bench/out): run-gpu.log (everything), summary.txt, examples.txt,
+# ctest-gpu.txt, add_one_bench.json, softmax_bench.json, gemm_bench.json, add_one.sass, gemm.sass (ptxas -v, the
 # instruction counts, then the SASS), ncu.txt; intermediate files go to a temporary folder.
 #
 # tyloc: the GPU machine usually lacks the compiler's build dependencies (ANTLR, CLI11, fmt,
@@ -72,11 +73,11 @@ if [ -n "$TYLOC_EXE" ]; then
     fi
   fi
   CONFIGURE+=(-DTYLO_TYLOC_EXECUTABLE="$TYLOC_EXE")
-  TARGETS=(add_one_example gemm_example gemm_sm90_example gpu_hopper_test gpu_add_one_test gpu_gemm_test launch_checks_test int_semantics_test add_one_bench gemm_bench)
+  TARGETS=(add_one_example gemm_example gemm_sm90_example softmax_example gpu_hopper_test gpu_add_one_test gpu_gemm_test launch_checks_test int_semantics_test add_one_bench softmax_bench gemm_bench)
 else
   echo "no prebuilt tyloc runs here: building the whole project (needs its Debian packages)"
   CONFIGURE+=(-DTYLO_TYLOC_EXECUTABLE=)
-  TARGETS=(tyloc add_one_example gemm_example gemm_sm90_example gpu_hopper_test gpu_add_one_test gpu_gemm_test launch_checks_test int_semantics_test add_one_bench gemm_bench)
+  TARGETS=(tyloc add_one_example gemm_example gemm_sm90_example softmax_example gpu_hopper_test gpu_add_one_test gpu_gemm_test launch_checks_test int_semantics_test add_one_bench softmax_bench gemm_bench)
 fi
 
 step "configure and build (${TARGETS[*]})"
@@ -101,7 +102,7 @@ note "build" "ok (CUDA architectures $CUDA_ARCHS)"
 
 step "example drivers"
 : >"$OUT_DIR/examples.txt"
-for example in add_one/add_one_example gemm/gemm_example gemm/gemm_sm90_example; do
+for example in add_one/add_one_example gemm/gemm_example gemm/gemm_sm90_example softmax/softmax_example; do
   name=$(basename "$example")
   echo "\$ examples/$example" | tee -a "$OUT_DIR/examples.txt"
   "$BUILD_DIR/examples/$example" 2>&1 | tee "$WORK/$name.txt" | tee -a "$OUT_DIR/examples.txt"
@@ -141,6 +142,16 @@ if [ "$rc" -eq 0 ]; then
   note "add_one_bench" "ok: $(grep -E 'reaches' "$WORK/add_one_bench.txt")"
 else
   note "add_one_bench" "FAILED (exit $rc)"
+  STATUS=1
+fi
+
+step "benchmark: softmax_bench"
+timeout 120 "$BUILD_DIR/bench/softmax_bench" --json "$OUT_DIR/softmax_bench.json" --commit "$COMMIT" 2>&1 | tee "$WORK/softmax_bench.txt"
+rc=${PIPESTATUS[0]}
+if [ "$rc" -eq 0 ]; then
+  note "softmax_bench" "ok: $(grep -c 'of the copy' "$WORK/softmax_bench.txt") sizes"
+else
+  note "softmax_bench" "FAILED (exit $rc)"
   STATUS=1
 fi
 

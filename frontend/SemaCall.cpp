@@ -771,8 +771,10 @@ std::optional<Value> KernelSema::method(const ast::Expr& e, const ast::Call& c, 
     if (m.name == "window") return window(e, c, base->view);
     if (m.name == "view") return slotView(e, c, base->view);
     if (m.name == "permute") return permute(e, c, base->view);
+    if (m.name == "coord") return coordCall(e, c, base->view);
     diags_.report(kUnknownName, m.nameRange, fmt::format("{} has no method '{}'", describe(*base), m.name))
-        .note(m.nameRange, "a tensor's methods are window(...), view(...) and permute(...); .T is its transpose");
+        .note(m.nameRange, "a tensor's methods are window(...), view(...), permute(...) and, for a register "
+                           "fragment, coord(...); .T is its transpose");
     return std::nullopt;
   }
   if (base->kind == Value::Kind::Mma && m.name == "zero_c") {
@@ -985,6 +987,7 @@ std::optional<Value> KernelSema::call(const ast::Expr& e, const ast::Call& c) {
     return wgmmaAtom(e, c, n);
   if (fn == "load_a" || fn == "load_b") return loadOperand(e, c, fn == "load_a");
   if (fn == "reduce") return reduceCall(e, c);
+  if (fn == "where") return whereCall(e, c);
   if (Binding* b = lookup(fn)) {
     diags_.report(kUnknownName, c.callee->range, fmt::format("'{}' is {}, not a function", fn, describe(b->value)));
     return std::nullopt;
@@ -995,7 +998,7 @@ std::optional<Value> KernelSema::call(const ast::Expr& e, const ast::Call& c) {
   } else {
     diags_.report(kUnknownName, c.callee->range, fmt::format("unknown function '{}'", fn))
         .note(c.callee->range,
-              "the builtin functions on scalars are min, max, cdiv, relu, abs, sqrt, rsqrt, exp2, exp, log2, log (and "
+              "the builtin functions on scalars are min, max, cdiv, where, relu, abs, sqrt, rsqrt, exp2, exp, log2, log (and "
               "fast_sqrt, ..., fast_log), the conversions f32, f16, bf16, i32, "
               "i64, and the ids (lane_id, warp_id, warpgroup_id, thread_index); the others allocate, copy, "
               "synchronize and multiply tiles (docs/language.md lists them all)");
@@ -1028,7 +1031,7 @@ std::optional<std::string> KernelSema::closestBuiltin(std::string_view fn) {
       "exp", "exp2", "f16", "f32", "fast_exp", "fast_exp2", "fast_log", "fast_log2", "fast_rsqrt", "fast_sqrt", "i32",
       "i64", "increase_registers", "init_barriers", "lane_id", "load_a", "load_b", "log", "log2", "max", "min",
       "mma_m16n8k16", "range", "reduce", "relu", "rsqrt", "sm_count", "sqrt", "store", "store_async", "thread_index", "tiled_mma",
-      "unroll", "wait_barrier", "wait_copies", "wait_mmas", "wait_stores", "warp_id", "warpgroup_id",
+      "unroll", "wait_barrier", "wait_copies", "wait_mmas", "wait_stores", "warp_id", "warpgroup_id", "where",
       "warpgroup_mma", "ComposeLayout", "Swizzle"};
   // One edit in a short name, two in a longer one: 'sum' is not 'min'.
   const size_t limit = fn.size() <= 4 ? 1 : 2;

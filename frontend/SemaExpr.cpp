@@ -299,6 +299,17 @@ std::string KernelSema::runtimeShapeHint(const tile::View& v) const {
 // Elementwise operations combine slot i of one fragment with slot i of the other, which is
 // only right when both hold the same elements there: same shape, same layout. A memory
 // operand is read in the layout of the fragments beside it, so it only needs their shape.
+namespace {
+
+// Whether two fragment layouts place every element alike: equal once canonical (written
+// S[(8, 1) : (1@warpid, 1)] or derived as S[8 : 1@warpid], it is one layout).
+bool sameMapping(const std::optional<layout::Layout>& a, const std::optional<layout::Layout>& b) {
+  if (!a || !b) return a.has_value() == b.has_value();
+  return *a == *b || layout::canonicalize(*a) == layout::canonicalize(*b);
+}
+
+}  // namespace
+
 bool KernelSema::sameFragmentLayout(SourceRange where, const tile::FragRef& a, const tile::FragRef& b) {
   auto shapedBy = [](const tile::FragRef& f) {
     const tile::FragExpr* l = tile::layoutLeaf(f);
@@ -335,7 +346,7 @@ bool KernelSema::sameFragmentLayout(SourceRange where, const tile::FragRef& a, c
       return true;
     };
     if (la->part && lb->part && same(*la->part, *lb->part) && ta.staticShape == tb.staticShape &&
-        ta.layout == tb.layout)
+        sameMapping(ta.layout, tb.layout))
       return true;
     diags_.report(kFragmentLayout, where,
                   fmt::format("{} and {} are not the same part of fragments of one layout, so their elements are "
@@ -346,7 +357,7 @@ bool KernelSema::sameFragmentLayout(SourceRange where, const tile::FragRef& a, c
     return false;
   }
   if (la->tensor == lb->tensor) return true;
-  if (ta.staticShape == tb.staticShape && ta.layout == tb.layout) return true;
+  if (ta.staticShape == tb.staticShape && sameMapping(ta.layout, tb.layout)) return true;
   diags_.report(kFragmentLayout, where,
                 fmt::format("{} and {} have different shapes or layouts, so their elements are not held by "
                             "the same threads and slots",
@@ -362,16 +373,18 @@ namespace {
 // operand or a part of a fragment, read in the layout of the whole expression).
 std::optional<tile::FragRef> broadcastLeaves(const tile::FragRef& f, std::string* why) {
   if (!f) return f;
-  if (f->kind == tile::FragExpr::Kind::Memory || (f->kind == tile::FragExpr::Kind::Tensor && f->part)) {
-    *why = f->kind == tile::FragExpr::Kind::Memory ? "a memory operand" : "a part of a fragment";
+  if (f->kind == tile::FragExpr::Kind::Memory || (f->kind == tile::FragExpr::Kind::Tensor && (f->part || f->coord))) {
+    *why = f->kind == tile::FragExpr::Kind::Memory ? "a memory operand" : f->part ? "a part of a fragment" : "coordinates";
     return std::nullopt;
   }
   tile::FragExpr copy = *f;
   if (copy.kind == tile::FragExpr::Kind::Tensor) copy.broadcast = true;
   std::optional<tile::FragRef> a = broadcastLeaves(f->a, why), b = a ? broadcastLeaves(f->b, why) : std::nullopt;
-  if (!a || !b) return std::nullopt;
+  std::optional<tile::FragRef> c = b ? broadcastLeaves(f->cond, why) : std::nullopt;
+  if (!a || !b || !c) return std::nullopt;
   copy.a = *a;
   copy.b = *b;
+  copy.cond = *c;
   return std::make_shared<const tile::FragExpr>(std::move(copy));
 }
 
@@ -407,6 +420,11 @@ bool KernelSema::alignFragments(SourceRange where, tile::FragRef& a, tile::FragR
 }
 
 bool KernelSema::wholeInRegisters(const tile::FragRef& f, const tile::Tensor& dst, SourceRange where) {
+  if (f->dtype == tile::DType::Bool) {
+    diags_.report(kTypeMismatch, where,
+                  "a comparison of fragments is only the condition of where(...): where(x < 0.0, 0.0, x)");
+    return false;
+  }
   if (dst.space != tile::MemSpace::Local || !tile::readsPart(f)) return true;
   diags_.report(kTypeMismatch, where,
                 fmt::format("a part of a register fragment is stored to memory (a store keeps each element in its "
@@ -486,13 +504,27 @@ std::optional<Value> KernelSema::binaryOf(const ast::Expr& e, const ast::Binary&
     if (!fa) return std::nullopt;
     std::optional<tile::FragRef> fb = toFrag(rhs, b.rhs->range, true);
     if (!fb) return std::nullopt;
-    if (*op != tir::BinOp::Add && *op != tir::BinOp::Sub && *op != tir::BinOp::Mul && *op != tir::BinOp::Div) {
+    const bool compare = op && *op >= tir::BinOp::Lt && *op <= tir::BinOp::Ne;
+    if (!op || (!compare && *op != tir::BinOp::Add && *op != tir::BinOp::Sub && *op != tir::BinOp::Mul &&
+                *op != tir::BinOp::Div)) {
       diags_.report(kTypeMismatch, e.range,
-                    fmt::format("fragments support + - * / and max/min, not '{}'", ast::binOpSpelling(b.op)));
+                    fmt::format("fragments support + - * /, max/min and comparisons (the condition of where), not "
+                                "'{}'",
+                                ast::binOpSpelling(b.op)));
+      return std::nullopt;
+    }
+    if ((*fa)->dtype == tile::DType::Bool || (*fb)->dtype == tile::DType::Bool) {
+      diags_.report(kTypeMismatch, e.range, "a comparison of fragments is only the condition of where(...)");
       return std::nullopt;
     }
     if (!alignFragments(e.range, *fa, *fb)) return std::nullopt;
-    return fragBinary(*op, *fa, *fb);
+    Value v = fragBinary(*op, *fa, *fb);
+    if (compare) {
+      tile::FragExpr cmp = *v.frag;
+      cmp.dtype = tile::DType::Bool;
+      v.frag = std::make_shared<const tile::FragExpr>(std::move(cmp));
+    }
+    return v;
   }
   if (lhs.kind == Value::Kind::Const || rhs.kind == Value::Kind::Const ||
       (lhs.kind == Value::Kind::Scalar && rhs.kind == Value::Kind::Scalar)) {

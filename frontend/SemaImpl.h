@@ -267,6 +267,10 @@ class KernelSema {
   bool alignFragments(SourceRange where, tile::FragRef& a, tile::FragRef& b);
   // reduce(x, dims, op): a new fragment, x reduced over dims with sum, max or min.
   std::optional<Value> reduceCall(const ast::Expr& e, const ast::Call& c);
+  // where(cond, a, b): elementwise on fragments (cond a comparison of them), or on scalars.
+  std::optional<Value> whereCall(const ast::Expr& e, const ast::Call& c);
+  // x.coord(d): each element's coordinate along dimension d, as an i32 fragment expression.
+  std::optional<Value> coordCall(const ast::Expr& e, const ast::Call& c, const tile::View& v);
   // False, with a diagnostic, when `f` reads a part of a fragment and `dst` is a register fragment:
   // parts are stored to memory, their slots being the whole fragment's.
   bool wholeInRegisters(const tile::FragRef& f, const tile::Tensor& dst, SourceRange where);

@@ -46,6 +46,7 @@ std::optional<Value> KernelSema::reduceCall(const ast::Expr& e, const ast::Call&
     return std::nullopt;
   }
   const tile::Tensor& t = k_.tensors[leaf->tensor];
+  if (!wholeInRegisters(*src, t, c.args[0].value->range)) return std::nullopt;
   const tir::Type type = tile::toTir((*src)->dtype);
   if (type == tir::Type::I64) {
     diags_.report(kTypeMismatch, c.args[0].value->range,
@@ -87,6 +88,99 @@ std::optional<Value> KernelSema::reduceCall(const ast::Expr& e, const ast::Call&
   if (!dst) return std::nullopt;
   emit(e.range, tile::Reduce{*dst, *src, dims, op->second});
   return Value::ofView(wholeView(*dst, e.range));
+}
+
+std::optional<Value> KernelSema::coordCall(const ast::Expr& e, const ast::Call& c, const tile::View& v) {
+  const tile::Tensor& t = k_.tensors[v.tensor];
+  if (t.space != tile::MemSpace::Local || !isWholeTensor(v)) {
+    diags_.report(kTypeMismatch, e.range,
+                  fmt::format("coord(d) gives the coordinates of a whole register fragment's elements, and {} is {}",
+                              t.space != tile::MemSpace::Local ? tensorRef(t) : "this",
+                              t.space != tile::MemSpace::Local ? "in memory" : "a part of one"));
+    return std::nullopt;
+  }
+  if (c.args.size() != 1 || !c.args[0].name.empty()) {
+    diags_.report(kBadArgument, e.range, "coord takes the dimension: x.coord(1) is each element's column");
+    return std::nullopt;
+  }
+  std::optional<int64_t> d = constInt(*c.args[0].value, "a dimension");
+  if (!d) return std::nullopt;
+  if (*d < 0 || static_cast<size_t>(*d) >= t.staticShape.size()) {
+    diags_.report(kBadArgument, c.args[0].value->range,
+                  fmt::format("dimension {} is outside {}, which has {} dimensions (0 to {})", *d, tensorRef(t),
+                              t.staticShape.size(), t.staticShape.size() - 1));
+    return std::nullopt;
+  }
+  tile::FragExpr f;
+  f.kind = tile::FragExpr::Kind::Tensor;
+  f.dtype = tile::DType::I32;
+  f.tensor = v.tensor;
+  f.coord = static_cast<size_t>(*d);
+  Value r;
+  r.kind = Value::Kind::Frag;
+  r.frag = std::make_shared<const tile::FragExpr>(std::move(f));
+  return r;
+}
+
+std::optional<Value> KernelSema::whereCall(const ast::Expr& e, const ast::Call& c) {
+  if (c.args.size() != 3) {
+    diags_.report(kBadArgument, e.range, "where takes a condition and two values: where(x < 0.0, 0.0, x)");
+    return std::nullopt;
+  }
+  std::vector<Value> args;
+  bool fragment = false;
+  for (const ast::Arg& a : c.args) {
+    if (!a.name.empty()) {
+      diags_.report(kBadArgument, a.nameRange, "where takes its arguments by position");
+      return std::nullopt;
+    }
+    std::optional<Value> v = expr(*a.value);
+    if (!v) return std::nullopt;
+    fragment = fragment || v->kind == Value::Kind::Frag || v->kind == Value::Kind::View;
+    args.push_back(std::move(*v));
+  }
+  if (!fragment) {
+    std::optional<tir::ExprRef> p = toScalar(args[0], c.args[0].value->range, tir::Type::Pred);
+    std::optional<tir::ExprRef> a = p ? toScalar(args[1], c.args[1].value->range, std::nullopt) : std::nullopt;
+    std::optional<tir::ExprRef> b = a ? toScalar(args[2], c.args[2].value->range, (*a)->type) : std::nullopt;
+    if (!b) return std::nullopt;
+    // Both sides in one type, as arithmetic promotes them.
+    const tir::Type ta = (*a)->type, tb = (*b)->type;
+    const tir::Type t = ta == tb                                    ? ta
+                        : tir::isFloat(ta) || tir::isFloat(tb)      ? tir::Type::F32
+                        : ta == tir::Type::I64 || tb == tir::Type::I64 ? tir::Type::I64
+                                                                    : tir::Type::I32;
+    a = tir::cast(t, *a);
+    b = tir::cast(t, *b);
+    return Value::runtime(tir::select(*p, *a, *b));
+  }
+  std::optional<tile::FragRef> cond = toFrag(args[0], c.args[0].value->range, true);
+  std::optional<tile::FragRef> a = cond ? toFrag(args[1], c.args[1].value->range, true) : std::nullopt;
+  std::optional<tile::FragRef> b = a ? toFrag(args[2], c.args[2].value->range, true) : std::nullopt;
+  if (!b) return std::nullopt;
+  if ((*cond)->dtype != tile::DType::Bool) {
+    diags_.report(kTypeMismatch, c.args[0].value->range,
+                  "the condition of where on fragments is a comparison of them (x.coord(1) < n, x > 0.0)");
+    return std::nullopt;
+  }
+  if ((*a)->dtype == tile::DType::Bool || (*b)->dtype == tile::DType::Bool) {
+    diags_.report(kTypeMismatch, e.range, "where chooses between values, and a comparison is not one");
+    return std::nullopt;
+  }
+  if (!alignFragments(e.range, *cond, *a) || !alignFragments(e.range, *cond, *b) ||
+      !alignFragments(e.range, *a, *b))
+    return std::nullopt;
+  Value arith = fragBinary(tir::BinOp::Add, *a, *b);  // for the type both sides compute in
+  tile::FragExpr f;
+  f.kind = tile::FragExpr::Kind::Select;
+  f.dtype = arith.frag->dtype;
+  f.cond = *cond;
+  f.a = *a;
+  f.b = *b;
+  Value r;
+  r.kind = Value::Kind::Frag;
+  r.frag = std::make_shared<const tile::FragExpr>(std::move(f));
+  return r;
 }
 
 }  // namespace sema

@@ -1,5 +1,7 @@
 #include "examples/emulate/ExampleChecks.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -8,6 +10,7 @@
 #include <sstream>
 
 #include "backend/emu/Emulator.h"
+#include "examples/softmax/softmax_check.h"
 #include "base/Source.h"
 #include "tools/tyloc/Pipeline.h"
 
@@ -198,6 +201,37 @@ Check gemmBeta(const Example& ex, Type t, const Problem& p, double beta, const s
   Error e = clean ? compare(got, ref, p, t == Type::F16 ? 1.0 / 1024 : 1.0 / 128) : Error{};
   c.ok = clean && e.ok;
   c.line = describe(ex, name, p, beta == 0 ? " beta = 0 (C is NaN)" : " beta", e);
+  return c;
+}
+
+Check softmax(const Example& ex, const std::string& name, int64_t M, int64_t N) {
+  const tir::Kernel* k = find(ex, name);
+  if (!k) return missing(name);
+  Check c;
+  std::vector<emu::Buffer> b{emu::makeBuffer(Type::F32, M * N), emu::makeBuffer(Type::F32, M * N, false),
+                             emu::makeBuffer(Type::F32, M, false)};
+  emu::fillRandom(b[0], Type::F32, 300 + static_cast<uint64_t>(N));
+  for (int64_t i = 0; i < M * N; ++i) emu::setElement(b[0], Type::F32, i, 8 * emu::getElement(b[0], Type::F32, i));
+  const bool clean = runClean(ex, *k,
+                              {emu::Arg::integer(M), emu::Arg::integer(N), emu::Arg::pointer(0), emu::Arg::pointer(1),
+                               emu::Arg::pointer(2)},
+                              b, c);
+  const double tolerance = softmax_check::tolerance(N);
+  int64_t bad = 0;
+  double worst = 0;
+  std::vector<float> x(static_cast<size_t>(N)), y(static_cast<size_t>(N));
+  for (int64_t i = 0; i < M; ++i) {
+    for (int64_t j = 0; j < N; ++j) {
+      x[static_cast<size_t>(j)] = static_cast<float>(emu::getElement(b[0], Type::F32, i * N + j));
+      y[static_cast<size_t>(j)] = static_cast<float>(emu::getElement(b[1], Type::F32, i * N + j));
+    }
+    const float lse = static_cast<float>(emu::getElement(b[2], Type::F32, i));
+    bad += softmax_check::wrongInRow(x.data(), y.data(), &lse, N, &worst);
+  }
+  c.ok = clean && bad == 0;
+  c.line = fmt::format("{} ({}): M = {}, N = {}: {}", name, ex.where, M, N,
+                       bad == 0 ? fmt::format("every element within {:.1e} (largest relative error {:.1e})", tolerance, worst)
+                                : fmt::format("{} wrong", bad));
   return c;
 }
 

@@ -65,4 +65,9 @@ Check gemm(const Example& ex, const std::string& base, tir::Type type, const Pro
 Check gemmBeta(const Example& ex, tir::Type type, const Problem& p, double beta = -2.0,
                const std::string& base = "gemm_beta");
 
+// `name` of softmax.tyl (softmax, softmax_v4): Y = the row softmax of an M x N f32 X and LSE its
+// log-sum-exp, X random in [-8, 8), against float64 within the bounds of
+// examples/softmax/softmax_check.h.
+Check softmax(const Example& ex, const std::string& name, int64_t M, int64_t N);
+
 }  // namespace tyl::examples

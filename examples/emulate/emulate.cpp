@@ -37,9 +37,10 @@ bool compileOrSay(const std::string& path, examples::Example& ex) {
 
 int main(int argc, char** argv) {
   std::string dir = argc > 1 ? argv[1] : TYLO_EXAMPLES_DIR;
-  examples::Example addOneTyl, gemmTyl, stagesTyl, sm90Tyl;
+  examples::Example addOneTyl, gemmTyl, stagesTyl, sm90Tyl, softmaxTyl;
   if (!compileOrSay(dir + "/add_one/add_one.tyl", addOneTyl) || !compileOrSay(dir + "/gemm/gemm.tyl", gemmTyl) ||
-      !compileOrSay(dir + "/gemm/gemm_stages.tyl", stagesTyl) || !compileOrSay(dir + "/gemm/gemm_sm90.tyl", sm90Tyl))
+      !compileOrSay(dir + "/gemm/gemm_stages.tyl", stagesTyl) || !compileOrSay(dir + "/gemm/gemm_sm90.tyl", sm90Tyl) ||
+      !compileOrSay(dir + "/softmax/softmax.tyl", softmaxTyl))
     return 2;
   // The Hopper kernels persistent on 3 SMs: one cluster of two blocks steps through all the units
   // of work (6 pairs of 128 x 256 tiles for 520 x 392).
@@ -62,6 +63,11 @@ int main(int argc, char** argv) {
     report(examples::gemmBeta(sm90Tyl, t, {520, 392, 72}, -2.0, "gemm_sm90_beta"));
     report(examples::gemm(sm90Tyl, "gemm_sm90_bt", t, {520, 392, 72}, false, examples::Stored::BNxK));
   }
+  // Rows of one column, of a chunk and a bit, and of several chunks with a tail.
+  report(examples::softmax(softmaxTyl, "softmax", 19, 1));
+  report(examples::softmax(softmaxTyl, "softmax", 19, 33));
+  report(examples::softmax(softmaxTyl, "softmax", 9, 1000));
+  report(examples::softmax(softmaxTyl, "softmax_v4", 9, 4100));
   if (failures) std::printf("%d kernel runs were wrong\n", failures);
   return failures ? 1 : 0;
 }

@@ -88,6 +88,7 @@ bool readsArray(const tir::ExprRef& e, uint32_t array) {
 void fragLeaves(const tile::FragRef& f, const std::function<void(uint32_t)>& fn) {
   if (!f) return;
   if (f->kind == tile::FragExpr::Kind::Tensor) fn(f->tensor);
+  fragLeaves(f->cond, fn);
   fragLeaves(f->a, fn);
   fragLeaves(f->b, fn);
 }

@@ -9,10 +9,27 @@ namespace tyl::lower {
 using tir::ExprRef;
 using tir::Type;
 
+namespace {
+
+// The type fragment arithmetic computes two operands in: f32 with a float, else i64 with an
+// i64, else i32 (as sema gives arithmetic results).
+Type arithmeticType(tile::DType a, tile::DType b) {
+  const Type x = tile::toTir(a), y = tile::toTir(b);
+  if (tir::isFloat(x) || tir::isFloat(y)) return Type::F32;
+  if (x == Type::I64 || y == Type::I64) return Type::I64;
+  return Type::I32;
+}
+
+}  // namespace
+
 ExprRef KernelLowering::fragValue(const tile::FragRef& f, int64_t slot, Type want) {
   ExprRef v;
   switch (f->kind) {
     case tile::FragExpr::Kind::Tensor: {
+      if (f->coord) {
+        v = coordValues_.at(f.get()).at(static_cast<size_t>(slot));
+        break;
+      }
       const tile::Tensor& t = tk_.tensors[f->tensor];
       v = tir::elemRef(k_, t.array, f->broadcast ? std::max<int64_t>(0, broadcastSlots_.at(f.get()).at(static_cast<size_t>(slot))) : slot);
       break;
@@ -20,8 +37,14 @@ ExprRef KernelLowering::fragValue(const tile::FragRef& f, int64_t slot, Type wan
     case tile::FragExpr::Kind::Memory: v = tir::elemRef(k_, operandRegs_.at(f.get()), slot); break;
     case tile::FragExpr::Kind::Scalar: v = f->scalar; break;
     case tile::FragExpr::Kind::Binary: {
-      Type t = tile::toTir(f->dtype);
+      // A comparison compares in the operands' arithmetic type.
+      Type t = f->dtype == tile::DType::Bool ? arithmeticType(f->a->dtype, f->b->dtype) : tile::toTir(f->dtype);
       v = tir::binary(f->bin, fragValue(f->a, slot, t), fragValue(f->b, slot, t));
+      break;
+    }
+    case tile::FragExpr::Kind::Select: {
+      Type t = tile::toTir(f->dtype);
+      v = tir::select(fragValue(f->cond, slot, Type::Pred), fragValue(f->a, slot, t), fragValue(f->b, slot, t));
       break;
     }
     case tile::FragExpr::Kind::Unary: {
@@ -72,6 +95,13 @@ std::vector<KernelLowering::MemoryOperand> KernelLowering::memoryOperands(Source
   std::vector<MemoryOperand> ops;
   std::function<void(const tile::FragRef&)> visit = [&](const tile::FragRef& f) {
     if (!f) return;
+    if (f->kind == tile::FragExpr::Kind::Tensor && f->coord && !coordValues_.count(f.get())) {
+      // Each slot's coordinate: the thread's base plus the slot's offset.
+      std::vector<ExprRef>& at = coordValues_[f.get()];
+      at.assign(static_cast<size_t>(slots), tir::intConst(0));
+      for (const FragmentSlot& s : fm.slots)
+        at[static_cast<size_t>(s.m)] = tir::add(fm.base[*f->coord], tir::intConst(s.offset[*f->coord]));
+    }
     if (f->kind == tile::FragExpr::Kind::Tensor && f->broadcast && !broadcastSlots_.count(f.get())) {
       std::optional<std::vector<int64_t>> at = rowSlots(loc, fm, shaped, f->tensor);
       // Reported; the slots read stay those of the broadcast fragment's first row.
@@ -87,6 +117,7 @@ std::vector<KernelLowering::MemoryOperand> KernelLowering::memoryOperands(Source
       operandRegs_[f.get()] = regs;
       ops.push_back(MemoryOperand{f.get(), regs, w, why.vectorDim});
     }
+    visit(f->cond);
     visit(f->a);
     visit(f->b);
   };

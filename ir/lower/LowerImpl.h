@@ -376,6 +376,7 @@ class KernelLowering {
   int temps_ = 0;
   std::map<const tile::FragExpr*, uint32_t> operandRegs_;  // memory operand -> its registers
   std::map<const tile::FragExpr*, std::vector<int64_t>> broadcastSlots_;  // broadcast leaf -> rowSlots
+  std::map<const tile::FragExpr*, std::vector<tir::ExprRef>> coordValues_;  // x.coord(d) -> by slot
 };
 
 }  // namespace tyl::lower

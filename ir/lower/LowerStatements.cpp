@@ -56,6 +56,7 @@ int64_t KernelLowering::largestOperand(const tile::Stmt& s) const {
     if (!f) return;
     if (f->kind == tile::FragExpr::Kind::Tensor) fragment(f->tensor);
     if (f->kind == tile::FragExpr::Kind::Memory) view(f->memory);
+    self(self, f->cond);
     self(self, f->a);
     self(self, f->b);
   };

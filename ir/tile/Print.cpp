@@ -24,12 +24,17 @@ class Printer {
   std::string frag(const FragRef& f) const {
     switch (f->kind) {
       case FragExpr::Kind::Tensor:
+        if (f->coord) return fmt::format("{}.coord({})", k_.tensors[f->tensor].name, *f->coord);
         return f->part ? view(*f->part) : k_.tensors[f->tensor].name + (f->broadcast ? "[broadcast]" : "");
+      case FragExpr::Kind::Select: return fmt::format("where({}, {}, {})", frag(f->cond), frag(f->a), frag(f->b));
       case FragExpr::Kind::Memory: return view(f->memory);
       case FragExpr::Kind::Scalar: return e(f->scalar);
       case FragExpr::Kind::Binary: {
         static const char* ops[] = {"+", "-", "*", "/", "%", "<<", ">>", "&", "|", "^", "min", "max"};
         int i = static_cast<int>(f->bin);
+        static const char* cmps[] = {"<", "<=", ">", ">=", "==", "!="};
+        if (f->bin >= tir::BinOp::Lt && f->bin <= tir::BinOp::Ne)
+          return fmt::format("({} {} {})", frag(f->a), cmps[i - static_cast<int>(tir::BinOp::Lt)], frag(f->b));
         if (f->bin == tir::BinOp::Min || f->bin == tir::BinOp::Max)
           return fmt::format("{}({}, {})", ops[i], frag(f->a), frag(f->b));
         return fmt::format("({} {} {})", frag(f->a), i < 12 ? ops[i] : "?", frag(f->b));

@@ -95,6 +95,7 @@ bool coversTensor(const View& v, const Tensor& t) {
 const FragExpr* firstLeaf(const FragRef& f, FragExpr::Kind kind) {
   if (!f) return nullptr;
   if (f->kind == kind) return f.get();
+  if (const FragExpr* l = firstLeaf(f->cond, kind)) return l;
   if (const FragExpr* l = firstLeaf(f->a, kind)) return l;
   return firstLeaf(f->b, kind);
 }
@@ -102,6 +103,7 @@ const FragExpr* firstLeaf(const FragRef& f, FragExpr::Kind kind) {
 const FragExpr* layoutLeaf(const FragRef& f) {
   if (!f) return nullptr;
   if (f->kind == FragExpr::Kind::Tensor && !f->broadcast) return f.get();
+  if (const FragExpr* l = layoutLeaf(f->cond)) return l;
   if (const FragExpr* l = layoutLeaf(f->a)) return l;
   return layoutLeaf(f->b);
 }
@@ -109,7 +111,7 @@ const FragExpr* layoutLeaf(const FragRef& f) {
 bool readsPart(const FragRef& f) {
   if (!f) return false;
   if (f->kind == FragExpr::Kind::Tensor && f->part) return true;
-  return readsPart(f->a) || readsPart(f->b);
+  return readsPart(f->cond) || readsPart(f->a) || readsPart(f->b);
 }
 
 }  // namespace tyl::tile

@@ -86,7 +86,7 @@ struct FragExpr;
 using FragRef = std::shared_ptr<const FragExpr>;
 
 struct FragExpr {
-  enum class Kind : uint8_t { Tensor, Scalar, Binary, Unary, Cast, Memory };
+  enum class Kind : uint8_t { Tensor, Scalar, Binary, Unary, Cast, Memory, Select };
   Kind kind = Kind::Tensor;
   DType dtype = DType::F32;
   uint32_t tensor = 0;      // Tensor
@@ -97,11 +97,15 @@ struct FragExpr {
   // element read wherever the expression uses its row (`x - row_max`). Lowering finds the slot
   // that holds it in each thread, or reports the thread that lacks it.
   bool broadcast = false;
+  // Tensor: instead of the elements, each one's coordinate along this dimension (i32), as
+  // x.coord(d) reads it: where the layout puts each element decides the value in each slot.
+  std::optional<size_t> coord;
   View memory;              // Memory: a view of a global or shared tensor
   tir::ExprRef scalar;      // Scalar
   tir::BinOp bin = tir::BinOp::Add;
   tir::UnOp un = tir::UnOp::Neg;
   FragRef a, b;
+  FragRef cond;  // Select: cond ? a : b, elementwise (a Bool expression; a comparison is Binary with dtype Bool)
 };
 
 // The first leaf of this kind in `f` (left to right), or null.

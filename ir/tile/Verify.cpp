@@ -94,6 +94,7 @@ class Verifier {
       for (size_t d = 0; ok && d < s.size(); ++d) ok = s[d] == full->staticShape[d] || s[d] == 1;
       if (!ok) fail(where, fmt::format("'{}' broadcast to the shape of '{}'", k_.tensors[f->tensor].name, full->name));
     }
+    broadcasts(f->cond, full, where);
     broadcasts(f->a, full, where);
     broadcasts(f->b, full, where);
   }
@@ -113,6 +114,17 @@ class Verifier {
           for (const tir::ExprRef& o : f->part->origin)
             if (!tir::isIntConst(o)) fail(where, "a part of a fragment at a run-time origin");
         }
+        if (f->coord) {
+          const Tensor* t = tensorOf(f->tensor, where);
+          if (f->part || f->broadcast || f->dtype != DType::I32 || (t && *f->coord >= t->staticShape.size()))
+            fail(where, "a fragment's coordinates that are not an i32 dimension of the whole fragment");
+        }
+        break;
+      case FragExpr::Kind::Select:
+        frag(f->cond, where);
+        frag(f->a, where);
+        frag(f->b, where);
+        if (f->cond && f->cond->dtype != DType::Bool) fail(where, "a where(...) whose condition is not a comparison");
         break;
       case FragExpr::Kind::Memory:
         view(f->memory, where);
@@ -128,6 +140,8 @@ class Verifier {
       case FragExpr::Kind::Binary:
         frag(f->a, where);
         frag(f->b, where);
+        if ((f->dtype == DType::Bool) != (f->bin >= tir::BinOp::Lt && f->bin <= tir::BinOp::Ne))
+          fail(where, "a comparison of fragments that is not of type bool, or the reverse");
         break;
       case FragExpr::Kind::Unary:
       case FragExpr::Kind::Cast: frag(f->a, where); break;

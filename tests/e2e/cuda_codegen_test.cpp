@@ -896,3 +896,38 @@ TEST_CASE("the Hopper GEMM example builds for sm_90a: TMA, multicast, wgmma in f
 }
 
 #endif
+
+// The softmax example (examples/softmax/softmax.tyl) for sm_80 and sm_90: each kernel reduces its
+// rows with shfl.sync.bfly butterflies and exponentiates with ex2.approx (fast_exp), and ptxas
+// reports no spills.
+TEST_CASE("softmax.tyl kernels shuffle with shfl.sync.bfly, use ex2.approx, and do not spill") {
+  const std::string arch = GENERATE(as<std::string>{}, "80", "90");
+  const fs::path dir = scratch("softmax_sm_" + arch);
+  const fs::path cu = dir / "softmax.cu", ptx = dir / "softmax.ptx";
+  auto t = run({TYLOC_PATH, std::string(TYLO_SOURCE_DIR) + "/examples/softmax/softmax.tyl", "--arch", "sm_" + arch, "-o",
+                cu.string()});
+  INFO(t.err);
+  REQUIRE(t.exitCode == 0);
+  auto p = nvcc({"-gencode=arch=compute_" + arch + ",code=compute_" + arch, "-ptx", cu.string(), "-o", ptx.string()});
+  INFO(p.err);
+  REQUIRE(p.exitCode == 0);
+  const std::string text = readFile(ptx.string());
+  // (Mangled names: "softmaxE" ends the name of softmax, and not of softmax_v4.)
+  for (const char* name : {"tylo_kernel_softmax_v4", "tylo_kernel_softmaxE"}) {
+    const std::string body = ptxEntry(text, name);
+    INFO(name);
+    CHECK(body.find("shfl.sync.bfly.b32") != std::string::npos);
+    CHECK(body.find("ex2.approx") != std::string::npos);
+  }
+  auto a = nvcc({"-gencode=arch=compute_" + arch + ",code=sm_" + arch, "-cubin", "-Xptxas", "-v", ptx.string(), "-o",
+                 (dir / "softmax.cubin").string()});
+  INFO(a.err);
+  REQUIRE(a.exitCode == 0);
+  std::regex frame(R"((\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)");
+  size_t reports = 0;
+  for (auto it = std::sregex_iterator(a.err.begin(), a.err.end(), frame); it != std::sregex_iterator(); ++it, ++reports) {
+    INFO(it->str());
+    CHECK(((*it)[1] == "0" && (*it)[2] == "0" && (*it)[3] == "0"));
+  }
+  CHECK(reports == 2);
+}

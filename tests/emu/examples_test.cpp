@@ -91,3 +91,10 @@ TEST_CASE("gemm_beta matches a CPU reference within 16-bit rounding, at tile mul
     for (const examples::Problem& p : test::kGemmBetaProblems)
       for (double beta : test::kGemmBetas) require(examples::gemmBeta(*ex, t, p, beta));
 }
+
+TEST_CASE("softmax matches a float64 row softmax and log-sum-exp, for N = 1, 33, 1000 and 4097") {
+  auto ex = compileExample("examples/softmax/softmax.tyl");
+  for (int64_t n : {1, 33, 1000, 4097}) require(examples::softmax(*ex, "softmax", 11, n));
+  // 16-byte vectors: N a multiple of 4, rows past the last block's (M = 11 of 16).
+  for (int64_t n : {4, 132, 1000}) require(examples::softmax(*ex, "softmax_v4", 11, n));
+}

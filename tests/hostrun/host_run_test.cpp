@@ -356,11 +356,17 @@ TEST_CASE("the generated reductions shuffle across lanes and broadcast back, run
   CHECK(tylo_host::runner(reduce_c)(ex.module->kernels.at(0), args, b, problems));
   CHECK(problems == "");
   CHECK(tyl::test::reduceCError(b) == "");
-  b = tyl::test::softmaxRowsInputs();
+  b = tyl::test::softmaxInputs(128);
   CHECK(tylo_host::runner(softmax_rows)(ex.module->kernels.at(1), {tyl::emu::Arg::pointer(0), tyl::emu::Arg::pointer(1)},
                                         b, problems));
   CHECK(problems == "");
-  CHECK(tyl::test::softmaxRowsError(b) == "");
+  CHECK(tyl::test::softmaxError(b, 128) == "");
+  b = tyl::test::softmaxInputs(33);
+  CHECK(tylo_host::runner(softmax_tail)(ex.module->kernels.at(2),
+                                        {tyl::emu::Arg::integer(33), tyl::emu::Arg::pointer(0), tyl::emu::Arg::pointer(1)},
+                                        b, problems));
+  CHECK(problems == "");
+  CHECK(tyl::test::softmaxError(b, 33) == "");
 }
 
 TEST_CASE("the generated stmatrix stores put the accumulator in shared memory, plain and transposed") {

@@ -56,25 +56,26 @@ inline std::string reduceCError(const std::vector<emu::Buffer>& b) {
   return "";
 }
 
-// softmax_rows(X, Y): X random in [-1, 1), times 8 for a spread of exponents.
-inline std::vector<emu::Buffer> softmaxRowsInputs() {
-  std::vector<emu::Buffer> b = {emu::makeBuffer(tir::Type::F32, 4 * 128), emu::makeBuffer(tir::Type::F32, 4 * 128)};
+// softmax_rows(X, Y) and softmax_tail(n, X, Y): 4 rows of n columns, X random in [-1, 1) times 8
+// for a spread of exponents.
+inline std::vector<emu::Buffer> softmaxInputs(int n) {
+  std::vector<emu::Buffer> b = {emu::makeBuffer(tir::Type::F32, 4 * n), emu::makeBuffer(tir::Type::F32, 4 * n)};
   emu::fillRandom(b[0], tir::Type::F32, 11);
-  for (int64_t i = 0; i < 4 * 128; ++i)
-    emu::setElement(b[0], tir::Type::F32, i, 8 * emu::getElement(b[0], tir::Type::F32, i));
+  for (int64_t i = 0; i < 4 * n; ++i) emu::setElement(b[0], tir::Type::F32, i, 8 * emu::getElement(b[0], tir::Type::F32, i));
   return b;
 }
 
 // Each element within 4e-6 relative of the float64 softmax of its row (exp within 2 ulp, a sum
-// of 128 terms and a division).
-inline std::string softmaxRowsError(const std::vector<emu::Buffer>& b) {
+// of at most 128 terms and a division).
+inline std::string softmaxError(const std::vector<emu::Buffer>& b, int n) {
+  auto x = [&](int i, int j) { return emu::getElement(b[0], tir::Type::F32, i * n + j); };
   for (int i = 0; i < 4; ++i) {
     double hi = -1e30, sum = 0;
-    for (int j = 0; j < 128; ++j) hi = std::max(hi, emu::getElement(b[0], tir::Type::F32, i * 128 + j));
-    for (int j = 0; j < 128; ++j) sum += std::exp(emu::getElement(b[0], tir::Type::F32, i * 128 + j) - hi);
-    for (int j = 0; j < 128; ++j) {
-      const double want = std::exp(emu::getElement(b[0], tir::Type::F32, i * 128 + j) - hi) / sum;
-      const double got = emu::getElement(b[1], tir::Type::F32, i * 128 + j);
+    for (int j = 0; j < n; ++j) hi = std::max(hi, x(i, j));
+    for (int j = 0; j < n; ++j) sum += std::exp(x(i, j) - hi);
+    for (int j = 0; j < n; ++j) {
+      const double want = std::exp(x(i, j) - hi) / sum;
+      const double got = emu::getElement(b[1], tir::Type::F32, i * n + j);
       if (std::fabs(got - want) > 4e-6 * want) return fmt::format("softmax at ({}, {}): {} instead of {}", i, j, got, want);
     }
   }

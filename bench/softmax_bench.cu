@@ -1,0 +1,147 @@
+// Softmax benchmark (FUSED.md): the generated softmax_v4 over an M x N f32 tensor of 256 MiB
+// against cudaMemcpyAsync device to device of the same tensor, in one process, for N = 1024, 4096
+// and 16384. The kernel reads X twice (a pass for the row statistics, one for the result; the
+// second mostly from L2) and writes Y once; the copy reads and writes once. The ratio is the
+// copy's time over the kernel's (target >= 0.90). Rows are checked against float64 before timing;
+// the L2 is flushed before each timed operation; each figure is the median of R event timings.
+//
+//   softmax_bench [--json PATH] [--reps R] [--commit SHA]
+// Exit codes: 0 ok, 1 a wrong result or a CUDA error, 2 bad arguments, 77 no CUDA device.
+#include "softmax.cuh"
+#include "softmax_check.h"
+
+#include <tylo/runtime.cuh>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+#define CHECK_CUDA(call) checkCuda((call), #call, __LINE__)
+
+void checkCuda(cudaError_t err, const char* what, int line) {
+  if (err == cudaSuccess) return;
+  std::fprintf(stderr, "softmax_bench.cu:%d: %s failed: %s", line, what, cudaGetErrorString(err));
+  if (err == cudaErrorInvalidValue && tylo::last_launch_error()) std::fprintf(stderr, " (%s)", tylo::last_launch_error());
+  std::fprintf(stderr, "\n");
+  std::exit(1);
+}
+
+__global__ void flushKernel(const uint4* __restrict__ p, size_t words, uint32_t* sink) {
+  uint32_t acc = 0;
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < words; i += size_t(gridDim.x) * blockDim.x) {
+    const uint4 v = p[i];
+    acc ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (acc == 0x9e3779b9u) *sink = acc;
+}
+
+float median(std::vector<float> v) {
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5f * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string jsonPath, commit = "unknown";
+  int reps = 20;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--json" && i + 1 < argc)
+      jsonPath = argv[++i];
+    else if (a == "--reps" && i + 1 < argc)
+      reps = std::atoi(argv[++i]);
+    else if (a == "--commit" && i + 1 < argc)
+      commit = argv[++i];
+    else {
+      std::fprintf(stderr, "usage: softmax_bench [--json PATH] [--reps R] [--commit SHA]\n");
+      return 2;
+    }
+  }
+  if (reps < 1) return 2;
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    std::printf("skipped: no CUDA device\n");
+    return 77;
+  }
+  cudaDeviceProp prop{};
+  CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
+  std::printf("device: %s (sm_%d%d, %d SMs)\n", prop.name, prop.major, prop.minor, prop.multiProcessorCount);
+  cudaStream_t stream;
+  CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  cudaEvent_t start, stop;
+  CHECK_CUDA(cudaEventCreate(&start));
+  CHECK_CUDA(cudaEventCreate(&stop));
+  const size_t bytes = size_t(256) << 20, count = bytes / sizeof(float);
+  float *X = nullptr, *Y = nullptr, *L = nullptr;
+  CHECK_CUDA(cudaMalloc(&X, bytes));
+  CHECK_CUDA(cudaMalloc(&Y, bytes));
+  CHECK_CUDA(cudaMalloc(&L, count / 1024 * sizeof(float)));
+  const size_t flushBytes = std::max<size_t>(size_t(4) * prop.l2CacheSize, size_t(256) << 20);
+  uint4* flush = nullptr;
+  uint32_t* sink = nullptr;
+  CHECK_CUDA(cudaMalloc(&flush, flushBytes));
+  CHECK_CUDA(cudaMalloc(&sink, sizeof(uint32_t)));
+  CHECK_CUDA(cudaMemset(flush, 0x5a, flushBytes));
+  std::vector<float> x(count);
+  std::mt19937 rng(2026);
+  std::uniform_real_distribution<float> dist(-8.0f, 8.0f);
+  for (float& v : x) v = dist(rng);
+  CHECK_CUDA(cudaMemcpy(X, x.data(), bytes, cudaMemcpyHostToDevice));
+  auto timed = [&](auto op) {
+    flushKernel<<<4 * prop.multiProcessorCount, 256, 0, stream>>>(flush, flushBytes / sizeof(uint4), sink);
+    CHECK_CUDA(cudaEventRecord(start, stream));
+    op();
+    CHECK_CUDA(cudaEventRecord(stop, stream));
+    CHECK_CUDA(cudaEventSynchronize(stop));
+    float ms = 0;
+    CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop));
+    return ms;
+  };
+  bool ok = true;
+  std::string json = "{\"commit\": \"" + commit + "\", \"device\": \"" + prop.name + "\", \"rows\": [";
+  for (int32_t N : {1024, 4096, 16384}) {
+    const int32_t M = static_cast<int32_t>(count / static_cast<size_t>(N));
+    CHECK_CUDA(softmax_v4(M, N, X, Y, L, stream));
+    CHECK_CUDA(cudaStreamSynchronize(stream));
+    // 32 rows spread over the tensor, every element against float64.
+    std::vector<float> y(static_cast<size_t>(N));
+    for (int32_t r = 0; r < 32; ++r) {
+      const size_t i = static_cast<size_t>(r) * static_cast<size_t>(M) / 32;
+      CHECK_CUDA(cudaMemcpy(y.data(), Y + i * N, N * sizeof(float), cudaMemcpyDeviceToHost));
+      double worst = 0;
+      if (softmax_check::wrongInRow(x.data() + i * N, y.data(), nullptr, N, &worst) != 0) {
+        std::fprintf(stderr, "softmax_v4 N = %d: row %zu is wrong (relative error %.1e)\n", N, i, worst);
+        ok = false;
+      }
+    }
+    std::vector<float> kernel, copy;
+    for (int rep = 0; rep < reps + 3; ++rep) {
+      const float k = timed([&] { CHECK_CUDA(softmax_v4(M, N, X, Y, L, stream)); });
+      const float c = timed([&] { CHECK_CUDA(cudaMemcpyAsync(Y, X, bytes, cudaMemcpyDeviceToDevice, stream)); });
+      if (rep >= 3) kernel.push_back(k), copy.push_back(c);
+    }
+    const float km = median(kernel), cm = median(copy);
+    std::printf("softmax_v4 M = %d, N = %d: %.3f ms; cudaMemcpyAsync of the same bytes %.3f ms: %.2f of the copy "
+                "(%.0f GB/s of the tensor read and written once)\n",
+                M, N, km, cm, cm / km, 2.0 * bytes / (km * 1e6));
+    char row[256];
+    std::snprintf(row, sizeof row, "%s{\"M\": %d, \"N\": %d, \"kernel_ms\": %.4f, \"memcpy_ms\": %.4f, \"ratio\": %.4f}",
+                  N == 1024 ? "" : ", ", M, N, km, cm, cm / km);
+    json += row;
+  }
+  json += "]}\n";
+  if (!jsonPath.empty())
+    if (FILE* f = std::fopen(jsonPath.c_str(), "w")) {
+      std::fputs(json.c_str(), f);
+      std::fclose(f);
+    }
+  return ok ? 0 : 1;
+}

@@ -1,0 +1,34 @@
+// The check of one row of softmax.tyl's output against float64, shared by the example's driver
+// (main.cu), the emulator's checks (examples/emulate) and bench/softmax_bench: every element of Y
+// within a relative 4e-6 + 2e-7 per 128-column chunk of N (fast_exp's bound for arguments down
+// to -16, the sums' rounding, and the running sum's rescaling once a chunk), LSE within 1e-5.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+namespace softmax_check {
+
+inline double tolerance(int64_t n) { return 4e-6 + 2e-7 * static_cast<double>((n + 127) / 128); }
+
+// Row x of n values, its softmax y and (unless null) its log-sum-exp lse: the number of wrong
+// values; *worst rises to the largest relative error of y.
+inline int64_t wrongInRow(const float* x, const float* y, const float* lse, int64_t n, double* worst) {
+  double hi = -1e300, sum = 0;
+  for (int64_t j = 0; j < n; ++j) hi = std::max(hi, static_cast<double>(x[j]));
+  for (int64_t j = 0; j < n; ++j) sum += std::exp(x[j] - hi);
+  int64_t wrong = 0;
+  for (int64_t j = 0; j < n; ++j) {
+    const double want = std::exp(x[j] - hi) / sum, err = std::fabs(y[j] - want) / want;
+    *worst = std::max(*worst, err);
+    wrong += !(err <= tolerance(n));
+  }
+  if (lse) {
+    const double want = hi + std::log(sum);
+    wrong += !(std::fabs(*lse - want) <= 1e-5 * (1 + std::fabs(want)));
+  }
+  return wrong;
+}
+
+}  // namespace softmax_check
