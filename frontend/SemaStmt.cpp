@@ -91,11 +91,27 @@ void KernelSema::let(const ast::Stmt& s, const ast::Let& l) {
     emitMma(s.range, *d, *v);
     b.value = Value::ofView(wholeView(*d, s.range));
   } else if (v->kind == Value::Kind::Frag) {
-    // Fragment arithmetic bound to a name is materialized into a new fragment.
-    diags_.report(kBadAssign, s.range,
-                  "bind fragment arithmetic by assigning it to an allocated fragment: "
-                  "let y = alloc_local(...); y = x * 2.0;");
-    return poison();
+    // Fragment arithmetic bound to a name is computed into a new fragment of its type, in the
+    // layout of its fragments (`let p = f16(acc)`).
+    const tile::FragExpr* shaped = tile::layoutLeaf(v->frag);
+    if (!shaped || shaped->part || v->frag->dtype == tile::DType::Bool) {
+      diags_.report(kBadAssign, s.range,
+                    !shaped || shaped->part
+                        ? "this arithmetic has no whole register fragment to give its layout: allocate the result "
+                          "and assign it (let y = alloc_local(...); y = ...)"
+                        : "a comparison of fragments is only the condition of where(...)");
+      return poison();
+    }
+    // Copies: allocating may move the tensors.
+    const tile::Tensor like = k_.tensors[shaped->tensor];
+    const layout::Layout lay =
+        like.layout ? *like.layout : layout::Layout(layout::TileLayout::rowMajor(like.staticShape));
+    std::optional<uint32_t> d = allocFragment("val", v->frag->dtype, like.staticShape, lay, s.range,
+                                              fmt::format("a fragment in the layout of {}", tensorRef(like)));
+    if (!d) return poison();
+    nameTensor(*d, l.name);
+    emit(s.range, tile::FragAssign{*d, v->frag});
+    b.value = Value::ofView(wholeView(*d, s.range));
   } else {
     if (v->kind == Value::Kind::View) nameTensor(v->view.tensor, l.name);
     b.value = std::move(*v);

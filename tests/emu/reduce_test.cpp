@@ -56,5 +56,17 @@ TEST_CASE("reduce: rows of n columns in 128-column fragments, those past n left 
   }
 }
 
+TEST_CASE("reduce: an accumulator converted to f16 is the next mma's A operand, in registers") {
+  auto c = test::compileKernels("reduce.tyl");
+  std::vector<emu::Buffer> b = test::accumulatorAsAInputs();
+  emu::RunResult r = emu::run(c->kernel("accumulator_as_a"),
+                              {emu::Arg::pointer(0), emu::Arg::pointer(1), emu::Arg::pointer(2), emu::Arg::pointer(3)}, b);
+  INFO(emu::renderFindings(r.findings, c->sources));
+  REQUIRE(r.ok());
+  CHECK(test::accumulatorAsAError(b) == "");
+  emu::setElement(b[3], tir::Type::F32, 19, emu::getElement(b[3], tir::Type::F32, 19) + 0.05);
+  CHECK_THAT(test::accumulatorAsAError(b), Catch::StartsWith("O(2, 3)"));
+}
+
 }  // namespace
 }  // namespace tyl

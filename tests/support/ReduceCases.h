@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/emu/Half.h"
 #include "backend/emu/HostData.h"
 
 namespace tyl::test {
@@ -79,6 +80,35 @@ inline std::string softmaxError(const std::vector<emu::Buffer>& b, int n) {
       if (std::fabs(got - want) > 4e-6 * want) return fmt::format("softmax at ({}, {}): {} instead of {}", i, j, got, want);
     }
   }
+  return "";
+}
+
+// accumulator_as_a(A, B0, B1, O): A, B0 and B1 f16, random in [-1, 1).
+inline std::vector<emu::Buffer> accumulatorAsAInputs() {
+  std::vector<emu::Buffer> b = {emu::makeBuffer(tir::Type::F16, 16 * 16), emu::makeBuffer(tir::Type::F16, 16 * 16),
+                                emu::makeBuffer(tir::Type::F16, 16 * 8), emu::makeBuffer(tir::Type::F32, 16 * 8)};
+  for (int i = 0; i < 3; ++i) emu::fillRandom(b[static_cast<size_t>(i)], tir::Type::F16, 40 + static_cast<uint64_t>(i));
+  return b;
+}
+
+// O = f16(A B0) B1 against float64 with P rounded to f16 as the kernel rounds it: within 2^-10 of
+// sum |P B1| (an element of P may round the other way after f32 accumulation, one f16 ulp).
+inline std::string accumulatorAsAError(const std::vector<emu::Buffer>& b) {
+  auto at = [&](size_t buffer, int i) { return emu::getElement(b[buffer], buffer == 3 ? tir::Type::F32 : tir::Type::F16, i); };
+  double p[16][16];
+  for (int i = 0; i < 16; ++i)
+    for (int k = 0; k < 16; ++k) {
+      double s = 0;
+      for (int q = 0; q < 16; ++q) s += at(0, i * 16 + q) * at(1, q * 16 + k);
+      p[i][k] = emu::f16ToF32(emu::f32ToF16(static_cast<float>(s)));
+    }
+  for (int i = 0; i < 16; ++i)
+    for (int j = 0; j < 8; ++j) {
+      double o = 0, mag = 0;
+      for (int k = 0; k < 16; ++k) o += p[i][k] * at(2, k * 8 + j), mag += std::fabs(p[i][k] * at(2, k * 8 + j));
+      const double got = at(3, i * 8 + j);
+      if (std::fabs(got - o) > 0x1p-10 * mag) return fmt::format("O({}, {}): {} instead of {}", i, j, got, o);
+    }
   return "";
 }
 
