@@ -226,9 +226,14 @@ class KernelLowering {
   std::optional<std::vector<int64_t>> rowSlots(SourceRange loc, const FragmentMap& fm, const tile::Tensor& shaped,
                                                uint32_t narrow);
   void reduce(SourceRange loc, const tile::Reduce& r);
-  // The lane masks of the butterfly that combines the threads holding one row of `t` reduced over
-  // `dims` (from the lane bits its layout gives them); none when they span warps or the layout
-  // steps lanes by other than powers of two (reported).
+  // The masks of the linear thread id that combine the threads holding one row of `t` reduced
+  // over `dims` (from the thread bits its layout gives them): below 32 lane bits, shuffled; from 32
+  // up warp bits, combined through shared memory. None when the layout steps threads by other
+  // than powers of two (reported).
+  void shuffleLanes(SourceRange loc, const tile::Reduce& r, const FragmentMap& src, const FragmentMap& dst,
+                    const std::vector<int>& masks);
+  void combineWarps(SourceRange loc, const tile::Reduce& r, const FragmentMap& src, const FragmentMap& dst,
+                    const std::vector<int>& masks);
   std::optional<std::vector<int>> reductionLanes(SourceRange loc, const tile::Tensor& t, const std::vector<size_t>& dims);
   // Whether the butterfly over `masks` gives each holder of a row of r.dst every element of the
   // row once (for max and min, at least once); reports the first that it does not.
@@ -377,6 +382,7 @@ class KernelLowering {
   std::map<const tile::FragExpr*, uint32_t> operandRegs_;  // memory operand -> its registers
   std::map<const tile::FragExpr*, std::vector<int64_t>> broadcastSlots_;  // broadcast leaf -> rowSlots
   std::map<const tile::FragExpr*, std::vector<tir::ExprRef>> coordValues_;  // x.coord(d) -> by slot
+  std::map<tir::Type, uint32_t> reduceScratch_;  // the shared buffers reductions combine warps in, by type
 };
 
 }  // namespace tyl::lower

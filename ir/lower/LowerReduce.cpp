@@ -28,6 +28,8 @@ TYL_DIAG(kReduceLanes, Error, "reduce-lanes",
 using tir::ExprRef;
 using tir::Type;
 
+constexpr int64_t kMaxSharedBytes = 227 * 1024;
+
 namespace {
 
 std::string coordText(const std::vector<int64_t>& c) { return fmt::format("({})", fmt::join(c, ", ")); }
@@ -126,13 +128,6 @@ std::optional<std::vector<int>> KernelLowering::reductionLanes(SourceRange loc, 
       }
       const int low = base + std::countr_zero(static_cast<uint64_t>(it.stride));
       const int bits = std::countr_zero(static_cast<uint64_t>(it.extent));
-      if (low + bits > 5) {
-        diags_.report(kReduceLanes, loc,
-                      fmt::format("dimension {} of '{}' spans warps ({} on {}): reduce combines the lanes of one "
-                                  "warp; reduce within each warp, then combine the warps' rows through shared memory",
-                                  d, t.name, it.extent, layout::axisName(it.axis)));
-        return std::nullopt;
-      }
       for (int b = low; b < low + bits; ++b) masks.push_back(1 << b);
     }
   std::sort(masks.begin(), masks.end());
@@ -228,9 +223,21 @@ void KernelLowering::reduce(SourceRange loc, const tile::Reduce& r) {
   out_.pop_back();
   emitGuarded(loc, operands.empty() ? nullptr : src->owns, std::move(body));
   if (masks->empty()) return;
-  // Across lanes: a butterfly, whose every step leaves both lanes with their combined value.
-  // Shuffles take whole warps: the warps that hold none of the fragment skip them.
-  const std::optional<std::vector<bool>> holds = holders(*src);
+  std::vector<int> lanes, warps;  // bits of the lane id, and of the thread id from 32 up
+  for (int mask : *masks) (mask < 32 ? lanes : warps).push_back(mask);
+  if (!lanes.empty()) shuffleLanes(loc, r, *src, *dst, lanes);
+  if (!warps.empty()) combineWarps(loc, r, *src, *dst, warps);
+}
+
+// Across lanes: a butterfly, whose every step leaves both lanes with their combined value
+// (a + b in one, b + a in the other: the same, so every lane ends with the same total).
+// Shuffles take whole warps: the warps that hold none of the fragment skip them.
+void KernelLowering::shuffleLanes(SourceRange loc, const tile::Reduce& r, const FragmentMap& src,
+                                  const FragmentMap& dst, const std::vector<int>& masks) {
+  const tile::Tensor& st = tk_.tensors[tile::layoutLeaf(r.src)->tensor];
+  const tile::Tensor& dt = tk_.tensors[r.dst];
+  const Type type = tile::toTir(dt.dtype);
+  const std::optional<std::vector<bool>> holds = holders(src);
   for (size_t w = 0; holds && w * 32 < holds->size(); ++w) {
     const auto lanes = holds->begin() + static_cast<std::ptrdiff_t>(w * 32);
     const auto end = holds->begin() + static_cast<std::ptrdiff_t>(std::min(holds->size(), w * 32 + 32));
@@ -245,15 +252,91 @@ void KernelLowering::reduce(SourceRange loc, const tile::Reduce& r) {
   }
   tir::Block shuffles;
   out_.push_back(&shuffles);
-  for (int mask : *masks)
-    for (const FragmentSlot& s : dst->slots) {
+  for (int mask : masks)
+    for (const FragmentSlot& s : dst.slots) {
       const uint32_t other = tir::addVar(k_, fmt::format("lane{}", temps_++), type);
       const ExprRef mine = tir::elemRef(k_, dt.array, s.m);
       emit(loc, tir::Shfl{tir::Reg::var(other), mine, mask});
       emit(loc, tir::Assign{tir::Reg::elem(dt.array, s.m), tir::binary(r.op, mine, tir::varRef(k_, other))});
     }
   out_.pop_back();
-  emitGuarded(loc, src->owns, std::move(shuffles));
+  emitGuarded(loc, src.owns, std::move(shuffles));
+}
+
+// Across warps, through shared memory: each thread writes its partial rows to its own cells of a
+// scratch buffer (warp, slot, lane), the block synchronizes, and each thread combines the
+// partials of the warps that share its rows, in the order of their warp ids, so that every warp
+// ends with the same value. A barrier before the writes keeps them from overtaking the reads of
+// the same cells by an earlier reduction.
+void KernelLowering::combineWarps(SourceRange loc, const tile::Reduce& r, const FragmentMap& src,
+                                  const FragmentMap& dst, const std::vector<int>& masks) {
+  const tile::Tensor& dt = tk_.tensors[r.dst];
+  const Type type = tile::toTir(dt.dtype);
+  const int64_t warpsInBlock = (k_.threadsPerBlock() + 31) / 32;
+  const int64_t bytes = warpsInBlock * dt.slots * 32 * 4;
+  // One scratch buffer per element type (the generated code addresses a buffer through a pointer
+  // of its type), grown to the largest reduction's need while it is the last allocation.
+  auto found = reduceScratch_.find(type);
+  if (found == reduceScratch_.end() || found->second + 1 != k_.buffers.size()) {
+    tir::Buffer buf;
+    buf.name = fmt::format("reduce_scratch_{}", tir::typeName(type));
+    buf.space = tir::Space::Shared;
+    buf.elem = type;
+    buf.sharedOffset = (k_.sharedBytes + 127) / 128 * 128;
+    buf.alignBytes = 128;
+    k_.buffers.push_back(buf);
+    found = reduceScratch_.insert_or_assign(type, static_cast<uint32_t>(k_.buffers.size() - 1)).first;
+  }
+  const uint32_t scratchId = found->second;
+  tir::Buffer& scratch = k_.buffers[scratchId];
+  scratch.sharedBytes = std::max(scratch.sharedBytes, bytes);
+  k_.sharedBytes = std::max(k_.sharedBytes, scratch.sharedOffset + scratch.sharedBytes);
+  if (k_.sharedBytes > kMaxSharedBytes) {
+    diags_.report(kReduceLanes, loc,
+                  fmt::format("combining the warps of this reduction takes {} bytes of shared memory, {} in all: a "
+                              "block can have at most {}",
+                              bytes, k_.sharedBytes, kMaxSharedBytes));
+    return;
+  }
+  int warpMask = 0;
+  for (int m : masks) warpMask |= m >> 5;
+  const ExprRef warp = tir::special(tir::Special::WarpId), lane = tir::special(tir::Special::LaneId);
+  auto cell = [&](const ExprRef& w, int64_t slot) {
+    return tir::MemRef{scratchId,
+                       tir::add(tir::mul(tir::add(tir::mul(w, tir::intConst(dt.slots)), tir::intConst(slot)),
+                                         tir::intConst(32)),
+                                lane)};
+  };
+  auto barrier = [&]() {
+    if (hasTmaStores_) emit(loc, tir::FenceProxyAsync{});
+    emit(loc, tir::Barrier{});
+  };
+  barrier();
+  tir::Block write;
+  out_.push_back(&write);
+  for (const FragmentSlot& s : dst.slots) emit(loc, tir::Store{type, cell(warp, s.m), {tir::Reg::elem(dt.array, s.m)}, nullptr});
+  out_.pop_back();
+  emitGuarded(loc, src.owns, std::move(write));
+  barrier();
+  // The warps of a row: this warp with its bits of warpMask replaced by each combination, in
+  // increasing order.
+  tir::Block read;
+  out_.push_back(&read);
+  const ExprRef first = tir::binary(tir::BinOp::And, warp, tir::intConst(~static_cast<int64_t>(warpMask)));
+  std::vector<int64_t> offsets;
+  for (int64_t x = 0; x <= warpMask; ++x)
+    if ((x & ~warpMask) == 0) offsets.push_back(x);
+  for (const FragmentSlot& s : dst.slots) {
+    ExprRef total;
+    for (int64_t x : offsets) {
+      const uint32_t v = tir::addVar(k_, fmt::format("warp{}", temps_++), type);
+      emit(loc, tir::Load{type, cell(tir::binary(tir::BinOp::Or, first, tir::intConst(x)), s.m), {tir::Reg::var(v)}, nullptr});
+      total = total ? tir::binary(r.op, total, tir::varRef(k_, v)) : tir::varRef(k_, v);
+    }
+    emit(loc, tir::Assign{tir::Reg::elem(dt.array, s.m), total});
+  }
+  out_.pop_back();
+  emitGuarded(loc, src.owns, std::move(read));
 }
 
 }  // namespace tyl::lower

@@ -381,6 +381,11 @@ class Verifier {
     mem(m, where);
     if (guard) pred(guard, where, "a guard");
     if (regs.empty()) fail(where, "no registers");
+    // The generated code addresses a buffer through a pointer of its element type: an access of
+    // another type would convert the value.
+    if (m.buffer < k_.buffers.size() && k_.buffers[m.buffer].elem != type)
+      fail(where, fmt::format("a {} access to buffer '{}' of {}", typeName(type), k_.buffers[m.buffer].name,
+                              typeName(k_.buffers[m.buffer].elem)));
     for (const Reg& r : regs)
       if (std::optional<Type> t = reg(r, where); t && typeBytes(*t) != typeBytes(type))
         fail(where, fmt::format("a {} access through a {} register", typeName(type), typeName(*t)));

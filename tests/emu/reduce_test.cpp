@@ -56,6 +56,18 @@ TEST_CASE("reduce: rows of n columns in 128-column fragments, those past n left 
   }
 }
 
+TEST_CASE("reduce: rows over two warps combine through shared memory, twice in a loop") {
+  auto c = test::compileKernels("reduce.tyl");
+  std::vector<emu::Buffer> b = test::reduceWarpsInputs();
+  emu::RunResult r =
+      emu::run(c->kernel("reduce_warps"), {emu::Arg::pointer(0), emu::Arg::pointer(1), emu::Arg::pointer(2)}, b);
+  INFO(emu::renderFindings(r.findings, c->sources));
+  REQUIRE(r.ok());
+  CHECK(test::reduceWarpsError(b) == "");
+  emu::setElement(b[1], tir::Type::F32, 6, emu::getElement(b[1], tir::Type::F32, 6) + 0.01);
+  CHECK_THAT(test::reduceWarpsError(b), Catch::StartsWith("row sum 6"));
+}
+
 TEST_CASE("reduce: an accumulator converted to f16 is the next mma's A operand, in registers") {
   auto c = test::compileKernels("reduce.tyl");
   std::vector<emu::Buffer> b = test::accumulatorAsAInputs();

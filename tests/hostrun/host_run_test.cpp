@@ -345,7 +345,7 @@ TEST_CASE("the generated math functions lie within their bounds on the host") {
   CHECK(tyl::test::mathError(b) == "");
 }
 
-TEST_CASE("the generated reductions shuffle across lanes and broadcast back, and an accumulator feeds the next mma, run on the host") {
+TEST_CASE("the generated reductions shuffle across lanes and warps and broadcast back, and an accumulator feeds the next mma, run on the host") {
   // tests/emu/kernels/reduce.tyl, which tests/emu/reduce_test.cpp runs on the emulator too.
   tyl::examples::Example ex;
   REQUIRE(tyl::examples::compile(std::string(TYLO_SOURCE_DIR) + "/tests/emu/kernels/reduce.tyl", ex));
@@ -367,6 +367,12 @@ TEST_CASE("the generated reductions shuffle across lanes and broadcast back, and
                                         b, problems));
   CHECK(problems == "");
   CHECK(tyl::test::softmaxError(b, 33) == "");
+  b = tyl::test::reduceWarpsInputs();
+  CHECK(tylo_host::runner(reduce_warps)(ex.module->kernels.at(4),
+                                        {tyl::emu::Arg::pointer(0), tyl::emu::Arg::pointer(1), tyl::emu::Arg::pointer(2)},
+                                        b, problems));
+  CHECK(problems == "");
+  CHECK(tyl::test::reduceWarpsError(b) == "");
   b = tyl::test::accumulatorAsAInputs();
   CHECK(tylo_host::runner(accumulator_as_a)(
       ex.module->kernels.at(3),

@@ -83,6 +83,34 @@ inline std::string softmaxError(const std::vector<emu::Buffer>& b, int n) {
   return "";
 }
 
+// reduce_warps(X, Sums, Y): X random in [-1, 1).
+inline std::vector<emu::Buffer> reduceWarpsInputs() {
+  std::vector<emu::Buffer> b = {emu::makeBuffer(tir::Type::F32, 8 * 256), emu::makeBuffer(tir::Type::F32, 8),
+                                emu::makeBuffer(tir::Type::F32, 8 * 256)};
+  emu::fillRandom(b[0], tir::Type::F32, 23);
+  return b;
+}
+
+// Row sums within f32 rounding of float64 (a relative 1e-6 of the sum of magnitudes), and
+// x - row max exact.
+inline std::string reduceWarpsError(const std::vector<emu::Buffer>& b) {
+  for (int i = 0; i < 8; ++i) {
+    double sum = 0, mag = 0, hi = -1e30;
+    for (int j = 0; j < 256; ++j) {
+      const double x = emu::getElement(b[0], tir::Type::F32, i * 256 + j);
+      sum += x, mag += std::fabs(x), hi = std::max(hi, x);
+    }
+    if (double got = emu::getElement(b[1], tir::Type::F32, i); std::fabs(got - sum) > 1e-6 * mag)
+      return fmt::format("row sum {}: {} instead of {}", i, got, sum);
+    for (int j = 0; j < 256; ++j) {
+      const double x = emu::getElement(b[0], tir::Type::F32, i * 256 + j);
+      if (double y = emu::getElement(b[2], tir::Type::F32, i * 256 + j); y != static_cast<float>(x - hi))
+        return fmt::format("x - row max at ({}, {}): {} instead of {}", i, j, y, x - hi);
+    }
+  }
+  return "";
+}
+
 // accumulator_as_a(A, B0, B1, O): A, B0 and B1 f16, random in [-1, 1).
 inline std::vector<emu::Buffer> accumulatorAsAInputs() {
   std::vector<emu::Buffer> b = {emu::makeBuffer(tir::Type::F16, 16 * 16), emu::makeBuffer(tir::Type::F16, 16 * 16),
