@@ -154,13 +154,26 @@ std::optional<Value> KernelSema::whereCall(const ast::Expr& e, const ast::Call& 
     b = tir::cast(t, *b);
     return Value::runtime(tir::select(*p, *a, *b));
   }
-  std::optional<tile::FragRef> cond = toFrag(args[0], c.args[0].value->range, true);
+  // A scalar condition picks the same side in every element.
+  std::optional<tile::FragRef> cond;
+  if (args[0].kind != Value::Kind::Frag && args[0].kind != Value::Kind::View) {
+    std::optional<tir::ExprRef> p = toScalar(args[0], c.args[0].value->range, tir::Type::Pred);
+    if (!p) return std::nullopt;
+    tile::FragExpr f;
+    f.kind = tile::FragExpr::Kind::Scalar;
+    f.dtype = tile::DType::Bool;
+    f.scalar = *p;
+    cond = std::make_shared<const tile::FragExpr>(std::move(f));
+  } else {
+    cond = toFrag(args[0], c.args[0].value->range, true);
+  }
   std::optional<tile::FragRef> a = cond ? toFrag(args[1], c.args[1].value->range, true) : std::nullopt;
   std::optional<tile::FragRef> b = a ? toFrag(args[2], c.args[2].value->range, true) : std::nullopt;
   if (!b) return std::nullopt;
   if ((*cond)->dtype != tile::DType::Bool) {
     diags_.report(kTypeMismatch, c.args[0].value->range,
-                  "the condition of where on fragments is a comparison of them (x.coord(1) < n, x > 0.0)");
+                  "the condition of where on fragments is a comparison of them (x.coord(1) < n, x > 0.0) or a "
+                  "scalar condition");
     return std::nullopt;
   }
   if ((*a)->dtype == tile::DType::Bool || (*b)->dtype == tile::DType::Bool) {
