@@ -2,7 +2,7 @@
 # Everything that needs the GPU, in one run of a few minutes on a fresh GPU machine with this
 # repository:
 #   1. builds the CUDA parts (examples, GPU tests, benchmarks) for sm_90,
-#   2. runs the example drivers (add_one, gemm, gemm_sm90), the GPU tests (ctest -L gpu) and the launchers'
+#   2. runs the example drivers (add_one, gemm, gemm_sm90, softmax, attention), the GPU tests (ctest -L gpu) and the launchers'
 #      checks of tests/gpu/launch_checks_test.cu with a device,
 #   3. runs the benchmarks: bench/add_one_bench (add_one_n vs cudaMemcpyAsync, one launch),
 #      bench/softmax_bench (softmax_v4 vs cudaMemcpyAsync of the same tensor) and
@@ -73,11 +73,11 @@ if [ -n "$TYLOC_EXE" ]; then
     fi
   fi
   CONFIGURE+=(-DTYLO_TYLOC_EXECUTABLE="$TYLOC_EXE")
-  TARGETS=(add_one_example gemm_example gemm_sm90_example softmax_example gpu_hopper_test gpu_add_one_test gpu_gemm_test launch_checks_test int_semantics_test add_one_bench softmax_bench gemm_bench)
+  TARGETS=(add_one_example gemm_example gemm_sm90_example softmax_example attention_example gpu_hopper_test gpu_add_one_test gpu_gemm_test launch_checks_test int_semantics_test add_one_bench softmax_bench gemm_bench)
 else
   echo "no prebuilt tyloc runs here: building the whole project (needs its Debian packages)"
   CONFIGURE+=(-DTYLO_TYLOC_EXECUTABLE=)
-  TARGETS=(tyloc add_one_example gemm_example gemm_sm90_example softmax_example gpu_hopper_test gpu_add_one_test gpu_gemm_test launch_checks_test int_semantics_test add_one_bench softmax_bench gemm_bench)
+  TARGETS=(tyloc add_one_example gemm_example gemm_sm90_example softmax_example attention_example gpu_hopper_test gpu_add_one_test gpu_gemm_test launch_checks_test int_semantics_test add_one_bench softmax_bench gemm_bench)
 fi
 
 step "configure and build (${TARGETS[*]})"
@@ -102,7 +102,7 @@ note "build" "ok (CUDA architectures $CUDA_ARCHS)"
 
 step "example drivers"
 : >"$OUT_DIR/examples.txt"
-for example in add_one/add_one_example gemm/gemm_example gemm/gemm_sm90_example softmax/softmax_example; do
+for example in add_one/add_one_example gemm/gemm_example gemm/gemm_sm90_example softmax/softmax_example attention/attention_example; do
   name=$(basename "$example")
   echo "\$ examples/$example" | tee -a "$OUT_DIR/examples.txt"
   "$BUILD_DIR/examples/$example" 2>&1 | tee "$WORK/$name.txt" | tee -a "$OUT_DIR/examples.txt"

@@ -235,4 +235,57 @@ Check softmax(const Example& ex, const std::string& name, int64_t M, int64_t N) 
   return c;
 }
 
+Check attention(const Example& ex, Type t, int64_t B, int64_t H, int64_t N, bool causal) {
+  const std::string name = std::string("attention_") + tir::typeName(t);
+  const tir::Kernel* k = find(ex, name);
+  if (!k) return missing(name);
+  Check c;
+  constexpr int64_t D = 64;
+  const int64_t count = B * H * N * D;
+  std::vector<emu::Buffer> b{emu::makeBuffer(t, count), emu::makeBuffer(t, count), emu::makeBuffer(t, count),
+                             emu::makeBuffer(t, count, false), emu::makeBuffer(Type::F32, B * H * N, false)};
+  for (int i = 0; i < 3; ++i) emu::fillRandom(b[static_cast<size_t>(i)], t, 500 + static_cast<uint64_t>(N * 3 + i));
+  const double scale = 0.125;
+  const bool clean = runClean(ex, *k,
+                              {emu::Arg::integer(B), emu::Arg::integer(H), emu::Arg::integer(N), emu::Arg::real(scale),
+                               emu::Arg::integer(causal ? 1 : 0), emu::Arg::pointer(0), emu::Arg::pointer(1), emu::Arg::pointer(2), emu::Arg::pointer(3),
+                               emu::Arg::pointer(4)},
+                              b, c);
+  const double u = t == Type::F16 ? 0x1p-11 : 0x1p-8;
+  int64_t bad = 0;
+  double worst = 0;
+  std::vector<double> s(static_cast<size_t>(N));
+  for (int64_t bh = 0; bh < B * H; ++bh) {
+    auto at = [&](size_t buf, int64_t row, int64_t d) { return emu::getElement(b[buf], t, (bh * N + row) * D + d); };
+    double vmax = 0;
+    for (int64_t j = 0; j < N; ++j)
+      for (int64_t d = 0; d < D; ++d) vmax = std::max(vmax, std::fabs(at(2, j, d)));
+    for (int64_t i = 0; i < N; ++i) {
+      const int64_t keys = causal ? i + 1 : N;
+      double hi = -1e300, sum = 0;
+      for (int64_t j = 0; j < keys; ++j) {
+        double dot = 0;
+        for (int64_t d = 0; d < D; ++d) dot += at(0, i, d) * at(1, j, d);
+        s[static_cast<size_t>(j)] = dot * scale;
+        hi = std::max(hi, s[static_cast<size_t>(j)]);
+      }
+      for (int64_t j = 0; j < keys; ++j) sum += std::exp(s[static_cast<size_t>(j)] - hi);
+      for (int64_t d = 0; d < D; ++d) {
+        double o = 0;
+        for (int64_t j = 0; j < keys; ++j) o += std::exp(s[static_cast<size_t>(j)] - hi) / sum * at(2, j, d);
+        const double err = std::fabs(at(3, i, d) - o);
+        worst = std::max(worst, err / std::max(vmax, 1e-30));
+        bad += !(err <= 2 * u * vmax + u * std::fabs(o));
+      }
+      const double lse = hi + std::log(sum), got = emu::getElement(b[4], Type::F32, bh * N + i);
+      bad += !(std::fabs(got - lse) <= 1e-4 * (1 + std::fabs(lse)));
+    }
+  }
+  c.ok = clean && bad == 0;
+  c.line = fmt::format("{}{} ({}): B = {}, H = {}, N = {}, d = 64: {}", name, causal ? " causal" : "", ex.where, B, H, N,
+                       bad == 0 ? fmt::format("every element within bounds (largest error {:.1e} of max |V|)", worst)
+                                : fmt::format("{} wrong", bad));
+  return c;
+}
+
 }  // namespace tyl::examples

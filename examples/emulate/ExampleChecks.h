@@ -70,4 +70,10 @@ Check gemmBeta(const Example& ex, tir::Type type, const Problem& p, double beta 
 // examples/softmax/softmax_check.h.
 Check softmax(const Example& ex, const std::string& name, int64_t M, int64_t N);
 
+// `attention_<type>` of attention.tyl, causal or not: O = softmax(Q Kᵀ ·
+// scale) V and LSE for Q, K, V of shape (B, H, N, 64), random in [-1, 1), scale = 1/8, against
+// float64: O within 2u of max |V| plus u of |O| (u = 2^-11 for f16, 2^-8 for bf16: the scores
+// rounded to the input type for P V, and O rounded), LSE within 1e-4 relative.
+Check attention(const Example& ex, tir::Type type, int64_t B, int64_t H, int64_t N, bool causal);
+
 }  // namespace tyl::examples

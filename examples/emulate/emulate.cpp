@@ -37,10 +37,11 @@ bool compileOrSay(const std::string& path, examples::Example& ex) {
 
 int main(int argc, char** argv) {
   std::string dir = argc > 1 ? argv[1] : TYLO_EXAMPLES_DIR;
-  examples::Example addOneTyl, gemmTyl, stagesTyl, sm90Tyl, softmaxTyl;
+  examples::Example addOneTyl, gemmTyl, stagesTyl, sm90Tyl, softmaxTyl, attentionTyl;
   if (!compileOrSay(dir + "/add_one/add_one.tyl", addOneTyl) || !compileOrSay(dir + "/gemm/gemm.tyl", gemmTyl) ||
       !compileOrSay(dir + "/gemm/gemm_stages.tyl", stagesTyl) || !compileOrSay(dir + "/gemm/gemm_sm90.tyl", sm90Tyl) ||
-      !compileOrSay(dir + "/softmax/softmax.tyl", softmaxTyl))
+      !compileOrSay(dir + "/softmax/softmax.tyl", softmaxTyl) ||
+      !compileOrSay(dir + "/attention/attention.tyl", attentionTyl))
     return 2;
   // The Hopper kernels persistent on 3 SMs: one cluster of two blocks steps through all the units
   // of work (6 pairs of 128 x 256 tiles for 520 x 392).
@@ -68,6 +69,10 @@ int main(int argc, char** argv) {
   report(examples::softmax(softmaxTyl, "softmax", 19, 33));
   report(examples::softmax(softmaxTyl, "softmax", 9, 1000));
   report(examples::softmax(softmaxTyl, "softmax_v4", 9, 4100));
+  // Sequences of part of a tile and of several tiles with a tail, causal and not.
+  for (Type t : {Type::F16, Type::BF16})
+    for (bool causal : {false, true}) report(examples::attention(attentionTyl, t, 1, 2, 77, causal));
+  report(examples::attention(attentionTyl, Type::F16, 2, 1, 300, true));
   if (failures) std::printf("%d kernel runs were wrong\n", failures);
   return failures ? 1 : 0;
 }

@@ -897,14 +897,17 @@ TEST_CASE("the Hopper GEMM example builds for sm_90a: TMA, multicast, wgmma in f
 
 #endif
 
-// The softmax example (examples/softmax/softmax.tyl) for sm_80 and sm_90: each kernel reduces its
-// rows with shfl.sync.bfly butterflies and exponentiates with ex2.approx (fast_exp), and ptxas
-// reports no spills.
-TEST_CASE("softmax.tyl kernels shuffle with shfl.sync.bfly, use ex2.approx, and do not spill") {
-  const std::string arch = GENERATE(as<std::string>{}, "80", "90");
-  const fs::path dir = scratch("softmax_sm_" + arch);
-  const fs::path cu = dir / "softmax.cu", ptx = dir / "softmax.ptx";
-  auto t = run({TYLOC_PATH, std::string(TYLO_SOURCE_DIR) + "/examples/softmax/softmax.tyl", "--arch", "sm_" + arch, "-o",
+namespace {
+
+// examples/<path> compiled by tyloc and nvcc for sm_<arch>: the PTX entry whose mangled name holds
+// each of `entries` contains every pattern of `patterns`, and ptxas reports no spills nor a stack
+// frame for any of them.
+void checkExamplePtx(const std::string& path, const std::string& arch, const std::vector<std::string>& entries,
+                     const std::vector<std::string>& patterns) {
+  const std::string stem = fs::path(path).stem().string();
+  const fs::path dir = scratch(stem + "_sm_" + arch);
+  const fs::path cu = dir / (stem + ".cu"), ptx = dir / (stem + ".ptx");
+  auto t = run({TYLOC_PATH, std::string(TYLO_SOURCE_DIR) + "/examples/" + path, "--arch", "sm_" + arch, "-o",
                 cu.string()});
   INFO(t.err);
   REQUIRE(t.exitCode == 0);
@@ -912,15 +915,16 @@ TEST_CASE("softmax.tyl kernels shuffle with shfl.sync.bfly, use ex2.approx, and 
   INFO(p.err);
   REQUIRE(p.exitCode == 0);
   const std::string text = readFile(ptx.string());
-  // (Mangled names: "softmaxE" ends the name of softmax, and not of softmax_v4.)
-  for (const char* name : {"tylo_kernel_softmax_v4", "tylo_kernel_softmaxE"}) {
+  for (const std::string& name : entries) {
     const std::string body = ptxEntry(text, name);
     INFO(name);
-    CHECK(body.find("shfl.sync.bfly.b32") != std::string::npos);
-    CHECK(body.find("ex2.approx") != std::string::npos);
+    for (const std::string& pattern : patterns) {
+      INFO(pattern);
+      CHECK(std::regex_search(body, std::regex(pattern)));
+    }
   }
   auto a = nvcc({"-gencode=arch=compute_" + arch + ",code=sm_" + arch, "-cubin", "-Xptxas", "-v", ptx.string(), "-o",
-                 (dir / "softmax.cubin").string()});
+                 (dir / (stem + ".cubin")).string()});
   INFO(a.err);
   REQUIRE(a.exitCode == 0);
   std::regex frame(R"((\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)");
@@ -929,5 +933,25 @@ TEST_CASE("softmax.tyl kernels shuffle with shfl.sync.bfly, use ex2.approx, and 
     INFO(it->str());
     CHECK(((*it)[1] == "0" && (*it)[2] == "0" && (*it)[3] == "0"));
   }
-  CHECK(reports == 2);
+  CHECK(reports == entries.size());
+}
+
+}  // namespace
+
+// The softmax example for sm_80 and sm_90: each kernel reduces its rows with shfl.sync.bfly
+// butterflies and exponentiates with ex2.approx (fast_exp), without spills. (Mangled names:
+// "softmaxE" ends the name of softmax, and not of softmax_v4.)
+TEST_CASE("softmax.tyl kernels shuffle with shfl.sync.bfly, use ex2.approx, and do not spill") {
+  const std::string arch = GENERATE(as<std::string>{}, "80", "90");
+  checkExamplePtx("softmax/softmax.tyl", arch, {"tylo_kernel_softmax_v4", "tylo_kernel_softmaxE"},
+                  {R"(shfl\.sync\.bfly\.b32)", R"(ex2\.approx)"});
+}
+
+// The attention example for sm_80 and sm_90: both instantiations multiply with mma.sync, reduce
+// rows with shfl.sync.bfly and exponentiate with ex2.approx, without spills.
+TEST_CASE("attention.tyl kernels use mma.sync, shfl.sync.bfly and ex2.approx, and do not spill") {
+  const std::string arch = GENERATE(as<std::string>{}, "80", "90");
+  checkExamplePtx("attention/attention.tyl", arch, {"tylo_kernel_attention_f16", "tylo_kernel_attention_bf16"},
+                  {R"(mma\.sync\.aligned\.m16n8k16\.row\.col\.f32\.(bf16|f16)\.)", R"(shfl\.sync\.bfly\.b32)",
+                   R"(ex2\.approx)"});
 }

@@ -98,3 +98,10 @@ TEST_CASE("softmax matches a float64 row softmax and log-sum-exp, for N = 1, 33,
   // 16-byte vectors: N a multiple of 4, rows past the last block's (M = 11 of 16).
   for (int64_t n : {4, 132, 1000}) require(examples::softmax(*ex, "softmax_v4", 11, n));
 }
+
+TEST_CASE("attention matches a float64 softmax(Q Kᵀ scale) V and its log-sum-exp, f16 and bf16, causal and not") {
+  auto ex = compileExample("examples/attention/attention.tyl");
+  for (Type t : {Type::F16, Type::BF16})
+    for (bool causal : {false, true})
+      for (int64_t n : {1, 77, 256, 300}) require(examples::attention(*ex, t, 1, 2, n, causal));
+}
