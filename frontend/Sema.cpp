@@ -93,9 +93,7 @@ ConstEvaluator KernelSema::constEvaluator() {
       });
 }
 
-std::string KernelSema::tensorRef(const tile::Tensor& t) {
-  return t.autoNamed && !t.madeBy.empty() ? t.madeBy : fmt::format("'{}'", t.name);
-}
+std::string KernelSema::tensorRef(const tile::Tensor& t) { return t.ref(); }
 
 uint32_t KernelSema::newVar(const std::string& base, tir::Type type) {
   int n = nameCounts_[base]++;

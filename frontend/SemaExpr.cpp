@@ -296,9 +296,6 @@ std::string KernelSema::runtimeShapeHint(const tile::View& v) const {
   return "";
 }
 
-// Elementwise operations combine slot i of one fragment with slot i of the other, which is
-// only right when both hold the same elements there: same shape, same layout. A memory
-// operand is read in the layout of the fragments beside it, so it only needs their shape.
 namespace {
 
 // Whether two fragment layouts place every element alike: equal once canonical (written
@@ -310,6 +307,9 @@ bool sameMapping(const std::optional<layout::Layout>& a, const std::optional<lay
 
 }  // namespace
 
+// Elementwise operations combine slot i of one fragment with slot i of the other, which is
+// only right when both hold the same elements there: same shape, same layout. A memory
+// operand is read in the layout of the fragments beside it, so it only needs their shape.
 bool KernelSema::sameFragmentLayout(SourceRange where, const tile::FragRef& a, const tile::FragRef& b) {
   auto shapedBy = [](const tile::FragRef& f) {
     const tile::FragExpr* l = tile::layoutLeaf(f);
@@ -403,7 +403,22 @@ bool KernelSema::alignFragments(SourceRange where, tile::FragRef& a, tile::FragR
       aWider = aWider && sb[d] == 1;
       bWider = bWider && sa[d] == 1;
     }
-  if (!aWider && !bWider) return sameFragmentLayout(where, a, b);
+  if (!aWider && !bWider) {
+    bool ones = true;  // each differing extent is 1 on one side: broadcasting both ways
+    for (size_t d = 0; d < sa.size(); ++d) ones = ones && (sa[d] == sb[d] || sa[d] == 1 || sb[d] == 1);
+    if (!ones) return sameFragmentLayout(where, a, b);
+    diags_.report(kFragmentLayout, where,
+                  fmt::format("{} has shape ({}) and {} has shape ({}): a broadcast reads the operand with extents "
+                              "of 1 in the layout of one of the full shape, so one side must have it (add a fragment "
+                              "of shape ({}) first)",
+                              tensorRef(k_.tensors[la->tensor]), fmt::join(sa, ", "), tensorRef(k_.tensors[lb->tensor]),
+                              fmt::join(sb, ", "), fmt::join([&] {
+                                std::vector<int64_t> full(sa.size());
+                                for (size_t d = 0; d < sa.size(); ++d) full[d] = std::max(sa[d], sb[d]);
+                                return full;
+                              }(), ", ")));
+    return false;
+  }
   tile::FragRef& narrow = aWider ? b : a;
   std::string why;
   std::optional<tile::FragRef> marked = broadcastLeaves(narrow, &why);

@@ -261,7 +261,9 @@ std::optional<Value> KernelSema::mmaCall(const ast::Expr& e, const ast::Call& c,
     if (!v) return std::nullopt;
     if (!isWholeLocal(k_, *v)) {
       diags_.report(kTypeMismatch, c.args[i].value->range,
-                    fmt::format("the {} must be a register fragment, found {}", names[i], describe(*v)));
+                    fmt::format("the {} must be a whole register fragment, found {}{}", names[i],
+                                v->kind == Value::Kind::View ? "a window or view of a tensor" : describe(*v),
+                                v->kind == Value::Kind::Frag ? " (bind it first: let p = f16(acc);)" : ""));
       return std::nullopt;
     }
     const tile::Tensor& t = k_.tensors[v->view.tensor];

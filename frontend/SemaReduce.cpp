@@ -42,7 +42,11 @@ std::optional<Value> KernelSema::reduceCall(const ast::Expr& e, const ast::Call&
   const tile::FragExpr* leaf = tile::layoutLeaf(*src);
   if (!leaf) {
     diags_.report(kTypeMismatch, c.args[0].value->range,
-                  "reduce works on register fragments (and arithmetic on them); copy memory into a fragment first");
+                  x->kind == Value::Kind::Scalar || x->kind == Value::Kind::Const
+                      ? fmt::format("reduce works on register fragments (and arithmetic on them), not on {}",
+                                    describe(*x))
+                      : "reduce works on register fragments (and arithmetic on them); copy memory into a fragment "
+                        "first");
     return std::nullopt;
   }
   const tile::Tensor& t = k_.tensors[leaf->tensor];
@@ -71,6 +75,10 @@ std::optional<Value> KernelSema::reduceCall(const ast::Expr& e, const ast::Call&
       return std::nullopt;
     }
     dims.push_back(static_cast<size_t>(*v));
+  }
+  if (dims.empty()) {
+    diags_.report(kBadArgument, c.args[1].value->range, "reduce needs at least one dimension to reduce");
+    return std::nullopt;
   }
   std::vector<int64_t> shape = t.staticShape;
   for (size_t d : dims) shape[d] = 1;

@@ -230,7 +230,8 @@ Check softmax(const Example& ex, const std::string& name, int64_t M, int64_t N) 
   }
   c.ok = clean && bad == 0;
   c.line = fmt::format("{} ({}): M = {}, N = {}: {}", name, ex.where, M, N,
-                       bad == 0 ? fmt::format("every element within {:.1e} (largest relative error {:.1e})", tolerance, worst)
+                       bad == 0 ? fmt::format("every element within {:.1e} (largest relative error {:.1e})", tolerance,
+                                              worst)
                                 : fmt::format("{} wrong", bad));
   return c;
 }

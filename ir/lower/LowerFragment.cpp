@@ -31,7 +31,9 @@ ExprRef KernelLowering::fragValue(const tile::FragRef& f, int64_t slot, Type wan
         break;
       }
       const tile::Tensor& t = tk_.tensors[f->tensor];
-      v = tir::elemRef(k_, t.array, f->broadcast ? std::max<int64_t>(0, broadcastSlots_.at(f.get()).at(static_cast<size_t>(slot))) : slot);
+      // A broadcast leaf reads its row from the slot rowSlots found (-1: a slot with no element).
+      const int64_t from = f->broadcast ? broadcastSlots_.at(f.get()).at(static_cast<size_t>(slot)) : slot;
+      v = tir::elemRef(k_, t.array, std::max<int64_t>(0, from));
       break;
     }
     case tile::FragExpr::Kind::Memory: v = tir::elemRef(k_, operandRegs_.at(f.get()), slot); break;

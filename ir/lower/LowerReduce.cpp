@@ -44,8 +44,8 @@ std::optional<std::vector<int64_t>> KernelLowering::rowSlots(SourceRange loc, co
   const std::optional<std::vector<std::vector<int64_t>>> full = threadCoords(fm), rows = threadCoords(*nm);
   if (!full || !rows) {
     diags_.report(kBroadcastLayout, loc,
-                  fmt::format("which elements of '{}' and '{}' each thread holds is not known at compile time",
-                              shaped.name, n.name));
+                  fmt::format("which elements of {} and {} each thread holds is not known at compile time",
+                              shaped.ref(), n.ref()));
     return std::nullopt;
   }
   const size_t threads = full->size();
@@ -71,10 +71,10 @@ std::optional<std::vector<int64_t>> KernelLowering::rowSlots(SourceRange loc, co
       const auto found = slotOf.find(row);
       if (found == slotOf.end()) {
         diags_.report(kBroadcastLayout, loc,
-                      fmt::format("thread {} holds element {} of '{}' (slot {}) but not element {} of '{}', its row: "
-                                  "the layout of '{}' must give each row to every thread that holds part of it, as "
+                      fmt::format("thread {} holds element {} of {} (slot {}) but not element {} of {}, its row: "
+                                  "the layout of {} must give each row to every thread that holds part of it, as "
                                   "reduce's result does",
-                                  i, coordText(element), shaped.name, s.m, coordText(row), n.name, n.name));
+                                  i, coordText(element), shaped.ref(), s.m, coordText(row), n.ref(), n.ref()));
         return std::nullopt;
       }
       int64_t& slot = at[static_cast<size_t>(s.m)];
@@ -83,10 +83,10 @@ std::optional<std::vector<int64_t>> KernelLowering::rowSlots(SourceRange loc, co
         firstThread[static_cast<size_t>(s.m)] = i;
       } else if (slot != found->second) {
         diags_.report(kBroadcastLayout, loc,
-                      fmt::format("slot {} of '{}' needs slot {} of '{}' in thread {} but slot {} in thread {}: each "
+                      fmt::format("slot {} of {} needs slot {} of {} in thread {} but slot {} in thread {}: each "
                                   "slot reads its row from one register slot in every thread (the same layout as "
                                   "reduce derives)",
-                                  s.m, shaped.name, slot, n.name, firstThread[static_cast<size_t>(s.m)],
+                                  s.m, shaped.ref(), slot, n.ref(), firstThread[static_cast<size_t>(s.m)],
                                   found->second, i));
         return std::nullopt;
       }
@@ -119,10 +119,10 @@ std::optional<std::vector<int>> KernelLowering::reductionLanes(SourceRange loc, 
       if (base < 0 || !std::has_single_bit(static_cast<uint64_t>(it.extent)) ||
           !std::has_single_bit(static_cast<uint64_t>(it.stride))) {
         diags_.report(kReduceLanes, loc,
-                      fmt::format("dimension {} of '{}' takes {} threads in steps of {} on {}: a reduction combines "
+                      fmt::format("dimension {} of {} takes {} threads in steps of {} on {}: a reduction combines "
                                   "threads by shuffles over bits of the lane id, so their number and step must be "
                                   "powers of two{}",
-                                  d, t.name, it.extent, it.stride, layout::axisName(it.axis),
+                                  d, t.ref(), it.extent, it.stride, layout::axisName(it.axis),
                                   base < 0 ? " (and tx that of a one-dimensional block)" : ""));
         return std::nullopt;
       }
@@ -172,8 +172,9 @@ bool KernelLowering::checkButterfly(SourceRange loc, const tile::Reduce& r, cons
           if ((x >> b) & 1) lane ^= static_cast<size_t>(masks[b]);
         if (lane >= threads || !holds[lane] || rowOf(lane, s) != row) {
           diags_.report(kReduceLanes, loc,
-                        fmt::format("thread {} combines row {} of '{}' with thread {}, which {}", i, coordText(row),
-                                    dt.name, lane, lane >= threads || !holds[lane] ? "holds none of it" : "holds another row in that slot"));
+                        fmt::format("thread {} combines row {} of {} with thread {}, which {}", i, coordText(row),
+                                    dt.ref(), lane,
+                                    lane >= threads || !holds[lane] ? "holds none of it" : "holds another row in that slot"));
           return false;
         }
         const auto p = parts[lane].find(s.m);
@@ -184,10 +185,10 @@ bool KernelLowering::checkButterfly(SourceRange loc, const tile::Reduce& r, cons
       const auto distinct = static_cast<int64_t>(std::unique(seen.begin(), seen.end()) - seen.begin());
       if (distinct != rowLength || (r.op == tir::BinOp::Add && !once)) {
         diags_.report(kReduceLanes, loc,
-                      fmt::format("thread {} would combine {} of row {}: a row of '{}' has {} elements, and the lanes "
+                      fmt::format("thread {} would combine {} of row {}: a row of {} has {} elements, and the lanes "
                                   "the reduction shuffles between hold {}{}",
                                   i, distinct != rowLength ? "only part" : "some elements twice", coordText(row),
-                                  st.name, rowLength, distinct, once ? "" : " (some twice: replicas of one element)"));
+                                  st.ref(), rowLength, distinct, once ? "" : " (some twice: replicas of one element)"));
         return false;
       }
     }
@@ -244,9 +245,9 @@ void KernelLowering::shuffleLanes(SourceRange loc, const tile::Reduce& r, const 
     const auto held = std::count(lanes, end, true);
     if (held != 0 && held != 32) {
       diags_.report(kReduceLanes, loc,
-                    fmt::format("warp {} holds part of '{}' in {} of its lanes: the shuffles of a reduction take "
+                    fmt::format("warp {} holds part of {} in {} of its lanes: the shuffles of a reduction take "
                                 "every lane of a warp",
-                                w, st.name, held));
+                                w, st.ref(), held));
       return;
     }
   }

@@ -56,6 +56,8 @@ struct Tensor {
 
   bool isStatic() const;
   int64_t staticSize() const;  // -1 when a dimension is dynamic
+  // How messages name it: 'x' as the source does, or what made an unnamed one.
+  std::string ref() const { return autoNamed && !madeBy.empty() ? madeBy : "'" + name + "'"; }
 };
 
 // A rectangular part of a tensor: the element at view coordinate c is the tensor

@@ -104,7 +104,8 @@ class Verifier {
       fail(where, "a missing fragment expression");
       return;
     }
-    if (const FragExpr* shaped = layoutLeaf(f)) broadcasts(f, k_.tensors.size() > shaped->tensor ? &k_.tensors[shaped->tensor] : nullptr, where);
+    if (const FragExpr* shaped = layoutLeaf(f); shaped && shaped->tensor < k_.tensors.size())
+      broadcasts(f, &k_.tensors[shaped->tensor], where);
     switch (f->kind) {
       case FragExpr::Kind::Tensor:
         local(f->tensor, where, "the operand");
