@@ -85,19 +85,30 @@ DiagBuilder DiagnosticEngine::report(const DiagKind& kind, SourceRange range, st
     ++droppedOther_;
     return DiagBuilder(this, kNoIndex);
   }
-  diags_.push_back(Diagnostic{&kind, severity, range, std::move(message), {}, 0});
+  diags_.push_back(Diagnostic{&kind, severity, range, std::move(message), {}, context_, 0});
   at.last = diags_.size() - 1;
   return DiagBuilder(this, diags_.size() - 1);
 }
 
 namespace {
 
-// The note that tells of a diagnostic's repeats (empty for none).
-std::string repeatsNote(const Diagnostic& d) {
-  if (d.repeats == 0) return {};
-  return fmt::format("{} more like this here, not shown (from unrolled iterations, pipeline stages, "
-                     "instantiations or, in a run, other threads)",
-                     d.repeats);
+// A diagnostic's notes as shown: its own, where it was found, and how often it repeats (at
+// the diagnostic's place, so without the source line again).
+struct ShownNote {
+  DiagNote note;
+  bool snippet = true;
+};
+
+std::vector<ShownNote> shownNotes(const Diagnostic& d) {
+  std::vector<ShownNote> notes;
+  for (const DiagNote& n : d.notes) notes.push_back({n});
+  if (d.context) notes.push_back({*d.context});
+  if (d.repeats > 0)
+    notes.push_back({{d.range, fmt::format("{} more like this here, not shown (from unrolled iterations, pipeline "
+                                           "stages, instantiations or, in a run, other threads)",
+                                           d.repeats)},
+                     false});
+  return notes;
 }
 
 // `file:line:col: ` for a location, or the bare name when the range is unknown.
@@ -169,11 +180,10 @@ void DiagnosticEngine::renderText(std::ostream& os) const {
     os << locationPrefix(sources_, d.range) << severityName(d.severity) << ": " << printable(d.message) << " ["
        << d.kind->id << "]\n";
     renderSnippet(os, sources_, d.range);
-    for (const DiagNote& n : d.notes) {
+    for (const auto& [n, snippet] : shownNotes(d)) {
       os << locationPrefix(sources_, n.range) << "note: " << printable(n.message) << "\n";
-      renderSnippet(os, sources_, n.range);
+      if (snippet) renderSnippet(os, sources_, n.range);
     }
-    if (d.repeats > 0) os << locationPrefix(sources_, d.range) << "note: " << repeatsNote(d) << "\n";
   }
   if (dropped_ > 0) os << fmt::format("tyloc: note: {} more errors not shown\n", dropped_);
   if (droppedOther_ > 0) os << fmt::format("tyloc: note: {} more warnings and remarks not shown\n", droppedOther_);
@@ -204,16 +214,10 @@ void DiagnosticEngine::renderJson(std::ostream& os) const {
     j["message"] = d.message;
     j["location"] = locationJson(sources_, d.range);
     nlohmann::ordered_json notes = nlohmann::ordered_json::array();
-    for (const DiagNote& n : d.notes) {
+    for (const auto& [n, snippet] : shownNotes(d)) {
       nlohmann::ordered_json nj;
       nj["message"] = n.message;
       nj["location"] = locationJson(sources_, n.range);
-      notes.push_back(nj);
-    }
-    if (d.repeats > 0) {
-      nlohmann::ordered_json nj;
-      nj["message"] = repeatsNote(d);
-      nj["location"] = locationJson(sources_, d.range);
       notes.push_back(nj);
     }
     j["notes"] = notes;

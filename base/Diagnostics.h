@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <iosfwd>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -55,6 +56,9 @@ struct Diagnostic {
   SourceRange range;
   std::string message;
   std::vector<DiagNote> notes;
+  // Where it was found, when the engine had a context (the instantiation of a generic kernel
+  // being analysed): shown after the notes.
+  std::optional<DiagNote> context;
   // Later diagnostics of the same kind at the same place, past the few shown (the same check
   // in other unrolled iterations, pipeline stages or instantiations): counted, not kept.
   size_t repeats = 0;
@@ -90,6 +94,11 @@ class DiagnosticEngine {
 
   DiagBuilder report(const DiagKind& kind, SourceRange range, std::string message);
 
+  // While set, each diagnostic reported is marked with this note ("in the instantiation
+  // 'attention_f16_128'"). A diagnostic found again in a later context is not repeated, so the
+  // note names the first context that found it.
+  void setContext(SourceRange range, std::string message) { context_ = DiagNote{range, std::move(message)}; }
+  void clearContext() { context_.reset(); }
   bool hasErrors() const { return errorCount_ > 0; }
   size_t errorCount() const { return errorCount_; }
   size_t warningCount() const { return warningCount_; }
@@ -105,6 +114,7 @@ class DiagnosticEngine {
   const SourceManager& sources_;
   DiagnosticOptions options_;
   std::vector<Diagnostic> diags_;
+  std::optional<DiagNote> context_;
   size_t errorCount_ = 0;
   size_t warningCount_ = 0;
   size_t shownErrors_ = 0;  // errors not counted on another at the same place

@@ -5,14 +5,16 @@
 #   2. runs the example drivers (add_one, gemm, gemm_sm90, softmax, attention), the GPU tests (ctest -L gpu) and the launchers'
 #      checks of tests/gpu/launch_checks_test.cu with a device,
 #   3. runs the benchmarks: bench/add_one_bench (add_one_n vs cudaMemcpyAsync, one launch),
-#      bench/softmax_bench (softmax_v4 vs cudaMemcpyAsync of the same tensor) and
+#      bench/softmax_bench (softmax_v4 vs cudaMemcpyAsync of the same tensor),
+#      bench/attention_bench (the fused attention, d = 128, seq 1k to 16k, vs an unfused cuBLAS
+#      reference) and
 #      bench/gemm_bench (the generated GEMM vs cublasGemmEx, bf16 and f16, 2048^3 to 8192^3),
 #   4. dumps the SASS of the generated add_one kernels (16-byte LDG.E.128 / STG.E.128) and of the
 #      GEMM kernels (HMMA, LDSM, LDGSTS counted per kernel), with nvcc -Xptxas -v's registers
 #      and spills for the GEMM.
 #   5. profiles a few GEMM kernels with Nsight Compute (ncu), when it is installed.
-# Writes up to 10 files under $OUT (or bench/out): run-gpu.log (everything), summary.txt, examples.txt,
-# ctest-gpu.txt, add_one_bench.json, softmax_bench.json, gemm_bench.json, add_one.sass, gemm.sass (ptxas -v, the
+# Writes up to 11 files under $OUT (or bench/out): run-gpu.log (everything), summary.txt, examples.txt,
+# ctest-gpu.txt, add_one_bench.json, softmax_bench.json, attention_bench.json, gemm_bench.json, add_one.sass, gemm.sass (ptxas -v, the
 # instruction counts, then the SASS), ncu.txt; intermediate files go to a temporary folder.
 #
 # tyloc: the GPU machine usually lacks the compiler's build dependencies (ANTLR, CLI11, fmt,
@@ -73,11 +75,11 @@ if [ -n "$TYLOC_EXE" ]; then
     fi
   fi
   CONFIGURE+=(-DTYLO_TYLOC_EXECUTABLE="$TYLOC_EXE")
-  TARGETS=(add_one_example gemm_example gemm_sm90_example softmax_example attention_example gpu_hopper_test gpu_add_one_test gpu_gemm_test launch_checks_test int_semantics_test add_one_bench softmax_bench gemm_bench)
+  TARGETS=(add_one_example gemm_example gemm_sm90_example softmax_example attention_example gpu_hopper_test gpu_add_one_test gpu_gemm_test launch_checks_test int_semantics_test add_one_bench softmax_bench attention_bench gemm_bench)
 else
   echo "no prebuilt tyloc runs here: building the whole project (needs its Debian packages)"
   CONFIGURE+=(-DTYLO_TYLOC_EXECUTABLE=)
-  TARGETS=(tyloc add_one_example gemm_example gemm_sm90_example softmax_example attention_example gpu_hopper_test gpu_add_one_test gpu_gemm_test launch_checks_test int_semantics_test add_one_bench softmax_bench gemm_bench)
+  TARGETS=(tyloc add_one_example gemm_example gemm_sm90_example softmax_example attention_example gpu_hopper_test gpu_add_one_test gpu_gemm_test launch_checks_test int_semantics_test add_one_bench softmax_bench attention_bench gemm_bench)
 fi
 
 step "configure and build (${TARGETS[*]})"
@@ -152,6 +154,16 @@ if [ "$rc" -eq 0 ]; then
   note "softmax_bench" "ok: $(grep -c 'of the copy' "$WORK/softmax_bench.txt") sizes"
 else
   note "softmax_bench" "FAILED (exit $rc)"
+  STATUS=1
+fi
+
+step "benchmark: attention_bench"
+timeout 240 "$BUILD_DIR/bench/attention_bench" --json "$OUT_DIR/attention_bench.json" --commit "$COMMIT" 2>&1 | tee "$WORK/attention_bench.txt"
+rc=${PIPESTATUS[0]}
+if [ "$rc" -eq 0 ]; then
+  note "attention_bench" "ok: $(grep -E 'N = +8192' "$WORK/attention_bench.txt" | sed 's/;.*//' | paste -sd ';' -)"
+else
+  note "attention_bench" "FAILED (exit $rc)"
   STATUS=1
 fi
 

@@ -1,6 +1,6 @@
-// Softmax benchmark (FUSED.md): the generated softmax_v4 over an M x N f32 tensor of 256 MiB
-// against cudaMemcpyAsync device to device of the same tensor, in one process, for N = 1024, 4096
-// and 16384. The kernel reads X twice (a pass for the row statistics, one for the result; the
+// Softmax benchmark (FUSED.md): the generated softmax_v4_f32 (one warp a row) over an M x N f32
+// tensor of 256 MiB against cudaMemcpyAsync device to device of the same tensor, in one process,
+// for N = 1024, 4096 and 16384; and softmax_block_f32 (one block a row) at N = 16384 and 65536. The kernel reads X twice (a pass for the row statistics, one for the result; the
 // second mostly from L2) and writes Y once; the copy reads and writes once. The ratio is the
 // copy's time over the kernel's (target >= 0.90). Rows are checked against float64 before timing;
 // the L2 is flushed before each timed operation; each figure is the median of R event timings.
@@ -10,28 +10,13 @@
 #include "softmax.cuh"
 #include "softmax_check.h"
 
-#include <tylo/runtime.cuh>
+#include "BenchCommon.cuh"
 
-#include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <random>
-#include <string>
-#include <vector>
 
 namespace {
-
-#define CHECK_CUDA(call) checkCuda((call), #call, __LINE__)
-
-void checkCuda(cudaError_t err, const char* what, int line) {
-  if (err == cudaSuccess) return;
-  std::fprintf(stderr, "softmax_bench.cu:%d: %s failed: %s", line, what, cudaGetErrorString(err));
-  if (err == cudaErrorInvalidValue && tylo::last_launch_error()) std::fprintf(stderr, " (%s)", tylo::last_launch_error());
-  std::fprintf(stderr, "\n");
-  std::exit(1);
-}
 
 __global__ void flushKernel(const uint4* __restrict__ p, size_t words, uint32_t* sink) {
   uint32_t acc = 0;
@@ -42,38 +27,11 @@ __global__ void flushKernel(const uint4* __restrict__ p, size_t words, uint32_t*
   if (acc == 0x9e3779b9u) *sink = acc;
 }
 
-float median(std::vector<float> v) {
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : 0.5f * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string jsonPath, commit = "unknown";
-  int reps = 20;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--json" && i + 1 < argc)
-      jsonPath = argv[++i];
-    else if (a == "--reps" && i + 1 < argc)
-      reps = std::atoi(argv[++i]);
-    else if (a == "--commit" && i + 1 < argc)
-      commit = argv[++i];
-    else {
-      std::fprintf(stderr, "usage: softmax_bench [--json PATH] [--reps R] [--commit SHA]\n");
-      return 2;
-    }
-  }
-  if (reps < 1) return 2;
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::printf("skipped: no CUDA device\n");
-    return 77;
-  }
-  cudaDeviceProp prop{};
-  CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
-  std::printf("device: %s (sm_%d%d, %d SMs)\n", prop.name, prop.major, prop.minor, prop.multiProcessorCount);
+  const bench::Args args = bench::parseArgs(argc, argv, "softmax_bench", 20);
+  const cudaDeviceProp prop = bench::deviceOrSkip();
   cudaStream_t stream;
   CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   cudaEvent_t start, stop;
@@ -106,10 +64,24 @@ int main(int argc, char** argv) {
     return ms;
   };
   bool ok = true;
-  std::string json = "{\"commit\": \"" + commit + "\", \"device\": \"" + prop.name + "\", \"rows\": [";
-  for (int32_t N : {1024, 4096, 16384}) {
+  std::string json = bench::jsonStart(args, prop);
+  using Kernel = cudaError_t (*)(int32_t, int32_t, const float*, float*, float*, cudaStream_t);
+  struct Case {
+    const char* name;
+    Kernel kernel;
+    int32_t N;
+  };
+  const Case cases[] = {{"softmax_v4_f32", softmax_v4_f32, 1024},
+                        {"softmax_v4_f32", softmax_v4_f32, 4096},
+                        {"softmax_v4_f32", softmax_v4_f32, 16384},
+                        {"softmax_block_f32", softmax_block_f32, 16384},
+                        {"softmax_block_f32", softmax_block_f32, 65536}};
+  for (const Case& c : cases) {
+    const char* name = c.name;
+    const Kernel kernel = c.kernel;
+    const int32_t N = c.N;
     const int32_t M = static_cast<int32_t>(count / static_cast<size_t>(N));
-    CHECK_CUDA(softmax_v4(M, N, X, Y, L, stream));
+    CHECK_CUDA(kernel(M, N, X, Y, L, stream));
     CHECK_CUDA(cudaStreamSynchronize(stream));
     // 32 rows spread over the tensor, every element against float64.
     std::vector<float> y(static_cast<size_t>(N));
@@ -118,30 +90,28 @@ int main(int argc, char** argv) {
       CHECK_CUDA(cudaMemcpy(y.data(), Y + i * N, N * sizeof(float), cudaMemcpyDeviceToHost));
       double worst = 0;
       if (softmax_check::wrongInRow(x.data() + i * N, y.data(), nullptr, N, &worst) != 0) {
-        std::fprintf(stderr, "softmax_v4 N = %d: row %zu is wrong (relative error %.1e)\n", N, i, worst);
+        std::fprintf(stderr, "%s N = %d: row %zu is wrong (relative error %.1e)\n", name, N, i, worst);
         ok = false;
       }
     }
-    std::vector<float> kernel, copy;
-    for (int rep = 0; rep < reps + 3; ++rep) {
-      const float k = timed([&] { CHECK_CUDA(softmax_v4(M, N, X, Y, L, stream)); });
-      const float c = timed([&] { CHECK_CUDA(cudaMemcpyAsync(Y, X, bytes, cudaMemcpyDeviceToDevice, stream)); });
-      if (rep >= 3) kernel.push_back(k), copy.push_back(c);
+    std::vector<float> kernelMs, copyMs;
+    for (int rep = 0; rep < args.reps + 3; ++rep) {
+      const float k = timed([&] { CHECK_CUDA(kernel(M, N, X, Y, L, stream)); });
+      const float t = timed([&] { CHECK_CUDA(cudaMemcpyAsync(Y, X, bytes, cudaMemcpyDeviceToDevice, stream)); });
+      if (rep >= 3) kernelMs.push_back(k), copyMs.push_back(t);
     }
-    const float km = median(kernel), cm = median(copy);
-    std::printf("softmax_v4 M = %d, N = %d: %.3f ms; cudaMemcpyAsync of the same bytes %.3f ms: %.2f of the copy "
+    const float km = bench::median(kernelMs), cm = bench::median(copyMs);
+    std::printf("%s M = %d, N = %d: %.3f ms; cudaMemcpyAsync of the same bytes %.3f ms: %.2f of the copy "
                 "(%.0f GB/s of the tensor read and written once)\n",
-                M, N, km, cm, cm / km, 2.0 * bytes / (km * 1e6));
+                name, M, N, km, cm, cm / km, 2.0 * bytes / (km * 1e6));
     char row[256];
-    std::snprintf(row, sizeof row, "%s{\"M\": %d, \"N\": %d, \"kernel_ms\": %.4f, \"memcpy_ms\": %.4f, \"ratio\": %.4f}",
-                  N == 1024 ? "" : ", ", M, N, km, cm, cm / km);
+    std::snprintf(row, sizeof row,
+                  "%s{\"kernel\": \"%s\", \"M\": %d, \"N\": %d, \"kernel_ms\": %.4f, \"memcpy_ms\": %.4f, "
+                  "\"ratio\": %.4f}",
+                  json.back() == '[' ? "" : ", ", name, M, N, km, cm, cm / km);
     json += row;
   }
   json += "]}\n";
-  if (!jsonPath.empty())
-    if (FILE* f = std::fopen(jsonPath.c_str(), "w")) {
-      std::fputs(json.c_str(), f);
-      std::fclose(f);
-    }
+  bench::writeJson(args, json);
   return ok ? 0 : 1;
 }

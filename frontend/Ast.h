@@ -148,10 +148,16 @@ struct Ident {
   SourceRange range;
 };
 
-// `T in (f16, bf16)`
+// One choice of a generic parameter: an element type (`f16`) or an integer constant (`128`).
+struct GenericChoice {
+  Ident spelling;                // as written
+  std::optional<int64_t> value;  // an integer choice's value
+};
+
+// `T in (f16, bf16)` or `D in (64, 128)`.
 struct TypeParam {
   Ident name;
-  std::vector<Ident> choices;
+  std::vector<GenericChoice> choices;
 };
 
 struct Param {

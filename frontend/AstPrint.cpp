@@ -142,7 +142,7 @@ std::string printAst(const ast::Module& module, const SourceManager& sources) {
             std::string tparams;
             for (const ast::TypeParam& tp : n.typeParams) {
               std::string choices;
-              for (const ast::Ident& c : tp.choices) choices += (choices.empty() ? "" : ", ") + c.name;
+              for (const ast::GenericChoice& c : tp.choices) choices += (choices.empty() ? "" : ", ") + c.spelling.name;
               tparams += fmt::format("{}{} in ({})", tparams.empty() ? "<" : ", ", tp.name.name, choices);
             }
             if (!tparams.empty()) tparams += ">";

@@ -90,9 +90,12 @@ ast::KernelDecl AstBuilder::kernel(TyloParser::KernelDeclContext* ctx) {
   if (auto* tps = ctx->typeParams()) {
     for (TyloParser::TypeParamContext* tp : tps->typeParam()) {
       ast::TypeParam p;
-      std::vector<antlr4::tree::TerminalNode*> ids = tp->IDENT();
-      p.name = ident(ids[0]);
-      for (size_t i = 1; i < ids.size(); ++i) p.choices.push_back(ident(ids[i]));
+      p.name = ident(tp->IDENT());
+      for (TyloParser::GenericChoiceContext* c : tp->genericChoice()) {
+        ast::GenericChoice choice{ident(c->getStart()), std::nullopt};
+        if (c->INT()) choice.value = intLiteral(c->getText(), choice.spelling.range);
+        p.choices.push_back(std::move(choice));
+      }
       k.typeParams.push_back(std::move(p));
     }
   }
@@ -276,20 +279,22 @@ static std::string withoutUnderscores(const std::string& text) {
   return out;
 }
 
+int64_t AstBuilder::intLiteral(const std::string& spelling, SourceRange range) {
+  std::string text = withoutUnderscores(spelling);
+  errno = 0;
+  char* end = nullptr;
+  bool hex = text.size() > 1 && (text[1] == 'x' || text[1] == 'X');
+  long long v = std::strtoll(text.c_str() + (hex ? 2 : 0), &end, hex ? 16 : 10);
+  if (errno == ERANGE) {
+    diags_.report(kBadLiteral, range, fmt::format("integer literal {} does not fit in 64 bits", spelling));
+    v = 0;
+  }
+  return v;
+}
+
 ast::ExprPtr AstBuilder::primary(TyloParser::PrimaryContext* ctx) {
   SourceRange range = offsets_.range(ctx);
-  if (auto* i = as<TyloParser::IntLitContext>(ctx)) {
-    std::string text = withoutUnderscores(i->getText());
-    errno = 0;
-    char* end = nullptr;
-    bool hex = text.size() > 1 && (text[1] == 'x' || text[1] == 'X');
-    long long v = std::strtoll(text.c_str() + (hex ? 2 : 0), &end, hex ? 16 : 10);
-    if (errno == ERANGE) {
-      diags_.report(kBadLiteral, range, fmt::format("integer literal {} does not fit in 64 bits", i->getText()));
-      v = 0;
-    }
-    return make(range, ast::IntLit{v});
-  }
+  if (auto* i = as<TyloParser::IntLitContext>(ctx)) return make(range, ast::IntLit{intLiteral(i->getText(), range)});
   if (auto* f = as<TyloParser::FloatLitContext>(ctx)) {
     std::string text = withoutUnderscores(f->getText());
     errno = 0;

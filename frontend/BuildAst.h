@@ -41,6 +41,7 @@ class AstBuilder {
   ast::StmtPtr stmt(grammar::TyloParser::StmtContext* ctx);
   ast::If ifClause(grammar::TyloParser::IfClauseContext* ctx);
   ast::ExprPtr primary(grammar::TyloParser::PrimaryContext* ctx);
+  int64_t intLiteral(const std::string& spelling, SourceRange range);
   std::vector<ast::ExprPtr> exprList(grammar::TyloParser::ExprListContext* ctx);
   std::vector<ast::Arg> argList(grammar::TyloParser::ArgListContext* ctx);
   ast::Ident ident(antlr4::tree::TerminalNode* node);

@@ -585,6 +585,14 @@ std::optional<tile::Kernel> KernelSema::run(std::string name) {
   k_.skeleton.loc = decl_.name.range;
   k_.skeleton.launchLoc = decl_.launchRange;
   pushScope();
+  // Integer generic arguments are constants, visible from the parameters' shapes on.
+  for (const auto& [n, v] : valueArgs_) {
+    Binding b;
+    b.value = Value::constant(ConstValue{v});
+    for (const ast::TypeParam& tp : decl_.typeParams)
+      if (tp.name.name == n) b.declared = tp.name.range;
+    bind(n, std::move(b));
+  }
   if (!declareParams() || !declareLaunch()) return std::nullopt;
   out_.push_back(&k_.body);
   pushScope();
@@ -599,6 +607,15 @@ std::optional<tile::Kernel> KernelSema::run(std::string name) {
 
 // ---- Module ----------------------------------------------------------------------
 
+namespace {
+
+// How an instantiation's name spells a choice: the type's name, or the integer in decimal.
+std::string choiceName(const ast::GenericChoice& c) {
+  return c.value ? std::to_string(*c.value) : c.spelling.name;
+}
+
+}  // namespace
+
 std::vector<std::string> instantiationNames(const ast::Module& module) {
   std::vector<std::string> names;
   for (const ast::Decl& d : module.decls) {
@@ -608,10 +625,10 @@ std::vector<std::string> instantiationNames(const ast::Module& module) {
     std::vector<std::string> types{""};
     for (const ast::TypeParam& tp : k->typeParams) {
       std::vector<std::string> next;
-      for (const ast::Ident& choice : tp.choices)
+      for (const ast::GenericChoice& choice : tp.choices)
         for (const std::string& prefix : types)
           if (static_cast<int64_t>(next.size()) <= kMaxInstances)
-            next.push_back(prefix.empty() ? choice.name : prefix + "," + choice.name);
+            next.push_back(prefix.empty() ? choiceName(choice) : prefix + "," + choiceName(choice));
       types = std::move(next);
     }
     for (const std::string& t : types) names.push_back(k->name.name + ":" + t);
@@ -667,8 +684,9 @@ std::optional<tile::Module> analyze(const ast::Module& module, DiagnosticEngine&
   for (const ast::KernelDecl* k : kernels)
     if (k->typeParams.empty()) kernelNames.emplace(k->name.name, k);
   for (const ast::KernelDecl* k : kernels) {
-    // One instantiation per combination of type arguments.
-    std::vector<std::map<std::string, tile::DType>> instances{{}};
+    // One instantiation per combination of generic arguments, with its arguments spelled as
+    // --instantiate names them ("f16,128").
+    std::vector<std::pair<sema::GenericArgs, std::string>> instances{{}};
     bool ok = true;
     int64_t count = 1;
     for (const ast::TypeParam& tp : k->typeParams)
@@ -695,27 +713,40 @@ std::optional<tile::Module> analyze(const ast::Module& module, DiagnosticEngine&
         ok = false;
       }
     }
+    // The choices of one parameter are all element types or all integers, each listed once.
     for (const ast::TypeParam& tp : k->typeParams) {
-      std::vector<std::map<std::string, tile::DType>> next;
+      std::vector<std::pair<sema::GenericArgs, std::string>> next;
       std::map<std::string, SourceRange> seenChoice;
-      for (const ast::Ident& choice : tp.choices) {
-        std::optional<tile::DType> t = tile::dtypeFromName(choice.name);
-        if (!t || *t == tile::DType::Bool) {
-          diags.report(kBadTypeParam, choice.range, fmt::format("unknown element type '{}'", choice.name));
+      for (const ast::GenericChoice& choice : tp.choices) {
+        std::optional<tile::DType> t = tile::dtypeFromName(choice.spelling.name);
+        if (!choice.value && (!t || *t == tile::DType::Bool)) {
+          diags.report(kBadTypeParam, choice.spelling.range,
+                       fmt::format("unknown element type '{}'", choice.spelling.name));
           ok = false;
           continue;
         }
-        if (auto [it, fresh] = seenChoice.emplace(choice.name, choice.range); !fresh) {
-          diags.report(kDuplicateName, choice.range, fmt::format("'{}' is listed twice for '{}'", choice.name,
-                                                                 tp.name.name))
+        if (choice.value.has_value() != tp.choices.front().value.has_value()) {
+          diags.report(kBadTypeParam, choice.spelling.range,
+                       fmt::format("the choices for '{}' mix element types and integers", tp.name.name))
+              .note(tp.choices.front().spelling.range, "the first choice is here");
+          ok = false;
+          continue;
+        }
+        if (auto [it, fresh] = seenChoice.emplace(choiceName(choice), choice.spelling.range); !fresh) {
+          diags.report(kDuplicateName, choice.spelling.range,
+                       fmt::format("'{}' is listed twice for '{}'", choice.spelling.name, tp.name.name))
               .note(it->second, "the first is here");
           ok = false;
           continue;
         }
-        for (const auto& inst : instances) {
-          auto extended = inst;
-          extended[tp.name.name] = *t;
-          next.push_back(std::move(extended));
+        for (const auto& [args, spelled] : instances) {
+          auto extended = args;
+          if (choice.value)
+            extended.values[tp.name.name] = *choice.value;
+          else
+            extended.types[tp.name.name] = *t;
+          next.emplace_back(std::move(extended), spelled.empty() ? choiceName(choice)
+                                                                 : spelled + "," + choiceName(choice));
         }
       }
       instances = std::move(next);
@@ -726,13 +757,10 @@ std::optional<tile::Module> analyze(const ast::Module& module, DiagnosticEngine&
     for (const std::string& spec : options.instantiate)
       if (!k->typeParams.empty() && spec.rfind(k->name.name + ":", 0) == 0)
         wanted.push_back(spec.substr(k->name.name.size() + 1));
-    for (const auto& inst : instances) {
+    for (const auto& [inst, types] : instances) {
       std::string name = k->name.name;
-      std::string types;
-      for (const ast::TypeParam& tp : k->typeParams) {
-        name += std::string("_") + tile::dtypeName(inst.at(tp.name.name));
-        types += (types.empty() ? "" : ",") + std::string(tile::dtypeName(inst.at(tp.name.name)));
-      }
+      if (!types.empty()) name += "_" + types;
+      std::replace(name.begin(), name.end(), ',', '_');
       if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), types) == wanted.end()) continue;
       if (!k->typeParams.empty()) matched.insert(k->name.name + ":" + types);
       if (auto [it, fresh] = kernelNames.emplace(name, k); !fresh && it->second != k) {
@@ -745,8 +773,22 @@ std::optional<tile::Module> analyze(const ast::Module& module, DiagnosticEngine&
             .note(other->name.range, fmt::format("'{}' is declared here", other->name.name));
         continue;
       }
+      // "T = f16, D = 128", for the diagnostics found in it.
+      std::string args;
+      for (const ast::TypeParam& tp : k->typeParams) {
+        auto t = inst.types.find(tp.name.name);
+        args += fmt::format("{}{} = {}", args.empty() ? "" : ", ", tp.name.name,
+                            t != inst.types.end() ? std::string(tile::dtypeName(t->second))
+                                                  : std::to_string(inst.values.at(tp.name.name)));
+      }
+      if (!args.empty()) diags.setContext(k->name.range, fmt::format("in the instantiation '{}' ({})", name, args));
       sema::KernelSema ks(diags, env, *k, inst);
-      if (std::optional<tile::Kernel> kernel = ks.run(name)) out.kernels.push_back(std::move(*kernel));
+      std::optional<tile::Kernel> kernel = ks.run(name);
+      diags.clearContext();
+      if (kernel) {
+        kernel->instantiation = std::move(args);
+        out.kernels.push_back(std::move(*kernel));
+      }
     }
   }
   for (const std::string& spec : options.instantiate)

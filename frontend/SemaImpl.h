@@ -79,12 +79,17 @@ struct ModuleEnv {
   std::set<std::string, std::less<>> poisoned;
 };
 
+// The arguments of one instantiation of a generic kernel.
+struct GenericArgs {
+  std::map<std::string, tile::DType> types;  // `T in (f16, bf16)`
+  std::map<std::string, int64_t> values;     // `D in (64, 128)`: constants in the kernel's scope
+};
+
 // Analyses one instantiation of one kernel.
 class KernelSema {
  public:
-  KernelSema(DiagnosticEngine& diags, const ModuleEnv& env, const ast::KernelDecl& decl,
-             std::map<std::string, tile::DType> typeArgs)
-      : diags_(diags), env_(env), decl_(decl), typeArgs_(std::move(typeArgs)) {}
+  KernelSema(DiagnosticEngine& diags, const ModuleEnv& env, const ast::KernelDecl& decl, GenericArgs args)
+      : diags_(diags), env_(env), decl_(decl), typeArgs_(std::move(args.types)), valueArgs_(std::move(args.values)) {}
 
   std::optional<tile::Kernel> run(std::string name);
 
@@ -365,6 +370,7 @@ class KernelSema {
   const ModuleEnv& env_;
   const ast::KernelDecl& decl_;
   std::map<std::string, tile::DType> typeArgs_;
+  std::map<std::string, int64_t> valueArgs_;
   std::array<ConstValue, 3> blockDim_;  // what the constant evaluator's lookup of block_dim.x, .y, .z points at
   std::map<std::string, SourceRange> pipelineLets_;  // the lets of the pipelines being analysed
   bool blockKnown_ = false;             // block_dim has values: the launch's block has been evaluated

@@ -86,8 +86,6 @@ const tile::WarpgroupMma* firstWarpgroupMma(const tile::Stmt& s) {
   return nullptr;
 }
 
-bool hasWarpgroupMma(const tile::Stmt& s) { return firstWarpgroupMma(s) != nullptr; }
-
 // A `let` of a scalar computed from ids, parameters and constants, which the producer of a nested
 // warp-specialized pipeline runs too: calls only of scalar functions, no indexing.
 bool scalarExpr(const ast::Expr& e) {

@@ -22,7 +22,8 @@ topDecl
     ;
 
 typeParams  : '<' typeParam (',' typeParam)* '>' ;
-typeParam   : IDENT IN '(' IDENT (',' IDENT)* ','? ')' ;
+typeParam   : IDENT IN '(' genericChoice (',' genericChoice)* ','? ')' ;
+genericChoice : IDENT | INT ;                  // an element type, or an integer constant
 
 paramList   : param (',' param)* ','? ;
 param

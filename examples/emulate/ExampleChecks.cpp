@@ -204,29 +204,31 @@ Check gemmBeta(const Example& ex, Type t, const Problem& p, double beta, const s
   return c;
 }
 
-Check softmax(const Example& ex, const std::string& name, int64_t M, int64_t N) {
+Check softmax(const Example& ex, const std::string& base, Type t, int64_t M, int64_t N) {
+  const std::string name = fmt::format("{}_{}", base, tir::typeName(t));
   const tir::Kernel* k = find(ex, name);
   if (!k) return missing(name);
   Check c;
-  std::vector<emu::Buffer> b{emu::makeBuffer(Type::F32, M * N), emu::makeBuffer(Type::F32, M * N, false),
+  std::vector<emu::Buffer> b{emu::makeBuffer(t, M * N), emu::makeBuffer(t, M * N, false),
                              emu::makeBuffer(Type::F32, M, false)};
-  emu::fillRandom(b[0], Type::F32, 300 + static_cast<uint64_t>(N));
-  for (int64_t i = 0; i < M * N; ++i) emu::setElement(b[0], Type::F32, i, 8 * emu::getElement(b[0], Type::F32, i));
+  emu::fillRandom(b[0], t, 300 + static_cast<uint64_t>(N));
+  for (int64_t i = 0; i < M * N; ++i) emu::setElement(b[0], t, i, 8 * emu::getElement(b[0], t, i));
   const bool clean = runClean(ex, *k,
                               {emu::Arg::integer(M), emu::Arg::integer(N), emu::Arg::pointer(0), emu::Arg::pointer(1),
                                emu::Arg::pointer(2)},
                               b, c);
-  const double tolerance = softmax_check::tolerance(N);
+  const softmax_check::Rounding rounding = t == Type::F16 ? softmax_check::Rounding::half() : softmax_check::Rounding{};
+  const double tolerance = softmax_check::tolerance(N, rounding.roundoff);
   int64_t bad = 0;
   double worst = 0;
   std::vector<float> x(static_cast<size_t>(N)), y(static_cast<size_t>(N));
   for (int64_t i = 0; i < M; ++i) {
     for (int64_t j = 0; j < N; ++j) {
-      x[static_cast<size_t>(j)] = static_cast<float>(emu::getElement(b[0], Type::F32, i * N + j));
-      y[static_cast<size_t>(j)] = static_cast<float>(emu::getElement(b[1], Type::F32, i * N + j));
+      x[static_cast<size_t>(j)] = static_cast<float>(emu::getElement(b[0], t, i * N + j));
+      y[static_cast<size_t>(j)] = static_cast<float>(emu::getElement(b[1], t, i * N + j));
     }
     const float lse = static_cast<float>(emu::getElement(b[2], Type::F32, i));
-    bad += softmax_check::wrongInRow(x.data(), y.data(), &lse, N, &worst);
+    bad += softmax_check::wrongInRow(x.data(), y.data(), &lse, N, &worst, rounding);
   }
   c.ok = clean && bad == 0;
   c.line = fmt::format("{} ({}): M = {}, N = {}: {}", name, ex.where, M, N,
@@ -236,12 +238,11 @@ Check softmax(const Example& ex, const std::string& name, int64_t M, int64_t N) 
   return c;
 }
 
-Check attention(const Example& ex, Type t, int64_t B, int64_t H, int64_t N, bool causal) {
-  const std::string name = std::string("attention_") + tir::typeName(t);
+Check attention(const Example& ex, Type t, int64_t D, int64_t B, int64_t H, int64_t N, bool causal) {
+  const std::string name = fmt::format("attention_{}_{}", tir::typeName(t), D);
   const tir::Kernel* k = find(ex, name);
   if (!k) return missing(name);
   Check c;
-  constexpr int64_t D = 64;
   const int64_t count = B * H * N * D;
   std::vector<emu::Buffer> b{emu::makeBuffer(t, count), emu::makeBuffer(t, count), emu::makeBuffer(t, count),
                              emu::makeBuffer(t, count, false), emu::makeBuffer(Type::F32, B * H * N, false)};
@@ -283,7 +284,7 @@ Check attention(const Example& ex, Type t, int64_t B, int64_t H, int64_t N, bool
     }
   }
   c.ok = clean && bad == 0;
-  c.line = fmt::format("{}{} ({}): B = {}, H = {}, N = {}, d = 64: {}", name, causal ? " causal" : "", ex.where, B, H, N,
+  c.line = fmt::format("{}{} ({}): B = {}, H = {}, N = {}: {}", name, causal ? " causal" : "", ex.where, B, H, N,
                        bad == 0 ? fmt::format("every element within bounds (largest error {:.1e} of max |V|)", worst)
                                 : fmt::format("{} wrong", bad));
   return c;

@@ -65,15 +65,15 @@ Check gemm(const Example& ex, const std::string& base, tir::Type type, const Pro
 Check gemmBeta(const Example& ex, tir::Type type, const Problem& p, double beta = -2.0,
                const std::string& base = "gemm_beta");
 
-// `name` of softmax.tyl (softmax, softmax_v4): Y = the row softmax of an M x N f32 X and LSE its
-// log-sum-exp, X random in [-8, 8), against float64 within the bounds of
-// examples/softmax/softmax_check.h.
-Check softmax(const Example& ex, const std::string& name, int64_t M, int64_t N);
+// `<base>_<type>` of softmax.tyl (softmax, softmax_v4, softmax_block; f32 or f16): Y = the row
+// softmax of an M x N X and LSE its log-sum-exp, X random in [-8, 8), against float64 within the
+// bounds of examples/softmax/softmax_check.h.
+Check softmax(const Example& ex, const std::string& base, tir::Type type, int64_t M, int64_t N);
 
-// `attention_<type>` of attention.tyl, causal or not: O = softmax(Q Kᵀ ·
-// scale) V and LSE for Q, K, V of shape (B, H, N, 64), random in [-1, 1), scale = 1/8, against
+// `attention_<type>_<D>` of attention.tyl, causal or not: O = softmax(Q Kᵀ ·
+// scale) V and LSE for Q, K, V of shape (B, H, N, D), random in [-1, 1), scale = 1/8, against
 // float64: O within 2u of max |V| plus u of |O| (u = 2^-11 for f16, 2^-8 for bf16: the scores
 // rounded to the input type for P V, and O rounded), LSE within 1e-4 relative.
-Check attention(const Example& ex, tir::Type type, int64_t B, int64_t H, int64_t N, bool causal);
+Check attention(const Example& ex, tir::Type type, int64_t D, int64_t B, int64_t H, int64_t N, bool causal);
 
 }  // namespace tyl::examples

@@ -65,14 +65,20 @@ int main(int argc, char** argv) {
     report(examples::gemm(sm90Tyl, "gemm_sm90_bt", t, {520, 392, 72}, false, examples::Stored::BNxK));
   }
   // Rows of one column, of a chunk and a bit, and of several chunks with a tail.
-  report(examples::softmax(softmaxTyl, "softmax", 19, 1));
-  report(examples::softmax(softmaxTyl, "softmax", 19, 33));
-  report(examples::softmax(softmaxTyl, "softmax", 9, 1000));
-  report(examples::softmax(softmaxTyl, "softmax_v4", 9, 4100));
-  // Sequences of part of a tile and of several tiles with a tail, causal and not.
+  report(examples::softmax(softmaxTyl, "softmax", Type::F32, 19, 1));
+  report(examples::softmax(softmaxTyl, "softmax", Type::F16, 19, 33));
+  report(examples::softmax(softmaxTyl, "softmax", Type::F32, 9, 1000));
+  report(examples::softmax(softmaxTyl, "softmax_v4", Type::F32, 9, 4100));
+  // One block a row: rows of one chunk and of several with a tail.
+  report(examples::softmax(softmaxTyl, "softmax_block", Type::F32, 3, 2052));
+  report(examples::softmax(softmaxTyl, "softmax_block", Type::F16, 3, 700));
+  // Sequences of part of a tile and of several tiles with a tail, causal and not, both head
+  // dimensions.
   for (Type t : {Type::F16, Type::BF16})
-    for (bool causal : {false, true}) report(examples::attention(attentionTyl, t, 1, 2, 77, causal));
-  report(examples::attention(attentionTyl, Type::F16, 2, 1, 300, true));
+    for (bool causal : {false, true}) report(examples::attention(attentionTyl, t, 64, 1, 2, 77, causal));
+  report(examples::attention(attentionTyl, Type::F16, 64, 2, 1, 300, true));
+  report(examples::attention(attentionTyl, Type::BF16, 128, 1, 2, 200, false));
+  report(examples::attention(attentionTyl, Type::F16, 128, 2, 1, 300, true));
   if (failures) std::printf("%d kernel runs were wrong\n", failures);
   return failures ? 1 : 0;
 }

@@ -1,5 +1,7 @@
 // Lowering, kernel by kernel: the tile IR of a checked kernel becomes its thread IR in the
 // steps of KernelLowering::run, one line each.
+#include <fmt/format.h>
+
 #include "ir/lower/Convergence.h"
 #include "ir/lower/LowerImpl.h"
 #include "ir/thread/Walk.h"
@@ -33,8 +35,11 @@ std::optional<tir::Module> lower(const tile::Module& module, DiagnosticEngine& d
   out.sourceName = module.sourceName;
   LayoutTables tables;
   for (const tile::Kernel& k : module.kernels) {
+    if (!k.instantiation.empty())
+      diags.setContext(k.skeleton.loc, fmt::format("in the instantiation '{}' ({})", k.skeleton.name, k.instantiation));
     KernelLowering kl(k, diags, tables, options);
     if (std::optional<tir::Kernel> lowered = kl.run()) out.kernels.push_back(std::move(*lowered));
+    diags.clearContext();
   }
   if (diags.hasErrors()) return std::nullopt;
   return out;

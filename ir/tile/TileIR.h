@@ -284,6 +284,9 @@ struct Kernel {
   tir::Kernel skeleton;
   std::vector<Tensor> tensors;
   Block body;
+  // For an instantiation of a generic kernel, its arguments ("T = f16, D = 128"); empty
+  // otherwise. Diagnostics found in it say so.
+  std::string instantiation;
 };
 
 struct Module {

@@ -940,19 +940,22 @@ void checkExamplePtx(const std::string& path, const std::string& arch, const std
 }  // namespace
 
 // The softmax example for sm_80 and sm_90: each kernel reduces its rows with shfl.sync.bfly
-// butterflies and exponentiates with ex2.approx (fast_exp), without spills. (Mangled names:
-// "softmaxE" ends the name of softmax, and not of softmax_v4.)
+// butterflies and exponentiates with ex2.approx (fast_exp), without spills.
 TEST_CASE("softmax.tyl kernels shuffle with shfl.sync.bfly, use ex2.approx, and do not spill") {
   const std::string arch = GENERATE(as<std::string>{}, "80", "90");
-  checkExamplePtx("softmax/softmax.tyl", arch, {"tylo_kernel_softmax_v4", "tylo_kernel_softmaxE"},
+  checkExamplePtx("softmax/softmax.tyl", arch,
+                  {"tylo_kernel_softmax_v4_f32", "tylo_kernel_softmax_f32", "tylo_kernel_softmax_v4_f16",
+                   "tylo_kernel_softmax_f16", "tylo_kernel_softmax_block_f32", "tylo_kernel_softmax_block_f16"},
                   {R"(shfl\.sync\.bfly\.b32)", R"(ex2\.approx)"});
 }
 
-// The attention example for sm_80 and sm_90: both instantiations multiply with mma.sync, reduce
-// rows with shfl.sync.bfly and exponentiate with ex2.approx, without spills.
+// The attention example for sm_80 and sm_90: the four instantiations (f16 and bf16, head
+// dimension 64 and 128) multiply with mma.sync, reduce rows with shfl.sync.bfly and exponentiate
+// with ex2.approx, without spills.
 TEST_CASE("attention.tyl kernels use mma.sync, shfl.sync.bfly and ex2.approx, and do not spill") {
   const std::string arch = GENERATE(as<std::string>{}, "80", "90");
-  checkExamplePtx("attention/attention.tyl", arch, {"tylo_kernel_attention_f16", "tylo_kernel_attention_bf16"},
+  checkExamplePtx("attention/attention.tyl", arch, {"tylo_kernel_attention_f16_64", "tylo_kernel_attention_bf16_64",
+                   "tylo_kernel_attention_f16_128", "tylo_kernel_attention_bf16_128"},
                   {R"(mma\.sync\.aligned\.m16n8k16\.row\.col\.f32\.(bf16|f16)\.)", R"(shfl\.sync\.bfly\.b32)",
                    R"(ex2\.approx)"});
 }

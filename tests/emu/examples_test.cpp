@@ -92,16 +92,31 @@ TEST_CASE("gemm_beta matches a CPU reference within 16-bit rounding, at tile mul
       for (double beta : test::kGemmBetas) require(examples::gemmBeta(*ex, t, p, beta));
 }
 
-TEST_CASE("softmax matches a float64 row softmax and log-sum-exp, for N = 1, 33, 1000 and 4097") {
+TEST_CASE("softmax matches a float64 row softmax and log-sum-exp, for N = 1, 33, 1000 and 4097, f32 and f16") {
   auto ex = compileExample("examples/softmax/softmax.tyl");
-  for (int64_t n : {1, 33, 1000, 4097}) require(examples::softmax(*ex, "softmax", 11, n));
-  // 16-byte vectors: N a multiple of 4, rows past the last block's (M = 11 of 16).
-  for (int64_t n : {4, 132, 1000}) require(examples::softmax(*ex, "softmax_v4", 11, n));
+  for (Type t : {Type::F32, Type::F16}) {
+    for (int64_t n : {1, 33, 1000, 4097}) require(examples::softmax(*ex, "softmax", t, 11, n));
+    // 16-byte vectors: N a multiple of 4, rows past the last block's (M = 11 of 16).
+    for (int64_t n : {4, 132, 1000}) require(examples::softmax(*ex, "softmax_v4", t, 11, n));
+  }
 }
 
-TEST_CASE("attention matches a float64 softmax(Q Kᵀ scale) V and its log-sum-exp, f16 and bf16, causal and not") {
+TEST_CASE("softmax_block, one block a row, matches float64 for rows of part of a chunk and of several, f32 and f16") {
+  auto ex = compileExample("examples/softmax/softmax.tyl");
+  for (Type t : {Type::F32, Type::F16})
+    for (int64_t n : {4, 1024, 3000}) require(examples::softmax(*ex, "softmax_block", t, 3, n));
+}
+
+TEST_CASE("attention at head dimension 64 matches a float64 softmax(Q Kᵀ scale) V and its log-sum-exp, f16 and bf16, causal and not") {
   auto ex = compileExample("examples/attention/attention.tyl");
   for (Type t : {Type::F16, Type::BF16})
     for (bool causal : {false, true})
-      for (int64_t n : {1, 77, 256, 300}) require(examples::attention(*ex, t, 1, 2, n, causal));
+      for (int64_t n : {1, 77, 256, 300}) require(examples::attention(*ex, t, 64, 1, 2, n, causal));
+}
+
+TEST_CASE("attention at head dimension 128 matches the float64 reference, f16 and bf16, causal and not") {
+  auto ex = compileExample("examples/attention/attention.tyl");
+  for (Type t : {Type::F16, Type::BF16})
+    for (bool causal : {false, true})
+      for (int64_t n : {1, 200}) require(examples::attention(*ex, t, 128, 1, 2, n, causal));
 }

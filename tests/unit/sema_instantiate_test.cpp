@@ -19,6 +19,10 @@ kernel two<T in (f16, bf16), U in (f32, f16)>(A: global T[32], B: global U[32]) 
     B[thread_id.x] = U(A[thread_id.x]);
 }
 kernel one<T in (f32)>(A: global T[32]) launch(grid = 1, block = 32) { A[thread_id.x] = T(2.0); }
+kernel sized<N in (32, 0x40), T in (f16)>(A: global T[N]) launch(grid = 1, block = N) {
+    let s = alloc_shared(T[N], layout = S[N : 1]);
+    s[thread_id.x] = A[thread_id.x];
+}
 )";
 
 struct Analyzed {
@@ -50,16 +54,26 @@ Analyzed analyzeWith(std::vector<std::string> instantiate) {
 
 TEST_CASE("instantiation names list every combination of a generic kernel's types") {
   Analyzed r = analyzeWith({});
-  CHECK(r.names == std::vector<std::string>{"two:f16,f32", "two:bf16,f32", "two:f16,f16", "two:bf16,f16", "one:f32"});
+  CHECK(r.names == std::vector<std::string>{"two:f16,f32", "two:bf16,f32", "two:f16,f16", "two:bf16,f16", "one:f32",
+                                            "sized:32,f16", "sized:64,f16"});
   REQUIRE(r.ok);
   CHECK(r.kernels == std::vector<std::string>{"plain", "two_f16_f32", "two_bf16_f32", "two_f16_f16", "two_bf16_f16",
-                                              "one_f32"});
+                                              "one_f32", "sized_32_f16", "sized_64_f16"});
+}
+
+TEST_CASE("an integer generic parameter is a constant of each instantiation, named in decimal") {
+  Analyzed r = analyzeWith({"sized:64,f16"});
+  REQUIRE(r.ok);
+  CHECK(r.kernels == std::vector<std::string>{"plain", "two_f16_f32", "two_bf16_f32", "two_f16_f16", "two_bf16_f16",
+                                              "one_f32", "sized_64_f16"});
+  // The hexadecimal spelling is not a name of the instantiation.
+  CHECK_FALSE(analyzeWith({"sized:0x40,f16"}).ok);
 }
 
 TEST_CASE("an instantiation request selects among a generic kernel's and leaves plain kernels alone") {
   Analyzed r = analyzeWith({"two:bf16,f16"});
   REQUIRE(r.ok);
-  CHECK(r.kernels == std::vector<std::string>{"plain", "two_bf16_f16", "one_f32"});
+  CHECK(r.kernels == std::vector<std::string>{"plain", "two_bf16_f16", "one_f32", "sized_32_f16", "sized_64_f16"});
 }
 
 TEST_CASE("an instantiation request that matches nothing is an error without a place") {
