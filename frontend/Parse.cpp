@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <utility>
 #include <sstream>
 
 #include "TyloLexer.h"
@@ -41,16 +45,44 @@ class ErrorListener : public antlr4::BaseErrorListener {
     // Imports open the file: say so rather than list what could come instead.
     if (offending && offending->getType() == TyloLexer::IMPORT && text.rfind("unexpected 'import'", 0) == 0)
       text = "unexpected 'import': imports come before every other declaration of the file";
+    // A keyword where a name could stand (`S` or `R` as a parameter's name): say it is reserved.
+    else if (offending && offending->getType() != TyloLexer::IDENT && isWord(offending->getText()) &&
+             msg.find("IDENT") != std::string::npos)
+      text = fmt::format("'{}' is a reserved word and cannot be a name{}", offending->getText(),
+                         offending->getText() == "S" || offending->getText() == "R"
+                             ? " (S[...] and R[...] write layouts)"
+                             : "");
     diags_.report(kSyntax, offsets_.range(offending), text);
   }
 
  private:
   static constexpr int kMaxReported = 20;
 
+  static bool isWord(const std::string& text) {
+    return !text.empty() && (std::isalpha(static_cast<unsigned char>(text[0])) || text[0] == '_') &&
+           std::all_of(text.begin(), text.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+  }
+
   static std::string printable(const std::string& text) {
     if (text.size() == 1 && (static_cast<unsigned char>(text[0]) < 0x20 || text[0] == 0x7f))
       return fmt::format("\\x{:02x}", static_cast<unsigned char>(text[0]));
     return text;
+  }
+
+  // The grammar's token names in an expected set, in words.
+  static std::string tokenNames(std::string expected) {
+    static const std::pair<const char*, const char*> names[] = {
+        {"IDENT", "a name"}, {"INT", "an integer"}, {"FLOAT", "a number"}, {"STRING", "a string"}};
+    for (const auto& [token, words] : names) {
+      for (size_t pos = 0; (pos = expected.find(token, pos)) != std::string::npos;) {
+        const bool whole = (pos == 0 || !std::isalnum(static_cast<unsigned char>(expected[pos - 1]))) &&
+                           (pos + std::strlen(token) == expected.size() ||
+                            !std::isalnum(static_cast<unsigned char>(expected[pos + std::strlen(token)])));
+        if (whole) expected.replace(pos, std::strlen(token), words);
+        pos += whole ? std::strlen(words) : 1;
+      }
+    }
+    return expected;
   }
 
   // ANTLR's wording made plainer: "unexpected X; expected Y", with the end of input named
@@ -66,7 +98,7 @@ class ErrorListener : public antlr4::BaseErrorListener {
       std::string what = exp == std::string::npos ? rest : rest.substr(0, exp);
       std::string expected = exp == std::string::npos ? "" : rest.substr(exp + 11);
       if (!expected.empty() && expected.front() == '{') expected = "one of " + expected.substr(1, expected.size() - 2);
-      return "unexpected " + what + (expected.empty() ? "" : "; expected " + expected);
+      return "unexpected " + what + (expected.empty() ? "" : "; expected " + tokenNames(expected));
     }
     if (msg.rfind("no viable alternative at input ", 0) == 0)
       return "cannot parse " + msg.substr(std::string("no viable alternative at input ").size());

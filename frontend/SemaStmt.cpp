@@ -490,12 +490,12 @@ void KernelSema::pipelineLoop(const ast::Stmt& s, const ast::For& f, const ast::
     runPipelinePart(f, p.producer, Value::runtime(k), Value::constant(ConstValue{int64_t{0}}));
     emit(f.pipelineRange, tile::CommitCopies{});
     emit(f.pipelineRange, tile::WaitCopies{0});
-    emit(f.pipelineRange, tile::Barrier{});
+    emit(f.pipelineRange, tile::Barrier{false, 0, 0, "the pipeline"});
     runPipelinePart(f, p.consumer, Value::runtime(k), Value::constant(ConstValue{int64_t{0}}));
-    emit(f.pipelineRange, tile::Barrier{});
+    emit(f.pipelineRange, tile::Barrier{false, 0, 0, "the pipeline"});
   } else {
     emit(f.pipelineRange, tile::WaitCopies{static_cast<int>(stages - 2)});
-    emit(f.pipelineRange, tile::Barrier{});
+    emit(f.pipelineRange, tile::Barrier{false, 0, 0, "the pipeline"});
     ExprRef kp = tir::add(k, tir::intConst((stages - 1) * p.step, p.type));
     guardedCopies(tir::lt(kp, p.end),
                   [&] { runPipelinePart(f, p.producer, Value::runtime(kp), Value::runtime(p.stageOf(kp))); });
@@ -508,7 +508,7 @@ void KernelSema::pipelineLoop(const ast::Stmt& s, const ast::For& f, const ast::
   if (stages > 1) {
     // Nothing stays in flight, and the buffers are free again, after the loop.
     emit(f.pipelineRange, tile::WaitCopies{0});
-    emit(f.pipelineRange, tile::Barrier{});
+    emit(f.pipelineRange, tile::Barrier{false, 0, 0, "the pipeline"});
   }
 }
 
@@ -710,7 +710,7 @@ void KernelSema::prefetchedLoop(const ast::Stmt& s, const ast::For& f, const Pip
   // Prologue: every stage, then the first sub-step's loads.
   pipelinePrologue(f, p, stages);
   emit(f.pipelineRange, tile::WaitCopies{static_cast<int>(stages - 1)});
-  emit(f.pipelineRange, tile::Barrier{});
+  emit(f.pipelineRange, tile::Barrier{false, 0, 0, "the pipeline"});
   runLoads(0, Value::runtime(p.begin), Value::constant(ConstValue{int64_t{0}}), steps[0]);
   if (failed) return;
 
@@ -725,7 +725,7 @@ void KernelSema::prefetchedLoop(const ast::Stmt& s, const ast::For& f, const Pip
       runLoads(static_cast<int>((i + 1) % 2), Value::runtime(k), Value::runtime(p.stageOf(k)), steps[i + 1]);
     } else {
       emit(f.pipelineRange, tile::WaitCopies{static_cast<int>(stages - 2)});
-      emit(f.pipelineRange, tile::Barrier{});
+      emit(f.pipelineRange, tile::Barrier{false, 0, 0, "the pipeline"});
       runLoads(static_cast<int>(n % 2), Value::runtime(next), Value::runtime(p.stageOf(next)), steps[0]);
       ExprRef kp = tir::add(k, tir::intConst(stages * p.step, p.type));
       guardedCopies(tir::lt(kp, p.end),
@@ -748,7 +748,7 @@ void KernelSema::prefetchedLoop(const ast::Stmt& s, const ast::For& f, const Pip
   emit(s.range, std::move(loop));
   // As without prefetching: nothing stays in flight, and the buffers are free again.
   emit(f.pipelineRange, tile::WaitCopies{0});
-  emit(f.pipelineRange, tile::Barrier{});
+  emit(f.pipelineRange, tile::Barrier{false, 0, 0, "the pipeline"});
 }
 
 void KernelSema::ifStmt(const ast::Stmt& s, const ast::If& i) {

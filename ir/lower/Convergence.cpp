@@ -826,19 +826,23 @@ void Checker::barrier(SourceRange loc, const Reach& r, const tir::Barrier& b) {
                                                     "or leaving the others waiting"));
     return;
   }
+  // "barrier()", or what needs a block barrier that the source does not write.
+  const std::string name =
+      b.origin ? fmt::format("{}, which synchronizes the block with a barrier,", b.origin) : std::string("barrier()");
   if (reportElected(loc, r, kDivergentBarrier,
-                    "barrier() is reached only by the lane that elect_one() picks in each warp: every thread of the "
-                    "block must reach a barrier, or none"))
+                    fmt::format("{} is reached only by the lane that elect_one() picks in each warp: every thread of "
+                                "the block must reach a barrier, or none",
+                                name)))
     return;
   report(
       loc, r, split(r, 0, threads_), r.unknownWarps, kDivergentBarrier,
       [&](const Split& s) {
-        return fmt::format("barrier() is reached by {} but not by {}: every thread of the block must reach a "
-                           "barrier, or none",
-                           threadName(s.reached), threadName(s.missed));
+        return fmt::format("{} is reached by {} but not by {}: every thread of the block must reach a barrier, or none",
+                           name, threadName(s.reached), threadName(s.missed));
       },
-      "barrier() may be reached by some threads of the block and not by others (every thread must reach it, or "
-      "none)");
+      fmt::format("{} may be reached by some threads of the block and not by others (every thread must reach it, "
+                  "or none)",
+                  name));
 }
 
 void Checker::collective(SourceRange loc, const char* instr, const Reach& r) {

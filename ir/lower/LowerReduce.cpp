@@ -310,7 +310,7 @@ void KernelLowering::combineWarps(SourceRange loc, const tile::Reduce& r, const 
   };
   auto barrier = [&]() {
     if (hasTmaStores_) emit(loc, tir::FenceProxyAsync{});
-    emit(loc, tir::Barrier{});
+    emit(loc, tir::Barrier{false, 0, 0, "reduce() across warps"});
   };
   barrier();
   tir::Block write;

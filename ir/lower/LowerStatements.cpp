@@ -162,7 +162,7 @@ void KernelLowering::stmtNode(const tile::Stmt& s) {
           // Before a barrier that a TMA store may follow, each thread makes its shared writes
           // visible to the async proxy (PTX requires the fence; tyloc inserts it).
           if (hasTmaStores_) emit(s.loc, tir::FenceProxyAsync{});
-          emit(s.loc, tir::Barrier{n.cluster, n.id, n.threads});
+          emit(s.loc, tir::Barrier{n.cluster, n.id, n.threads, n.origin});
         } else if constexpr (std::is_same_v<T, tile::CommitStores>) {
           emit(s.loc, tir::BulkCommit{});
         } else if constexpr (std::is_same_v<T, tile::WaitStores>) {

@@ -215,6 +215,9 @@ struct Barrier {
   bool cluster = false;
   int id = 0;
   int threads = 0;  // 0: every thread of the block
+  // What a barrier the source does not write synchronizes for ("the pipeline", "reduce() across
+  // warps"), for the diagnostics; null for barrier().
+  const char* origin = nullptr;
 };
 
 // cp.async of `bytes` (4, 8 or 16) from global to shared. Only `srcBytes` bytes are read

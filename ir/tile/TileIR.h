@@ -247,6 +247,7 @@ struct Barrier {
   bool cluster = false;
   int id = 0;
   int threads = 0;  // 0: every thread of the block
+  const char* origin = nullptr;  // as tir::Barrier::origin
 };
 // commit_stores() / wait_stores(n): cp.async.bulk.commit_group / wait_group.read (TMA stores).
 struct CommitStores {};
