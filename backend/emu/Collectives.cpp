@@ -104,7 +104,7 @@ void Interpreter::execShfl(Warp& w, const tir::Shfl& sh, Mask mask) {
     if (!laneOn(mask, from) || laneOn(taint.undefined, from)) undefined |= Mask{1} << lane;
   }
   w.regs.write(sh.dst, out, mask);
-  w.regs.undefine(sh.dst, undefined);
+  w.regs.undefine(sh.dst, undefined, taint.origin);
 }
 
 void Interpreter::execStmatrix(Warp& w, const tir::Stmatrix& st, Mask mask) {

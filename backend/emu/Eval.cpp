@@ -81,6 +81,7 @@ Lanes Evaluator::eval(const tir::ExprRef& ref, Mask mask, Mask* divByZero, Taint
       if (taint) {
         Mask undefined = mask & ~regs_->defined(reg);
         if (undefined && !taint->first) taint->first = reg;
+        if (undefined && !taint->origin) taint->origin = regs_->origin(reg);
         taint->undefined |= undefined;
       }
       return regs_->read(reg);

@@ -21,7 +21,8 @@ struct WarpIds {
 // register), gathered while evaluating.
 struct Taint {
   Mask undefined = 0;
-  std::optional<tir::Reg> first;
+  std::optional<tir::Reg> first;   // the first unwritten register read
+  std::optional<tir::Reg> origin;  // the register never written that it was computed from
 };
 
 class Evaluator {

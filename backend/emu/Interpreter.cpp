@@ -238,7 +238,7 @@ void Interpreter::execAssign(Warp& w, const tir::Assign& a, Mask mask) {
   Taint taint;
   Lanes v = evalValue(w, a.value, mask, taint);
   w.regs.write(a.dst, v, mask);
-  w.regs.undefine(a.dst, taint.undefined);
+  w.regs.undefine(a.dst, taint.undefined, taint.origin);
 }
 
 // The first thread of the warp where the condition fails is reported, with its values.
@@ -256,8 +256,15 @@ void Interpreter::execCheck(const Warp& w, const tir::Check& c, Mask mask) {
 }
 
 void Interpreter::reportUnwritten(const Warp& w, Mask lanes, const tir::Reg& reg, const char* use) {
-  const std::string name = reg.isVar ? tir::shownName(ctx_.kernel.vars.at(reg.id))
-                                     : fmt::format("{}[{}]", ctx_.kernel.arrays.at(reg.id).name, reg.index);
+  auto nameOf = [&](const tir::Reg& r) {
+    return r.isVar ? tir::shownName(ctx_.kernel.vars.at(r.id))
+                   : fmt::format("{}[{}]", ctx_.kernel.arrays.at(r.id).name, r.index);
+  };
+  const tir::Reg origin = w.regs.origin(reg);
+  // A register computed from one never written names that one, where the mistake is.
+  const bool same = origin.isVar == reg.isVar && origin.id == reg.id && origin.index == reg.index;
+  const std::string name = same ? nameOf(reg)
+                                         : fmt::format("{}', computed from register '{}", nameOf(reg), nameOf(origin));
   int lane = firstLane(lanes);
   if (heldByWgmma(w, reg)) {
     report(FindingKind::WgmmaInFlight, w, lane,

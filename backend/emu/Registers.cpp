@@ -33,7 +33,8 @@ RegisterFile::RegisterFile(const tir::Kernel& kernel, const RegisterLayout& layo
     : kernel_(kernel),
       layout_(layout),
       values_(static_cast<size_t>(layout.slots) * kWarpSize),
-      defined_(layout.elements, 0) {
+      defined_(layout.elements, 0),
+      origin_(layout.elements) {
   // A GPU's registers hold whatever was there before; starting from a fixed non-zero pattern
   // (about 1.5e16 as a float) rather than zero makes a value used before it is written show
   // in the results instead of passing for a zero.
@@ -91,7 +92,13 @@ uint32_t RegisterFile::element(const tir::Reg& reg) const {
 
 Mask RegisterFile::defined(const tir::Reg& reg) const { return defined_[element(reg)]; }
 
-void RegisterFile::undefine(const tir::Reg& reg, Mask lanes) { defined_[element(reg)] &= ~lanes; }
+void RegisterFile::undefine(const tir::Reg& reg, Mask lanes, const std::optional<tir::Reg>& origin) {
+  if (!lanes) return;
+  defined_[element(reg)] &= ~lanes;
+  origin_[element(reg)] = origin;
+}
+
+tir::Reg RegisterFile::origin(const tir::Reg& reg) const { return origin_[element(reg)].value_or(reg); }
 
 std::pair<uint32_t, uint32_t> RegisterFile::wordElements(const tir::Reg& reg) const {
   (void)wordSlot(reg);  // range checks
@@ -109,7 +116,10 @@ Mask RegisterFile::definedWord(const tir::Reg& reg) const {
 
 void RegisterFile::undefineWord(const tir::Reg& reg, Mask lanes) {
   auto [first, count] = wordElements(reg);
-  for (uint32_t e = first; e < first + count; ++e) defined_[e] &= ~lanes;
+  for (uint32_t e = first; e < first + count; ++e) {
+    defined_[e] &= ~lanes;
+    if (lanes) origin_[e].reset();
+  }
 }
 
 void RegisterFile::writeLane(const tir::Reg& reg, int lane, uint64_t value) {

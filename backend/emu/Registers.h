@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -40,9 +41,13 @@ class RegisterFile {
   // 16-bit pair).
   Mask defined(const tir::Reg& reg) const;
   Mask definedWord(const tir::Reg& reg) const;
-  // Marks the lanes of `lanes` undefined again: their value came from unwritten registers.
-  void undefine(const tir::Reg& reg, Mask lanes);
+  // Marks the lanes of `lanes` undefined again: their value came from unwritten registers,
+  // the first of them `origin` (for the diagnostics).
+  void undefine(const tir::Reg& reg, Mask lanes, const std::optional<tir::Reg>& origin = std::nullopt);
   void undefineWord(const tir::Reg& reg, Mask lanes);
+  // The register never written that the undefined lanes of `reg` were computed from: `reg`
+  // itself when it was simply never written.
+  tir::Reg origin(const tir::Reg& reg) const;
   uint64_t readLane(const tir::Reg& reg, int lane) const;
   void writeLane(const tir::Reg& reg, int lane, uint64_t value);
 
@@ -64,6 +69,7 @@ class RegisterFile {
   const RegisterLayout& layout_;
   std::vector<uint64_t> values_;  // [slot * 32 + lane]
   std::vector<Mask> defined_;     // [element]: lanes that have written it
+  std::vector<std::optional<tir::Reg>> origin_;  // [element]: see origin()
 };
 
 }  // namespace tyl::emu

@@ -343,6 +343,17 @@ TEST_CASE("a fragment stored with slots nothing was copied into is reported at t
   }
 }
 
+TEST_CASE("a value computed from a register never written names that register, not only the last one") {
+  auto c = compile("unwritten_fragment.tyl");
+  std::vector<emu::Buffer> buffers = {emu::makeBuffer(Type::F32, 32, false)};
+  emu::RunResult r = emu::run(c->module->kernels.at(2), {emu::Arg::pointer(0)}, buffers);
+  INFO(emu::renderFindings(r.findings, c->sources));
+  REQUIRE(!r.findings.empty());
+  CHECK(r.findings[0].kind == emu::FindingKind::UninitializedRegister);
+  CHECK(lineOf(*c, r.findings[0].loc) == 22);
+  CHECK_THAT(r.findings[0].message, Catch::Contains("computed from register 'x[0]', which thread 0 (warp 0, lane 0)"));
+}
+
 TEST_CASE("memory operands of fragment arithmetic read each slot's element, zero outside the tensor") {
   auto c = compile("memory_operands.tyl");
   const tir::Kernel& k = c->module->kernels.at(0);
