@@ -86,7 +86,7 @@ void addCompileCommands(CLI::App& app, std::function<int()>& run) {
   app.add_option("--depfile", st->options.depfile, "Write a Makefile-style dependency file for build systems");
   app.add_flag("--no-line", st->noLine, "Do not emit #line directives pointing back at the .tyl source");
   app.add_option("--instantiate", st->options.instantiate,
-                 "Generate only this instantiation of a generic kernel, e.g. gemm:f16 (repeatable; default: all)");
+                 "Generate only this instantiation of a generic kernel, e.g. gemm:f16 or attention:bf16,128 (repeatable; default: all)");
   addCommonFlags(&app, st->common);
 
   CLI::App* check = app.add_subcommand("check", "Parse, analyse and check a .tyl file without generating code");
