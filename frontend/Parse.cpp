@@ -104,7 +104,11 @@ class ErrorListener : public antlr4::BaseErrorListener {
       return "cannot parse " + msg.substr(std::string("no viable alternative at input ").size());
     if (msg.rfind("missing ", 0) == 0) {
       size_t at = msg.find(" at ");
-      if (at != std::string::npos) return "expected " + msg.substr(8, at - 8) + " before " + msg.substr(at + 4);
+      if (at != std::string::npos) {
+        std::string expected = msg.substr(8, at - 8);
+        if (!expected.empty() && expected.front() == '{') expected = "one of " + expected.substr(1, expected.size() - 2);
+        return "expected " + tokenNames(expected) + " before " + msg.substr(at + 4);
+      }
     }
     return msg;
   }

@@ -589,6 +589,7 @@ std::optional<tile::Kernel> KernelSema::run(std::string name) {
   for (const auto& [n, v] : valueArgs_) {
     Binding b;
     b.value = Value::constant(ConstValue{v});
+    b.generic = true;
     for (const ast::TypeParam& tp : decl_.typeParams)
       if (tp.name.name == n) b.declared = tp.name.range;
     bind(n, std::move(b));
@@ -696,11 +697,11 @@ std::optional<tile::Module> analyze(const ast::Module& module, DiagnosticEngine&
                    fmt::format("kernel '{}' has more than {} instantiations", k->name.name, kMaxInstances));
       continue;
     }
-    // A type parameter's name is unique among the kernel's type and value parameters.
+    // A generic parameter's name is unique among the kernel's generic and value parameters.
     std::map<std::string, SourceRange> typeNames;
     for (const ast::TypeParam& tp : k->typeParams) {
       if (auto [it, fresh] = typeNames.emplace(tp.name.name, tp.name.range); !fresh) {
-        diags.report(kDuplicateName, tp.name.range, fmt::format("type parameter '{}' is declared twice", tp.name.name))
+        diags.report(kDuplicateName, tp.name.range, fmt::format("generic parameter '{}' is declared twice", tp.name.name))
             .note(it->second, "the first declaration is here");
         ok = false;
       }
@@ -708,8 +709,8 @@ std::optional<tile::Module> analyze(const ast::Module& module, DiagnosticEngine&
     for (const ast::Param& p : k->params) {
       if (auto it = typeNames.find(p.name.name); it != typeNames.end()) {
         diags.report(kDuplicateName, p.name.range,
-                     fmt::format("parameter '{}' has the name of a type parameter", p.name.name))
-            .note(it->second, "the type parameter is declared here");
+                     fmt::format("parameter '{}' has the name of a generic parameter", p.name.name))
+            .note(it->second, "the generic parameter is declared here");
         ok = false;
       }
     }

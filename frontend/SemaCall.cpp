@@ -570,6 +570,16 @@ std::optional<Value> KernelSema::copy(const ast::Expr& e, const ast::Call& c, bo
       if (!d || !sameFragmentLayout(e.range, *d, *f)) return std::nullopt;
     }
   }
+  // As for an assignment: a float does not become an integer without a conversion (between
+  // memories, no type changes: copy-types).
+  const tile::DType srcType = cp.src ? k_.tensors[cp.src->tensor].dtype : cp.value->dtype;
+  if (tir::isInt(tile::toTir(dt.dtype)) && tir::isFloat(tile::toTir(srcType)) &&
+      (dt.space == tile::MemSpace::Local || !cp.src)) {
+    diags_.report(kTypeMismatch, c.args[1].value->range,
+                  fmt::format("'{}' holds {} but the source is {} (convert it: {}(...))", dt.name,
+                              tile::dtypeName(dt.dtype), tile::dtypeName(srcType), tile::dtypeName(dt.dtype)));
+    return std::nullopt;
+  }
   if (srcView->shape != dst->view.shape) {
     const bool fragment = dt.space == tile::MemSpace::Local || !cp.src;
     diags_.report(kCopyShape, e.range,

@@ -352,6 +352,7 @@ class KernelSema {
     // The declaration failed and was reported: uses of the name fail silently, so one
     // mistake is not followed by "unknown name" errors about a name that is there.
     bool poisoned = false;
+    bool generic = false;  // an integer generic parameter's value
   };
   void pushScope() { scopes_.emplace_back(); }
   void popScope() { scopes_.pop_back(); }

@@ -250,7 +250,9 @@ void KernelSema::assign(const ast::Stmt& s, const ast::Assign& a) {
   }
   diags_.report(kBadAssign, a.target->range,
                 fmt::format("'{}' is {} and cannot be assigned{}", nm->name, describe(b->value),
-                            b->value.kind == Value::Kind::Const ? " (a 'let' of a compile-time value is constant)" : ""))
+                            b->generic ? " (a generic parameter is a constant of each instantiation)"
+                            : b->value.kind == Value::Kind::Const ? " (a 'let' of a compile-time value is constant)"
+                                                                  : ""))
       .note(b->declared, "it is declared here");
 }
 

@@ -23,6 +23,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 
@@ -213,7 +214,9 @@ class Checker {
   // Per Cooperative marker: its threads' groups, or nullopt when they cannot be computed.
   std::unordered_map<const tir::Cooperative*, std::optional<Groups>> groups_;
   std::vector<Step> steps_;
-  std::set<std::pair<uint64_t, const DiagKind*>> reported_;  // (file, offset) of the statement
+  // What was reported where: (file, offset) of the statement, the kind, and for maybe-divergent
+  // the message (a reduce() may warn of its shuffles and of its block barrier at one place).
+  std::set<std::tuple<uint64_t, const DiagKind*, std::string>> reported_;
 };
 
 Checker::Checker(const tir::Kernel& k, DiagnosticEngine& diags)
@@ -782,7 +785,11 @@ void Checker::report(SourceRange loc, const Reach& r, const std::optional<Split>
                      const std::function<std::string(const Split&)>& sure, const std::string& maybe) {
   if (std::none_of(r.in.begin(), r.in.end(), [](uint8_t x) { return x != 0; })) return;
   const DiagKind* kind = split && r.unknown == Spread::Block ? &error : unknown ? &kMaybeDivergent : nullptr;
-  if (!kind || !reported_.insert({uint64_t{loc.begin.file} << 32 | loc.begin.offset, kind}).second) return;
+  if (!kind || !reported_
+                    .insert({uint64_t{loc.begin.file} << 32 | loc.begin.offset, kind,
+                             kind == &kMaybeDivergent ? maybe : std::string()})
+                    .second)
+    return;
   if (kind == &error) {
     diags_.report(error, loc, sure(*split)).note(steps_[split->step].loc, note(*split));
     return;
@@ -796,7 +803,7 @@ void Checker::report(SourceRange loc, const Reach& r, const std::optional<Split>
 bool Checker::reportElected(SourceRange loc, const Reach& r, const DiagKind& kind, const std::string& what) {
   if (!r.elected || threads_ < 2 || std::none_of(r.in.begin(), r.in.end(), [](uint8_t x) { return x != 0; }))
     return false;
-  if (reported_.insert({uint64_t{loc.begin.file} << 32 | loc.begin.offset, &kind}).second)
+  if (reported_.insert({uint64_t{loc.begin.file} << 32 | loc.begin.offset, &kind, std::string()}).second)
     diags_.report(kind, loc, what).note(*r.elected, "elect_one() is true in one lane of each warp");
   return true;
 }
@@ -813,7 +820,8 @@ void Checker::barrier(SourceRange loc, const Reach& r, const tir::Barrier& b) {
     int64_t reached = 0;
     for (int64_t w = 0; w < threads_; w += 32) reached += std::any_of(r.in.begin() + w, r.in.begin() + std::min(threads_, w + 32), in) ? 32 : 0;
     if (reached == 0 || reached == b.threads ||
-        !reported_.insert({uint64_t{loc.begin.file} << 32 | loc.begin.offset, &kDivergentBarrier}).second)
+        !reported_.insert({uint64_t{loc.begin.file} << 32 | loc.begin.offset, &kDivergentBarrier, std::string()})
+             .second)
       return;
     const int64_t first = std::find_if(r.in.begin(), r.in.end(), in) - r.in.begin();
     const int64_t last = r.in.rend() - std::find_if(r.in.rbegin(), r.in.rend(), in) - 1;

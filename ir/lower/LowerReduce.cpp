@@ -118,12 +118,19 @@ std::optional<std::vector<int>> KernelLowering::reductionLanes(SourceRange loc, 
       }
       if (base < 0 || !std::has_single_bit(static_cast<uint64_t>(it.extent)) ||
           !std::has_single_bit(static_cast<uint64_t>(it.stride))) {
-        diags_.report(kReduceLanes, loc,
-                      fmt::format("dimension {} of {} takes {} threads in steps of {} on {}: a reduction combines "
-                                  "threads by shuffles over bits of the lane id, so their number and step must be "
-                                  "powers of two{}",
-                                  d, t.ref(), it.extent, it.stride, layout::axisName(it.axis),
-                                  base < 0 ? " (and tx that of a one-dimensional block)" : ""));
+        if (base >= 5)
+          diags_.report(kReduceLanes, loc,
+                        fmt::format("dimension {} of {} takes {} warps in steps of {} on {}: a reduction combines "
+                                    "the warps that share a row through shared memory, grouped by bits of the warp "
+                                    "id, so their number and step must be powers of two",
+                                    d, t.ref(), it.extent, it.stride, layout::axisName(it.axis)));
+        else
+          diags_.report(kReduceLanes, loc,
+                        fmt::format("dimension {} of {} takes {} threads in steps of {} on {}: a reduction combines "
+                                    "threads by shuffles over bits of the lane id, so their number and step must be "
+                                    "powers of two{}",
+                                    d, t.ref(), it.extent, it.stride, layout::axisName(it.axis),
+                                    base < 0 ? " (and tx that of a one-dimensional block)" : ""));
         return std::nullopt;
       }
       const int low = base + std::countr_zero(static_cast<uint64_t>(it.stride));
