@@ -21,14 +21,6 @@
 
 namespace {
 
-#define CHECK_CUBLAS(call)                                                                                     \
-  do {                                                                                                         \
-    if (cublasStatus_t st_ = (call); st_ != CUBLAS_STATUS_SUCCESS) {                                           \
-      std::fprintf(stderr, "attention_bench.cu:%d: %s failed: %s\n", __LINE__, #call, cublasGetStatusString(st_)); \
-      std::exit(1);                                                                                            \
-    }                                                                                                          \
-  } while (0)
-
 float toFloat(__half v) { return __half2float(v); }
 float toFloat(__nv_bfloat16 v) { return __bfloat162float(v); }
 

@@ -137,45 +137,28 @@ else
   STATUS=1
 fi
 
-step "benchmark: add_one_bench"
-timeout 300 "$BUILD_DIR/bench/add_one_bench" --json "$OUT_DIR/add_one_bench.json" --commit "$COMMIT" 2>&1 | tee "$WORK/add_one_bench.txt"
-rc=${PIPESTATUS[0]}
-if [ "$rc" -eq 0 ]; then
-  note "add_one_bench" "ok: $(grep -E 'reaches' "$WORK/add_one_bench.txt")"
-else
-  note "add_one_bench" "FAILED (exit $rc)"
-  STATUS=1
-fi
-
-step "benchmark: softmax_bench"
-timeout 120 "$BUILD_DIR/bench/softmax_bench" --json "$OUT_DIR/softmax_bench.json" --commit "$COMMIT" 2>&1 | tee "$WORK/softmax_bench.txt"
-rc=${PIPESTATUS[0]}
-if [ "$rc" -eq 0 ]; then
-  note "softmax_bench" "ok: $(grep -c 'of the copy' "$WORK/softmax_bench.txt") sizes"
-else
-  note "softmax_bench" "FAILED (exit $rc)"
-  STATUS=1
-fi
-
-step "benchmark: attention_bench"
-timeout 240 "$BUILD_DIR/bench/attention_bench" --json "$OUT_DIR/attention_bench.json" --commit "$COMMIT" 2>&1 | tee "$WORK/attention_bench.txt"
-rc=${PIPESTATUS[0]}
-if [ "$rc" -eq 0 ]; then
-  note "attention_bench" "ok: $(grep -E 'N = +8192' "$WORK/attention_bench.txt" | sed 's/;.*//' | paste -sd ';' -)"
-else
-  note "attention_bench" "FAILED (exit $rc)"
-  STATUS=1
-fi
-
-step "benchmark: gemm_bench"
-timeout 300 "$BUILD_DIR/bench/gemm_bench" --json "$OUT_DIR/gemm_bench.json" --commit "$COMMIT" 2>&1 | tee "$WORK/gemm_bench.txt"
-rc=${PIPESTATUS[0]}
-if [ "$rc" -eq 0 ]; then
-  note "gemm_bench" "ok: $(grep -E 'reaches|^fastest' "$WORK/gemm_bench.txt" | paste -sd ';' -)"
-else
-  note "gemm_bench" "FAILED (exit $rc)"
-  STATUS=1
-fi
+# Runs bench/<name> (under a time limit of <seconds>) with its JSON beside the other outputs, and
+# notes the line that the function <summary> prints from its output file, or its failure.
+run_bench() {
+  local name=$1 seconds=$2 summary=$3
+  step "benchmark: $name"
+  timeout "$seconds" "$BUILD_DIR/bench/$name" --json "$OUT_DIR/$name.json" --commit "$COMMIT" 2>&1 | tee "$WORK/$name.txt"
+  local rc=${PIPESTATUS[0]}
+  if [ "$rc" -eq 0 ]; then
+    note "$name" "ok: $("$summary" "$WORK/$name.txt")"
+  else
+    note "$name" "FAILED (exit $rc)"
+    STATUS=1
+  fi
+}
+add_one_summary() { grep -E 'reaches' "$1"; }
+softmax_summary() { echo "$(grep -c 'of the copy' "$1") sizes"; }
+attention_summary() { grep -E 'N = +8192' "$1" | sed 's/;.*//' | paste -sd ';' -; }
+gemm_summary() { grep -E 'reaches|^fastest' "$1" | paste -sd ';' -; }
+run_bench add_one_bench 300 add_one_summary
+run_bench softmax_bench 120 softmax_summary
+run_bench attention_bench 240 attention_summary
+run_bench gemm_bench 300 gemm_summary
 
 step "SASS of the generated add_one kernels"
 OBJ=$(find "$BUILD_DIR/bench" -path '*tylo/add_one.cu.o' | head -n 1)

@@ -28,10 +28,6 @@ using tir::Type;
 
 namespace {
 
-// Largest dynamic shared memory per block (sm_90: 227 KB).
-constexpr int64_t kMaxSharedBytes = 227 * 1024;
-
-
 // Rebuilds the sums, differences, products, minima and maxima of an integer expression in 64
 // bits, also those of the values of names in it (a pipeline's `k + 3`), so offsets into large
 // global tensors (block_id.x * 1024 with many blocks) cannot overflow 32-bit arithmetic. The
@@ -196,7 +192,7 @@ std::optional<Value> KernelSema::placeShared(tile::Tensor t, const ast::Expr& e)
     diags_.report(kSharedLimit, e.range,
                   fmt::format("the tile spans {} elements of {} bytes; a block can have at most {} bytes of "
                               "shared memory",
-                              elems, tile::dtypeBytes(t.dtype), kMaxSharedBytes));
+                              elems, tile::dtypeBytes(t.dtype), tir::kMaxSharedBytesPerBlock));
     return std::nullopt;
   }
   int64_t bytes = elems * tile::dtypeBytes(t.dtype);
@@ -206,10 +202,10 @@ std::optional<Value> KernelSema::placeShared(tile::Tensor t, const ast::Expr& e)
   if (t.layout->swizzle)
     align = std::max<int64_t>(align, std::min<int64_t>(1024, t.layout->swizzle->period() * tile::dtypeBytes(t.dtype)));
   int64_t offset = (k_.skeleton.sharedBytes + align - 1) / align * align;
-  if (offset + bytes > kMaxSharedBytes) {
+  if (offset + bytes > tir::kMaxSharedBytesPerBlock) {
     diags_.report(kSharedLimit, e.range,
                   fmt::format("shared memory would reach {} bytes; a block can have at most {} bytes", offset + bytes,
-                              kMaxSharedBytes));
+                              tir::kMaxSharedBytesPerBlock));
     return std::nullopt;
   }
   k_.skeleton.sharedBytes = offset + bytes;

@@ -22,7 +22,7 @@ namespace tyl::emu {
 struct Options {
   size_t maxFindings = 20;                         // distinct findings before the run stops
   int64_t maxWarpInstructions = int64_t{1} << 31;  // guards against runaway loops
-  int64_t maxSharedBytes = 227 * 1024;             // per block (sm_90's opt-in maximum)
+  int64_t maxSharedBytes = tir::kMaxSharedBytesPerBlock;  // per block
   int64_t maxThreadsPerBlock = 1024;
   int smCount = 132;                               // what the launcher's sm_count() reads (an H100 SXM)
 };

@@ -40,14 +40,6 @@ void checkCuda(cudaError_t err, const char* what, const char* file, int line) {
 float toFloat(__half v) { return __half2float(v); }
 float toFloat(__nv_bfloat16 v) { return __bfloat162float(v); }
 
-#define CHECK_CUBLAS(call)                                                                    \
-  do {                                                                                        \
-    if (cublasStatus_t st_ = (call); st_ != CUBLAS_STATUS_SUCCESS) {                          \
-      std::fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, cublasGetStatusString(st_)); \
-      std::exit(1);                                                                           \
-    }                                                                                         \
-  } while (0)
-
 // Every element of O and LSE against float64 on the host.
 template <class T, class Kernel>
 bool run(const char* name, Kernel kernel, double u, int D, int B, int H, int N, bool causal) {

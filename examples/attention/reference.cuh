@@ -14,8 +14,19 @@
 
 #include <cfloat>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+
+// A cuBLAS call checked, for the callers of unfused(): a failure prints where and why and exits 1.
+#define CHECK_CUBLAS(call) ::attention_reference::checkCublas((call), #call, __FILE__, __LINE__)
 
 namespace attention_reference {
+
+inline void checkCublas(cublasStatus_t status, const char* what, const char* file, int line) {
+  if (status == CUBLAS_STATUS_SUCCESS) return;
+  std::fprintf(stderr, "%s:%d: %s failed: %s\n", file, line, what, cublasGetStatusString(status));
+  std::exit(1);
+}
 
 template <class T>
 constexpr cudaDataType_t cudaType();

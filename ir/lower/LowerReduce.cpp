@@ -28,8 +28,6 @@ TYL_DIAG(kReduceLanes, Error, "reduce-lanes",
 using tir::ExprRef;
 using tir::Type;
 
-constexpr int64_t kMaxSharedBytes = 227 * 1024;
-
 namespace {
 
 std::string coordText(const std::vector<int64_t>& c) { return fmt::format("({})", fmt::join(c, ", ")); }
@@ -299,11 +297,11 @@ void KernelLowering::combineWarps(SourceRange loc, const tile::Reduce& r, const 
   tir::Buffer& scratch = k_.buffers[scratchId];
   scratch.sharedBytes = std::max(scratch.sharedBytes, bytes);
   k_.sharedBytes = std::max(k_.sharedBytes, scratch.sharedOffset + scratch.sharedBytes);
-  if (k_.sharedBytes > kMaxSharedBytes) {
+  if (k_.sharedBytes > tir::kMaxSharedBytesPerBlock) {
     diags_.report(kReduceLanes, loc,
                   fmt::format("combining the warps of this reduction takes {} bytes of shared memory, {} in all: a "
                               "block can have at most {}",
-                              bytes, k_.sharedBytes, kMaxSharedBytes));
+                              bytes, k_.sharedBytes, tir::kMaxSharedBytesPerBlock));
     return;
   }
   int warpMask = 0;

@@ -443,6 +443,9 @@ struct TensorMap {
   int swizzle = 0;               // bytes: 0, 32, 64 or 128
 };
 
+// The most shared memory one block can have (sm_90's opt-in maximum).
+constexpr int64_t kMaxSharedBytesPerBlock = 227 * 1024;
+
 struct Kernel {
   std::string name;
   SourceRange loc;        // the kernel's name
