@@ -22,6 +22,11 @@ enum class AssignOp { Set, Add, Sub, Mul };
 
 const char* binOpSpelling(BinOp op);
 
+struct Ident {
+  std::string name;
+  SourceRange range;
+};
+
 struct Expr;
 using ExprPtr = std::unique_ptr<Expr>;
 
@@ -105,10 +110,13 @@ struct Assign {
   ExprPtr target;
   ExprPtr value;
 };
-// `for var in iterable { body }`; a `pipeline(args) for ...` carries its arguments.
+// `for var in iterable { body }`; a `pipeline(args) for ...` carries its arguments. With a
+// tuple of names, `for (m, n) in tiles(...)`, `var` is empty, `vars` holds the names and
+// `varRange` covers the tuple.
 struct For {
   std::string var;
   SourceRange varRange;
+  std::vector<Ident> vars;
   ExprPtr iterable;
   Block body;
   bool pipeline = false;
@@ -141,11 +149,6 @@ struct LayoutDecl {
   std::string name;
   SourceRange nameRange;
   ExprPtr value;
-};
-
-struct Ident {
-  std::string name;
-  SourceRange range;
 };
 
 // One choice of a generic parameter: an element type (`f16`) or an integer constant (`128`).

@@ -1,6 +1,7 @@
 #include "frontend/AstPrint.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace tyl {
 
@@ -73,7 +74,13 @@ class Printer {
                              printExpr(*n.value)));
           } else if constexpr (std::is_same_v<T, ast::For>) {
             std::string head = n.pipeline ? fmt::format("pipeline({}) ", args(n.pipelineArgs)) : "";
-            line(depth, s.range, fmt::format("{}for {} in {}", head, n.var, printExpr(*n.iterable)));
+            std::string vars = n.var;
+            if (!n.vars.empty()) {
+              std::vector<std::string> names;
+              for (const ast::Ident& v : n.vars) names.push_back(v.name);
+              vars = fmt::format("({})", fmt::join(names, ", "));
+            }
+            line(depth, s.range, fmt::format("{}for {} in {}", head, vars, printExpr(*n.iterable)));
             block(depth + 1, n.body);
           } else if constexpr (std::is_same_v<T, ast::If>) {
             line(depth, s.range, fmt::format("if {}", printExpr(*n.cond)));

@@ -7,6 +7,7 @@
 
 #include "base/CommonDiags.h"
 #include "base/Diagnostics.h"
+#include "frontend/Parse.h"
 
 namespace tyl {
 
@@ -128,6 +129,19 @@ ast::Param AstBuilder::param(TyloParser::ParamContext* ctx) {
 
 // ---- Statements ------------------------------------------------------------------
 
+void AstBuilder::loopVars(const std::vector<antlr4::tree::TerminalNode*>& names, antlr4::Token* open,
+                          antlr4::Token* close, ast::For& f) {
+  f.varRange = offsets_.range(open ? open : names.front()->getSymbol(), close ? close : names.back()->getSymbol());
+  if ((open != nullptr) != (close != nullptr) || (names.size() > 1 && !open))
+    diags_.report(kSyntax, f.varRange,
+                  "a loop names one variable, or a tuple of them in parentheses: for (m, n) in tiles(...)");
+  if (names.size() == 1) {
+    f.var = names[0]->getText();
+    return;
+  }
+  for (antlr4::tree::TerminalNode* n : names) f.vars.push_back(ident(n));
+}
+
 ast::Block AstBuilder::block(TyloParser::BlockContext* ctx) {
   ast::Block b;
   b.range = offsets_.range(ctx);
@@ -185,17 +199,13 @@ ast::StmtPtr AstBuilder::stmt(TyloParser::StmtContext* ctx) {
     s->node = ast::Assign{op, expr(a->target), expr(a->value)};
   } else if (auto* f = as<TyloParser::ForStmtContext>(ctx)) {
     ast::For node;
-    ast::Ident var = ident(f->IDENT());
-    node.var = var.name;
-    node.varRange = var.range;
+    loopVars(f->IDENT(), f->open, f->close, node);
     node.iterable = expr(f->expr());
     node.body = block(f->block());
     s->node = std::move(node);
   } else if (auto* p = as<TyloParser::PipelineStmtContext>(ctx)) {
     ast::For node;
-    ast::Ident var = ident(p->IDENT());
-    node.var = var.name;
-    node.varRange = var.range;
+    loopVars(p->IDENT(), p->open, p->close, node);
     node.iterable = expr(p->expr());
     node.body = block(p->block());
     node.pipeline = true;

@@ -39,6 +39,9 @@ class AstBuilder {
   ast::Param param(grammar::TyloParser::ParamContext* ctx);
   ast::Block block(grammar::TyloParser::BlockContext* ctx);
   ast::StmtPtr stmt(grammar::TyloParser::StmtContext* ctx);
+  // The loop's name, or its tuple of names (`open` and `close` its parentheses), into `f`.
+  void loopVars(const std::vector<antlr4::tree::TerminalNode*>& names, antlr4::Token* open, antlr4::Token* close,
+                ast::For& f);
   ast::If ifClause(grammar::TyloParser::IfClauseContext* ctx);
   ast::ExprPtr primary(grammar::TyloParser::PrimaryContext* ctx);
   int64_t intLiteral(const std::string& spelling, SourceRange range);

@@ -19,8 +19,6 @@ namespace tyl {
 using grammar::TyloLexer;
 using grammar::TyloParser;
 
-TYL_DIAG(kSyntax, Error, "syntax", "the input does not follow the grammar");
-
 namespace {
 
 // Reports lexer and parser errors as `syntax` diagnostics.

@@ -10,6 +10,8 @@
 
 namespace tyl {
 
+TYL_DIAG(kSyntax, Error, "syntax", "the input does not follow the grammar");
+
 // How deeply blocks and expressions may nest: deeper input would exhaust the parser's stack.
 inline constexpr int kMaxNesting = 128;
 

@@ -599,6 +599,12 @@ std::optional<tile::Kernel> KernelSema::run(std::string name) {
   pushScope();
   collectAssignedNames(decl_.body);
   block(decl_.body);
+  // Staged stores are done reading shared memory before the block ends.
+  for (const auto& [issuer, at] : stagedIssuers_) {
+    tile::If wait{tir::binary(tir::BinOp::Eq, threadIndex(), tir::intConst(issuer, tir::Type::I32)), {}, {}};
+    wait.then.push_back(tile::Stmt{at, tile::WaitStores{0}});
+    emit(at, std::move(wait));
+  }
   popScope();
   if (diags_.hasErrors()) return std::nullopt;
   return std::move(k_);

@@ -147,6 +147,15 @@ std::optional<Value> KernelSema::setMaxRegisters(const ast::Expr& e, const ast::
 
 // barrier(): bar.sync 0, or in a warp-specialized pipeline's consumer the consumers' named
 // barrier. barrier(threads = n[, id = i]): the named barrier i (1 by default) of n threads.
+void KernelSema::emitBlockBarrier(SourceRange loc) {
+  tile::Barrier b;
+  if (consumerThreads_ > 0) {
+    b.id = kConsumerBarrier;
+    b.threads = static_cast<int>(consumerThreads_);
+  }
+  emit(loc, b);
+}
+
 std::optional<Value> KernelSema::blockBarrier(const ast::Expr& e, const ast::Call& c) {
   const ast::Expr *threadsArg = nullptr, *idArg = nullptr;
   bool ok = true;
@@ -162,12 +171,7 @@ std::optional<Value> KernelSema::blockBarrier(const ast::Expr& e, const ast::Cal
     return std::nullopt;
   }
   if (!threadsArg) {
-    tile::Barrier b;
-    if (consumerThreads_ > 0) {
-      b.id = kConsumerBarrier;
-      b.threads = static_cast<int>(consumerThreads_);
-    }
-    emit(e.range, b);
+    emitBlockBarrier(e.range);
     return Value{};
   }
   std::optional<int64_t> n = constInt(*threadsArg, "the number of threads");

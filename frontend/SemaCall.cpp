@@ -17,8 +17,6 @@ namespace tyl {
 TYL_DIAG(kLayoutSize, Error, "layout-size-mismatch", "a layout whose size differs from its tensor's size");
 TYL_DIAG(kLayoutSpace, Error, "layout-space", "a layout whose axes do not suit the tensor's memory space");
 TYL_DIAG(kWindowBounds, Error, "window-bounds", "a window that does not lie inside its tensor");
-TYL_DIAG(kCopyShape, Error, "copy-shape-mismatch", "a copy between tensors of different shapes");
-TYL_DIAG(kCopySpaces, Error, "copy-spaces", "a copy between memory spaces it does not support");
 TYL_DIAG(kSharedLimit, Error, "shared-limit", "shared memory beyond what one block can have");
 
 namespace sema {
@@ -402,11 +400,14 @@ std::optional<int> KernelSema::pendingGroups(const ast::Expr& e, const ast::Call
 
 // store_async(dst, src): a TMA store of a shared tile to a global window.
 std::optional<Value> KernelSema::storeAsync(const ast::Expr& e, const ast::Call& c) {
-  if (c.args.size() != 2 || !c.args[0].name.empty() || !c.args[1].name.empty()) {
-    diags_.report(kBadArgument, e.range, "store_async takes a global destination and a shared source: "
-                                         "store_async(C.window(...), s)");
+  const bool staged = c.args.size() == 3 && c.args[2].name == "staging";
+  if ((c.args.size() != 2 && !staged) || !c.args[0].name.empty() || !c.args[1].name.empty()) {
+    diags_.report(kBadArgument, e.range, "store_async takes a global destination and a shared source, "
+                                         "store_async(C.window(...), s), or a register tile and shared buffers to "
+                                         "stage it in: store_async(C.window(...), acc, staging = bufs)");
     return std::nullopt;
   }
+  if (staged) return stagedStore(e, c);
   std::optional<Value> dst = expr(*c.args[0].value);
   if (!dst) return std::nullopt;
   std::optional<Value> src = expr(*c.args[1].value);
@@ -794,6 +795,15 @@ std::optional<Value> KernelSema::method(const ast::Expr& e, const ast::Call& c, 
   return std::nullopt;
 }
 
+ExprRef KernelSema::threadIndex() const {
+  using S = tir::Special;
+  const auto& b = k_.skeleton.block;
+  if (b[1] == 1 && b[2] == 1) return tir::special(S::TidX);
+  ExprRef t = tir::special(S::TidX);
+  t = tir::add(t, tir::mul(tir::special(S::TidY), tir::intConst(b[0])));
+  return tir::add(t, tir::mul(tir::special(S::TidZ), tir::intConst(b[0] * b[1])));
+}
+
 std::optional<Value> KernelSema::call(const ast::Expr& e, const ast::Call& c) {
   if (const auto* m = c.callee->as<ast::Member>()) return method(e, c, *m);
   const auto* callee = c.callee->as<ast::Name>();
@@ -847,15 +857,8 @@ std::optional<Value> KernelSema::call(const ast::Expr& e, const ast::Call& c) {
   if (fn == "elect_one") return noArgs() ? std::optional(Value::runtime(tir::special(S::ElectOne))) : std::nullopt;
   if (fn == "increase_registers" || fn == "decrease_registers")
     return setMaxRegisters(e, c, fn == "increase_registers");
-  if (fn == "thread_index") {
-    if (!noArgs()) return std::nullopt;
-    ExprRef t = tir::special(S::TidX);
-    const auto& b = k_.skeleton.block;
-    t = tir::add(t, tir::mul(tir::special(S::TidY), tir::intConst(b[0])));
-    t = tir::add(t, tir::mul(tir::special(S::TidZ), tir::intConst(b[0] * b[1])));
-    if (b[1] == 1 && b[2] == 1) t = tir::special(S::TidX);
-    return Value::runtime(t);
-  }
+  if (fn == "thread_index") return noArgs() ? std::optional(Value::runtime(threadIndex())) : std::nullopt;
+  if (fn == "persistent_grid") return persistentGrid(e, c);
   if (fn == "alloc_local") return allocLocal(e, c);
   if (fn == "alloc_shared") return allocShared(e, c);
   if (fn == "alloc_barriers") return allocBarriers(e, c);
@@ -978,7 +981,7 @@ std::optional<Value> KernelSema::call(const ast::Expr& e, const ast::Call& c) {
     if (!r) return std::nullopt;
     return Value::runtime(*r);
   }
-  if (fn == "range" || fn == "unroll") {
+  if (fn == "range" || fn == "unroll" || fn == "tiles") {
     diags_.report(kBadArgument, e.range, fmt::format("{}(...) is only used as the iterable of a for loop", fn));
     return std::nullopt;
   }
@@ -1036,9 +1039,9 @@ std::optional<std::string> KernelSema::closestBuiltin(std::string_view fn) {
       "cluster_rank", "commit_copies", "commit_stores", "copy", "copy_async", "decrease_registers", "elect_one",
       "exp", "exp2", "f16", "f32", "fast_exp", "fast_exp2", "fast_log", "fast_log2", "fast_rsqrt", "fast_sqrt", "i32",
       "i64", "increase_registers", "init_barriers", "lane_id", "load_a", "load_b", "log", "log2", "max", "min",
-      "mma_m16n8k16", "range", "reduce", "relu", "rsqrt", "sm_count", "sqrt", "store", "store_async", "thread_index", "tiled_mma",
-      "unroll", "wait_barrier", "wait_copies", "wait_mmas", "wait_stores", "warp_id", "warpgroup_id", "where",
-      "warpgroup_mma", "ComposeLayout", "Swizzle"};
+      "mma_m16n8k16", "persistent_grid", "range", "reduce", "relu", "rsqrt", "sm_count", "sqrt", "store",
+      "store_async", "thread_index", "tiled_mma", "tiles", "unroll", "wait_barrier", "wait_copies", "wait_mmas",
+      "wait_stores", "warp_id", "warpgroup_id", "where", "warpgroup_mma", "ComposeLayout", "Swizzle"};
   // One edit in a short name, two in a longer one: 'sum' is not 'min'.
   const size_t limit = fn.size() <= 4 ? 1 : 2;
   std::optional<std::string> best;

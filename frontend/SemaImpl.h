@@ -18,6 +18,8 @@
 namespace tyl::sema {
 
 TYL_DIAG(kBadLoop, Error, "bad-loop", "a for loop over something other than range(...) or unroll(...)");
+TYL_DIAG(kCopyShape, Error, "copy-shape-mismatch", "a copy between tensors of different shapes");
+TYL_DIAG(kCopySpaces, Error, "copy-spaces", "a copy between memory spaces it does not support");
 TYL_DIAG(kSetmaxnregRange, Error, "setmaxnreg-range",
          "a register count for increase_registers or decrease_registers outside 24..256 or not a multiple of 8");
 
@@ -127,6 +129,28 @@ class KernelSema {
   void warpSpecializedPipeline(const ast::Stmt& s, const ast::For& f, const ast::Call& range, int64_t stages,
                                const ast::Arg& producer, const ast::Arg* registers);
   bool scalarLet(const ast::Stmt& s);
+  // Persistent kernels (SemaPersistent.cpp). `for (m, n) in tiles((TM, TN), group = G)`: the
+  // loop over this cluster's units of work (i in `range`) and what gives the tile of unit i.
+  struct TileOrder {
+    RangeBounds range;
+    std::vector<tir::ExprRef> extents;  // TM (and TN), in range.type
+    tir::ExprRef unitsM;                // rows of units: cdiv(TM, cluster)
+    tir::ExprRef first, clusters;       // this cluster's first unit, and the clusters of the grid
+    int64_t group = 1, cluster = 1;
+  };
+  std::optional<TileOrder> tileOrder(const ast::For& f, const ast::Call& c);
+  // Emits the lets that compute the tile of iteration i, and binds f's names to it.
+  void bindTile(const ast::For& f, const TileOrder& o, const tir::ExprRef& i);
+  void tilesLoop(const ast::Stmt& s, const ast::For& f, const ast::Call& c);
+  // The tile counts of tiles(...) or persistent_grid(...): one or two integers, in `type` or
+  // i64 when one is.
+  std::optional<std::vector<tir::ExprRef>> tileExtents(const ast::Expr& e, const char* fn, tir::Type type);
+  std::optional<Value> persistentGrid(const ast::Expr& e, const ast::Call& c);
+  // store_async(dst, value, staging = bufs): value stored sub-tile by sub-tile through bufs.
+  std::optional<Value> stagedStore(const ast::Expr& e, const ast::Call& c);
+  // The sub-tile of `f` at `at` (a constant offset per dimension) of `shape`: each leaf windowed.
+  std::optional<tile::FragRef> subTile(const tile::FragRef& f, const std::vector<int64_t>& at,
+                                       const std::vector<int64_t>& shape, SourceRange where);
   // What pipelineLoop has read of a pipeline: its stages, the loop's bounds, and its body
   // split into the copies (the producer) and the rest (the consumer).
   struct PipelineParts {
@@ -305,6 +329,10 @@ class KernelSema {
   std::optional<Value> barrierOp(const ast::Expr& e, const ast::Call& c, const std::string& fn);
   std::optional<Value> setMaxRegisters(const ast::Expr& e, const ast::Call& c, bool increase);
   std::optional<Value> blockBarrier(const ast::Expr& e, const ast::Call& c);
+  // barrier(): the block's, or in a warp-specialized pipeline's consumers, theirs.
+  void emitBlockBarrier(SourceRange loc);
+  // thread_index(): the thread's linear index in its block.
+  tir::ExprRef threadIndex() const;
   std::optional<Value> storeAsync(const ast::Expr& e, const ast::Call& c);
   // The one argument of `fn` (wait_copies, wait_stores or wait_mmas): how many of the newest
   // groups (`what`) may remain, a constant in 0..most.
@@ -391,6 +419,10 @@ class KernelSema {
   // Inside a warp-specialized pipeline's consumer branch: its threads, which `barrier()` waits for
   // (named barrier kConsumerBarrier), as the producer warpgroup never reaches it.
   int64_t consumerThreads_ = 0;
+  int64_t consumerFirstThread_ = 0;  // the first of them
+  // The threads that issue staged stores (store_async(..., staging = ...)), each with its first
+  // store: at the kernel's end each waits for its stores to finish reading shared memory.
+  std::map<int64_t, SourceRange> stagedIssuers_;
   std::vector<LoopValues> loops_;
   // The kernel's names that an assignment sets, and the value of each `let` variable whose
   // name none sets (it holds that value wherever it is seen).

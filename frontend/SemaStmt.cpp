@@ -343,18 +343,26 @@ std::optional<KernelSema::RangeBounds> KernelSema::rangeBounds(const ast::Call& 
 void KernelSema::forLoop(const ast::Stmt& s, const ast::For& f) {
   const auto* c = f.iterable->as<ast::Call>();
   const auto* callee = c ? c->callee->as<ast::Name>() : nullptr;
-  if (!callee || (callee->name != "range" && callee->name != "unroll")) {
-    diags_.report(kBadLoop, f.iterable->range, "a for loop iterates over range(...) or unroll(...)");
+  const bool tiles = callee && callee->name == "tiles";
+  if (!callee || (callee->name != "range" && callee->name != "unroll" && !tiles)) {
+    diags_.report(kBadLoop, f.iterable->range, "a for loop iterates over range(...), unroll(...) or tiles(...)");
+    return;
+  }
+  if (!tiles && f.var.empty()) {
+    diags_.report(kBadLoop, f.varRange,
+                  fmt::format("{} gives one value per iteration: a pair of names is for tiles(...)", callee->name));
     return;
   }
   bool unrolled = callee->name == "unroll";
-  if (c->args.empty() || c->args.size() > 3) {
+  if (tiles) {
+    // Its arguments are checked by tileOrder.
+  } else if (c->args.empty() || c->args.size() > 3) {
     diags_.report(kBadLoop, f.iterable->range,
                   fmt::format("{} takes (end), (begin, end) or (begin, end, step)", callee->name));
     return;
   }
   for (const ast::Arg& a : c->args) {
-    if (!a.name.empty()) {
+    if (!a.name.empty() && !tiles) {
       diags_.report(kBadLoop, a.nameRange, fmt::format("{} takes no keyword arguments", callee->name));
       return;
     }
@@ -372,6 +380,7 @@ void KernelSema::forLoop(const ast::Stmt& s, const ast::For& f) {
     pipelineLets_ = std::move(outer);
     return;
   }
+  if (tiles) return tilesLoop(s, f, *c);
   if (unrolled) {
     std::optional<UnrollRange> r = unrollRange(f, *c);
     if (!r) return;
@@ -463,6 +472,12 @@ void KernelSema::pipelineLoop(const ast::Stmt& s, const ast::For& f, const ast::
   }
   if (!stages) {
     diags_.report(kBadLoop, f.pipelineRange, "pipeline needs 'stages = N'");
+    return;
+  }
+  if (const auto* n = range.callee->as<ast::Name>(); n && n->name == "tiles" && !producerArg) {
+    diags_.report(kBadLoop, f.pipelineRange,
+                  "a pipeline over tiles(...) is warp-specialized: give 'producer = warpgroup(P)', and step through "
+                  "each tile's stages in a range loop of its body");
     return;
   }
   if (producerArg || registersArg) {

@@ -45,7 +45,8 @@
 // stage loop, and i counts its iterations over the whole pipeline in a variable `ring` (from 0,
 // plus 1 after each), so that the ring goes on from tile to tile. Both sides run the outer loop:
 // the consumers with every statement of its body, the producer with its lets of scalars only
-// (which its copies may use). tests/emu/kernels/ws_gemm.tyl writes this expansion by hand.
+// (which its copies may use). tests/emu/kernels/ws_gemm.tyl writes this expansion by hand. The
+// outer loop may be `for (m, n) in tiles(...)` (SemaPersistent.cpp), which both sides run.
 //
 // In a cluster, a copy with `multicast = true` is shared by the cluster's c blocks: each loads one
 // part of it into all of them (SemaCall.cpp, multicastParts). The empty barriers then count the
@@ -211,12 +212,27 @@ void KernelSema::warpSpecializedPipeline(const ast::Stmt& s, const ast::For& f, 
       innerRange = c;
     }
   }
+  // The pipeline's loop over tiles(...): each tile's stages in an inner loop.
+  std::optional<TileOrder> tiles;
+  if (const auto* n = range.callee->as<ast::Name>(); n->name == "tiles") {
+    if (!inner) {
+      diags_.report(kBadLoop, f.iterable->range,
+                    "a pipeline over tiles(...) loads each tile's stages in a range loop of its body: "
+                    "for k in range(...) { copy_async(...); ... }");
+      return;
+    }
+    if (!(tiles = tileOrder(f, range))) return;
+  }
   std::optional<PipelineParts> parts =
       inner ? pipelineParts(*inner, *innerRange, stages) : pipelineParts(f, range, stages);
   if (!parts) return;
   const PipelineParts& p = *parts;
   std::optional<RangeBounds> outer;
-  if (inner && !(outer = rangeBounds(range))) return;
+  if (tiles) {
+    outer = tiles->range;
+  } else if (inner && !(outer = rangeBounds(range))) {
+    return;
+  }
 
   // The ring: a full and an empty barrier per stage.
   const ast::Expr& at = *producerArg.value;
@@ -297,15 +313,20 @@ void KernelSema::warpSpecializedPipeline(const ast::Stmt& s, const ast::For& f, 
     if (!inner) return ringLoop(body);
     counter = newVar("ring", tir::Type::I32);
     emit(f.pipelineRange, tile::ScalarSet{tir::Reg::var(*counter), tir::intConst(0, tir::Type::I32)});
-    uint32_t var = newVar(f.var, outer->type);
+    const std::string name = tiles ? "tile" : f.var;
+    uint32_t var = newVar(name, outer->type);
     tile::For l{var, outer->begin, outer->end, tir::intConst(outer->step, outer->type), {}};
     out_.push_back(&l.body);
-    enterLoop(var, f.var, f.varRange, outer->begin, outer->end, outer->step);
+    enterLoop(var, name, f.varRange, outer->begin, outer->end, outer->step);
     pushScope();
-    Binding b;
-    b.value = Value::runtime(tir::varRef(k_.skeleton, var));
-    b.declared = f.varRange;
-    bind(f.var, std::move(b));
+    if (tiles) {
+      bindTile(f, *tiles, tir::varRef(k_.skeleton, var));
+    } else {
+      Binding b;
+      b.value = Value::runtime(tir::varRef(k_.skeleton, var));
+      b.declared = f.varRange;
+      bind(f.var, std::move(b));
+    }
     for (const ast::StmtPtr& st : f.body.stmts) {
       if (const auto* l2 = std::get_if<ast::For>(&st->node); l2 == inner) {
         ringLoop(body);
@@ -366,6 +387,7 @@ void KernelSema::warpSpecializedPipeline(const ast::Stmt& s, const ast::For& f, 
       },
       [&] {
         consumerThreads_ = consumers;
+        consumerFirstThread_ = *producer == 0 ? kWarpgroup : 0;
         if (registersArg) emit(f.pipelineRange, tile::SetMaxNReg{true, static_cast<int>(regs[1])});
         // A stage is handed back to this block's producer, or with multicast copies to the producers
         // of every block of the cluster: arrive(empty[s], cta = r) for each rank r.

@@ -35,14 +35,18 @@ param
 launchClause : LAUNCH '(' argList? ')' ;
 
 // ---- Statements ----------------------------------------------------------------
+// `for k in range(...)`, or `for (m, n) in tiles(...)`: a tile's coordinates. The parentheses
+// are optional here, so that a token out of place is reported where it stands; the AST builder
+// checks that they pair.
 
 block : '{' stmt* '}' ;
 
 stmt
     : LET IDENT '=' expr ';'                                              # letStmt
     | target=expr op=('=' | '+=' | '-=' | '*=') value=expr ';'            # assignStmt
-    | FOR IDENT IN expr block                                             # forStmt
-    | PIPELINE '(' argList? ')' FOR IDENT IN expr block                   # pipelineStmt
+    | FOR open='('? IDENT (',' IDENT)* close=')'? IN expr block           # forStmt
+    | PIPELINE '(' argList? ')'
+          FOR open='('? IDENT (',' IDENT)* close=')'? IN expr block       # pipelineStmt
     | ifClause                                                            # ifStmt
     | expr ';'                                                            # exprStmt
     | block                                                               # blockStmt

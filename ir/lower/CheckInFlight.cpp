@@ -58,6 +58,7 @@ struct InFlight {
   int age = 0;
   SourceRange issued;        // the async statement
   bool conditional = false;  // a TMA store issued under an `if` (by some threads)
+  tir::ExprRef under;        // the condition of the `then` branch it was issued in, if it was
 };
 using State = std::map<Use, InFlight>;
 
@@ -270,7 +271,7 @@ class InFlightCheck {
     if (const auto* c = std::get_if<tile::Copy>(&s.node); c && c->tmaStore && c->src) {
       if (std::optional<Use> u = box(*c->src)) {
         u->store = true;
-        in[*u] = InFlight{kOpen, s.loc, ifDepth_ > 0};
+        in[*u] = InFlight{kOpen, s.loc, ifDepth_ > 0, conds_.empty() ? nullptr : conds_.back()};
       }
       return in;
     }
@@ -302,7 +303,11 @@ class InFlightCheck {
       // one branch only.
       if (std::optional<bool> same = uniform(branch->cond)) return block(*same ? branch->then : branch->otherwise, in);
       ++ifDepth_;
-      const State taken = block(branch->then, in), other = block(branch->otherwise, in);
+      conds_.push_back(branch->cond);
+      const State taken = block(branch->then, in);
+      conds_.back() = nullptr;
+      const State other = block(branch->otherwise, in);
+      conds_.pop_back();
       --ifDepth_;
       State joined = join(taken, other);
       // A store that some threads issued and waited for in one branch (`if thread_index() == 0 {
@@ -311,6 +316,14 @@ class InFlightCheck {
       for (auto& [u, f] : joined)
         if (u.store && f.conditional && f.age >= 0 && in.count(u) && (!taken.count(u) || !other.count(u)))
           f.age = kUntilBarrier;
+      // A store issued under this same condition (`if thread_index() == 0` again) is the business
+      // of the threads that take the branch, which issued it: the others neither commit nor wait for
+      // it, and once the issuers have retired it a barrier orders them after.
+      for (const auto& [u, f] : in) {
+        if (!u.store || !f.under || !tir::sameExpr(f.under, branch->cond) || !byThread(branch->cond)) continue;
+        const auto t = taken.find(u);
+        joined[u] = t != taken.end() ? t->second : InFlight{kUntilBarrier, f.issued, true, f.under};
+      }
       // A store issued in a branch and retired there is retired for the threads that took the
       // branch: the others have not waited for it, and until a barrier it may still read its tile.
       for (const tile::Block* b : {&branch->then, &branch->otherwise})
@@ -338,19 +351,46 @@ class InFlightCheck {
     return it->second = all;
   }
 
+  // Whether every thread finds a value for the condition from its ids and constants alone (so
+  // that the same condition, met twice, holds for the same threads).
+  bool byThread(const tir::ExprRef& cond) {
+    auto [it, fresh] = byThread_.try_emplace(cond.get(), true);
+    if (fresh)
+      for (const ThreadPoint& p : threadPoints(k_.skeleton.block))
+        if (!evalAtThread(cond, p)) {
+          it->second = false;
+          break;
+        }
+    return it->second;
+  }
+
   // Calls fn(box, statement) for each TMA store in `b` and its nested blocks whose tile is at a
-  // constant place.
+  // constant place, unless a wait_stores and then a barrier() follow it in `b`: every thread that
+  // took the branch is ordered after those.
   void storesIn(const tile::Block& b, const std::function<void(Use, SourceRange)>& fn) const {
+    std::vector<Issued> issued;
+    collectStores(b, issued);
+    for (const Issued& i : issued) fn(i.use, i.loc);
+  }
+  struct Issued {
+    Use use;
+    SourceRange loc;
+    bool waited = false;
+  };
+  void collectStores(const tile::Block& b, std::vector<Issued>& issued) const {
     for (const tile::Stmt& s : b) {
       if (const auto* c = std::get_if<tile::Copy>(&s.node); c && c->tmaStore && c->src)
         if (std::optional<Use> u = box(*c->src)) {
           u->store = true;
-          fn(*u, s.loc);
+          issued.push_back(Issued{*u, s.loc});
         }
-      if (const auto* f = std::get_if<tile::For>(&s.node)) storesIn(f->body, fn);
+      if (std::holds_alternative<tile::WaitStores>(s.node))
+        for (Issued& i : issued) i.waited = true;
+      if (std::holds_alternative<tile::Barrier>(s.node)) std::erase_if(issued, [](const Issued& i) { return i.waited; });
+      if (const auto* f = std::get_if<tile::For>(&s.node)) collectStores(f->body, issued);
       if (const auto* i = std::get_if<tile::If>(&s.node)) {
-        storesIn(i->then, fn);
-        storesIn(i->otherwise, fn);
+        collectStores(i->then, issued);
+        collectStores(i->otherwise, issued);
       }
     }
   }
@@ -383,7 +423,9 @@ class InFlightCheck {
   const tile::Kernel& k_;
   DiagnosticEngine& diags_;
   int ifDepth_ = 0;  // how many `if`s the statement followed is in
+  std::vector<tir::ExprRef> conds_;  // their conditions, null for an `else`
   std::map<const tir::Expr*, std::optional<bool>> uniform_;
+  std::map<const tir::Expr*, bool> byThread_;
   std::set<std::pair<uint32_t, uint32_t>> reported_;
   std::set<uint32_t> misused_;  // async statements whose use was reported before the kernel's end
   std::set<uint32_t> ended_;    // those reported at the kernel's end

@@ -129,6 +129,58 @@ TEST_CASE("emu.tma: a persistent GEMM in clusters of two, B multicast to both bl
   CHECK_THAT(r.findings[0].message, Catch::Contains("whose threads have all exited"));
 }
 
+TEST_CASE("emu.tma: tiles(...), persistent_grid(...) and a staged store are the loop and epilogue written by hand",
+          "[tma]") {
+  auto c = compile("tiled_gemm.tyl");
+  const std::string expanded = tir::print(c->kernel("tiled_gemm"));
+  std::string written = tir::print(c->kernel("tiled_gemm_by_hand"));
+  written.replace(written.find("tiled_gemm_by_hand"), std::string("tiled_gemm_by_hand").size(), "tiled_gemm");
+  CHECK(written == expanded);
+  for (const test::ClusterGemmCase& g : test::kClusterGemmCases) {
+    INFO("M = " << g.size.m << " N = " << g.size.n << " K = " << g.size.k << " on " << g.sms << " SMs");
+    std::vector<emu::Buffer> buffers = test::tmaGemmInputs(g.size);
+    emu::Options options;
+    options.smCount = g.sms;
+    emu::RunResult r = emu::run(c->kernel("tiled_gemm"), test::tmaGemmArgs(g.size), buffers, options);
+    INFO(emu::renderFindings(r.findings, c->sources));
+    REQUIRE(r.ok());
+    // persistent_grid: whole clusters, one block per SM, fewer than the tiles.
+    CHECK(r.stats.blocks == 2 * std::min<int64_t>(g.sms / 2, (g.size.m + 255) / 256 * ((g.size.n + 127) / 128)));
+    CHECK(r.stats.blocks < 2 * ((g.size.m + 255) / 256) * ((g.size.n + 127) / 128));
+    CHECK(test::tmaGemmError(g.size, buffers) == "");
+  }
+}
+
+TEST_CASE("emu.tma: a staged store with one, two or three buffers writes every element of each tile once", "[tma]") {
+  auto c = compile("tiled_gemm.tyl");
+  struct Case {
+    int64_t m, n, sms;
+  };
+  for (const char* kernel : {"staged_scale_1", "staged_scale_2", "staged_scale_3"})
+    for (const Case& k : {Case{200, 136, 3}, Case{64, 64, 1}, Case{130, 264, 4}}) {
+      INFO(kernel << " M = " << k.m << " N = " << k.n << " on " << k.sms << " SMs");
+      std::vector<emu::Buffer> b = {emu::makeBuffer(tir::Type::F32, k.m * k.n),
+                                    emu::makeBuffer(tir::Type::F32, k.m * k.n, false)};
+      emu::fillRandom(b[0], tir::Type::F32, static_cast<uint64_t>(k.m * 31 + k.n));
+      emu::Options options;
+      options.smCount = k.sms;
+      emu::RunResult r = emu::run(c->kernel(kernel),
+                                  {emu::Arg::integer(k.m), emu::Arg::integer(k.n), emu::Arg::pointer(0),
+                                   emu::Arg::pointer(1)},
+                                  b, options);
+      INFO(emu::renderFindings(r.findings, c->sources));
+      REQUIRE(r.ok());
+      const int64_t tiles = (k.m + 63) / 64 * ((k.n + 63) / 64);
+      CHECK(r.stats.blocks == std::min(k.sms, tiles));
+      for (int64_t i = 0; i < k.m * k.n; ++i)
+        if (emu::getElement(b[1], tir::Type::F32, i) != 2 * emu::getElement(b[0], tir::Type::F32, i)) {
+          FAIL_CHECK("C[" << i << "] = " << emu::getElement(b[1], tir::Type::F32, i) << ", expected "
+                          << 2 * emu::getElement(b[0], tir::Type::F32, i));
+          break;
+        }
+    }
+}
+
 TEST_CASE("emu.tma: cluster ranks count x first, and a grid of partial clusters is refused", "[tma]") {
   auto c = compile("cluster_gemm.tyl");
   std::vector<emu::Buffer> buffers = {emu::makeBuffer(tir::Type::I32, 2 * 6, false)};
