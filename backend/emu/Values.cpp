@@ -261,19 +261,21 @@ namespace {
 
 // The math functions on f32, computed in double and rounded once: within half an ulp of the
 // exact value for every input (so within the bounds CUDA states for its functions and PTX for its
-// .approx instructions, which are the emulator's documented tolerance against a GPU).
+// .approx instructions, which are the emulator's documented tolerance against a GPU). The fast
+// exponentials are ex2.approx.ftz: a subnormal result is zero.
 float math(UnOp op, float x) {
   const double d = x;
+  auto flushed = [](float r) { return r != 0.0f && std::fabs(r) < 0x1p-126f ? 0.0f : r; };
   switch (op) {
     case UnOp::Abs: return std::fabs(x);
     case UnOp::Sqrt:
     case UnOp::FastSqrt: return std::sqrt(x);
     case UnOp::Rsqrt:
     case UnOp::FastRsqrt: return static_cast<float>(1.0 / std::sqrt(d));
-    case UnOp::Exp2:
-    case UnOp::FastExp2: return static_cast<float>(std::exp2(d));
-    case UnOp::Exp:
-    case UnOp::FastExp: return static_cast<float>(std::exp(d));
+    case UnOp::Exp2: return static_cast<float>(std::exp2(d));
+    case UnOp::FastExp2: return flushed(static_cast<float>(std::exp2(d)));
+    case UnOp::Exp: return static_cast<float>(std::exp(d));
+    case UnOp::FastExp: return flushed(static_cast<float>(std::exp(d)));
     case UnOp::Log2:
     case UnOp::FastLog2: return static_cast<float>(std::log2(d));
     case UnOp::Log:

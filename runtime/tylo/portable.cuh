@@ -160,9 +160,11 @@ __host__ __device__ __forceinline__ float max(float a, float b) {
 
 // Math functions on f32 (abs, sqrt, ..., fast_log in .tyl). On the GPU the precise forms are
 // CUDA's functions and the fast forms PTX's .approx instructions (fast_exp and fast_log scale
-// ex2 and lg2 by log2(e) and ln(2)). On the host, which runs the generated code only to check
-// it, every form is computed in double and rounded once, as the emulator does: within the GPU's
-// stated bounds of the exact value, though not always bit for bit the GPU's result.
+// ex2 and lg2 by log2(e) and ln(2)); the exponentials flush subnormals to zero (ex2.approx.ftz:
+// one MUFU.EX2, where the form that keeps them scales around it). On the host, which runs the
+// generated code only to check it, every form is computed in double and rounded once, as the
+// emulator does (and the fast exponentials' subnormal results flushed): within the GPU's stated
+// bounds of the exact value, though not always bit for bit the GPU's result.
 #ifdef __CUDA_ARCH__
 #define TYLO_MATH(name, device, exact)                                       \
   __host__ __device__ __forceinline__ float name(float x) { return device; }
@@ -172,7 +174,7 @@ __host__ __device__ __forceinline__ float max(float a, float b) {
     asm(instruction " %0, %1;" : "=f"(r) : "f"(x));      \
     return r;                                            \
   }
-TYLO_APPROX(approx_ex2, "ex2.approx.f32")
+TYLO_APPROX(approx_ex2, "ex2.approx.ftz.f32")
 TYLO_APPROX(approx_lg2, "lg2.approx.f32")
 TYLO_APPROX(approx_sqrt, "sqrt.approx.f32")
 TYLO_APPROX(approx_rsqrt, "rsqrt.approx.f32")
@@ -183,6 +185,11 @@ TYLO_APPROX(approx_rsqrt, "rsqrt.approx.f32")
     const double d = x;                                                      \
     return static_cast<float>(exact);                                        \
   }
+// What ex2.approx.ftz does to a result below the smallest normal f32: zero.
+inline double flush_subnormal(double v) {
+  const float f = static_cast<float>(v);
+  return f != 0.0f && std::fabs(f) < 0x1p-126f ? 0.0 : v;
+}
 #endif
 TYLO_MATH(abs, fabsf(x), std::fabs(d))
 TYLO_MATH(sqrt, sqrtf(x), std::sqrt(d))
@@ -193,8 +200,8 @@ TYLO_MATH(log2, log2f(x), std::log2(d))
 TYLO_MATH(log, logf(x), std::log(d))
 TYLO_MATH(fast_sqrt, approx_sqrt(x), std::sqrt(d))
 TYLO_MATH(fast_rsqrt, approx_rsqrt(x), 1.0 / std::sqrt(d))
-TYLO_MATH(fast_exp2, approx_ex2(x), std::exp2(d))
-TYLO_MATH(fast_exp, approx_ex2(x * 1.44269504088896340736f), std::exp(d))
+TYLO_MATH(fast_exp2, approx_ex2(x), flush_subnormal(std::exp2(d)))
+TYLO_MATH(fast_exp, approx_ex2(x * 1.44269504088896340736f), flush_subnormal(std::exp(d)))
 TYLO_MATH(fast_log2, approx_lg2(x), std::log2(d))
 TYLO_MATH(fast_log, approx_lg2(x) * 0.69314718055994530942f, std::log(d))
 #undef TYLO_MATH

@@ -243,3 +243,19 @@ TEST_CASE("f16 arithmetic rounds each result to f16", "[values]") {
   CHECK(unaryOp(tir::UnOp::Relu, Type::F32, splat(fromFloat(Type::F32, -2.0f)))[0] ==
         fromFloat(Type::F32, 0.0f));
 }
+
+TEST_CASE("the fast exponentials flush subnormal results to zero, as ex2.approx.ftz does; exp2 keeps them",
+          "[values]") {
+  auto at = [](tir::UnOp op, float x) {
+    return toDouble(Type::F32, unaryOp(op, Type::F32, splat(fromFloat(Type::F32, x)))[0]);
+  };
+  CHECK(at(tir::UnOp::Exp2, -130.0f) == 0x1p-130);
+  CHECK(at(tir::UnOp::FastExp2, -130.0f) == 0.0);
+  CHECK(at(tir::UnOp::FastExp2, -126.0f) == 0x1p-126);  // the smallest normal stays
+  CHECK(at(tir::UnOp::FastExp2, -150.0f) == 0.0);
+  CHECK(at(tir::UnOp::Exp, -88.0f) > 0.0);                // e^-88 is normal
+  CHECK(at(tir::UnOp::FastExp, -88.0f) == at(tir::UnOp::Exp, -88.0f));
+  CHECK(at(tir::UnOp::FastExp, -100.0f) == 0.0);          // e^-100 ~ 2^-144
+  CHECK(at(tir::UnOp::Exp, -100.0f) > 0.0);
+  CHECK(at(tir::UnOp::FastExp2, 0x1p-140f) == 1.0);       // a subnormal input: 2^0
+}

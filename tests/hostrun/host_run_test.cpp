@@ -343,6 +343,11 @@ TEST_CASE("the generated math functions lie within their bounds on the host") {
                                           b, problems));
   CHECK(problems == "");
   CHECK(tyl::test::mathError(b) == "");
+  // The fast exponentials flush subnormal results, as ex2.approx.ftz does on the GPU.
+  CHECK(tylo::fast_exp2(-130.0f) == 0.0f);
+  CHECK(tylo::exp2(-130.0f) == 0x1p-130f);
+  CHECK(tylo::fast_exp2(-126.0f) == 0x1p-126f);
+  CHECK(tylo::fast_exp(-100.0f) == 0.0f);
 }
 
 TEST_CASE("the generated reductions shuffle across lanes and warps and broadcast back, and an accumulator feeds the next mma, run on the host") {
