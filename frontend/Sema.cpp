@@ -14,7 +14,6 @@
 
 namespace tyl {
 
-TYL_DIAG(kDuplicateName, Error, "duplicate-name", "a name declared twice in the same scope");
 TYL_DIAG(kBadParam, Error, "bad-param", "a kernel parameter with an unknown type, space or alignment");
 TYL_DIAG(kBadLaunch, Error, "bad-launch", "a launch configuration that is missing, malformed or too large");
 TYL_DIAG(kBadTypeParam, Error, "bad-type-param", "a generic kernel parameter with an unknown element type");
@@ -658,7 +657,7 @@ std::optional<tile::Module> analyze(const ast::Module& module, DiagnosticEngine&
   auto declare = [&](const std::string& n, SourceRange at) {
     auto [it, fresh] = env.declaredAt.emplace(n, at);
     if (!fresh)
-      diags.report(kDuplicateName, at, fmt::format("'{}' is declared twice", n)).note(it->second, "the first declaration is here");
+      diags.report(sema::kDuplicateName, at, fmt::format("'{}' is declared twice", n)).note(it->second, "the first declaration is here");
     return fresh;
   };
   std::vector<const ast::KernelDecl*> kernels;
@@ -707,14 +706,14 @@ std::optional<tile::Module> analyze(const ast::Module& module, DiagnosticEngine&
     std::map<std::string, SourceRange> typeNames;
     for (const ast::TypeParam& tp : k->typeParams) {
       if (auto [it, fresh] = typeNames.emplace(tp.name.name, tp.name.range); !fresh) {
-        diags.report(kDuplicateName, tp.name.range, fmt::format("generic parameter '{}' is declared twice", tp.name.name))
+        diags.report(sema::kDuplicateName, tp.name.range, fmt::format("generic parameter '{}' is declared twice", tp.name.name))
             .note(it->second, "the first declaration is here");
         ok = false;
       }
     }
     for (const ast::Param& p : k->params) {
       if (auto it = typeNames.find(p.name.name); it != typeNames.end()) {
-        diags.report(kDuplicateName, p.name.range,
+        diags.report(sema::kDuplicateName, p.name.range,
                      fmt::format("parameter '{}' has the name of a generic parameter", p.name.name))
             .note(it->second, "the generic parameter is declared here");
         ok = false;
@@ -740,7 +739,7 @@ std::optional<tile::Module> analyze(const ast::Module& module, DiagnosticEngine&
           continue;
         }
         if (auto [it, fresh] = seenChoice.emplace(choiceName(choice), choice.spelling.range); !fresh) {
-          diags.report(kDuplicateName, choice.spelling.range,
+          diags.report(sema::kDuplicateName, choice.spelling.range,
                        fmt::format("'{}' is listed twice for '{}'", choice.spelling.name, tp.name.name))
               .note(it->second, "the first is here");
           ok = false;
@@ -772,7 +771,7 @@ std::optional<tile::Module> analyze(const ast::Module& module, DiagnosticEngine&
       if (!k->typeParams.empty()) matched.insert(k->name.name + ":" + types);
       if (auto [it, fresh] = kernelNames.emplace(name, k); !fresh && it->second != k) {
         const ast::KernelDecl* other = it->second;
-        diags.report(kDuplicateName, k->name.range,
+        diags.report(sema::kDuplicateName, k->name.range,
                      fmt::format("'{}' names two kernels: the instantiation of '{}' for {}, and {}", name,
                                  k->name.name, types,
                                  other->typeParams.empty() ? fmt::format("the kernel '{}'", other->name.name)

@@ -147,8 +147,9 @@ std::optional<Value> KernelSema::setMaxRegisters(const ast::Expr& e, const ast::
 
 // barrier(): bar.sync 0, or in a warp-specialized pipeline's consumer the consumers' named
 // barrier. barrier(threads = n[, id = i]): the named barrier i (1 by default) of n threads.
-void KernelSema::emitBlockBarrier(SourceRange loc) {
+void KernelSema::emitBlockBarrier(SourceRange loc, const char* origin) {
   tile::Barrier b;
+  b.origin = origin;
   if (consumerThreads_ > 0) {
     b.id = kConsumerBarrier;
     b.threads = static_cast<int>(consumerThreads_);

@@ -401,6 +401,11 @@ std::optional<int> KernelSema::pendingGroups(const ast::Expr& e, const ast::Call
 // store_async(dst, src): a TMA store of a shared tile to a global window.
 std::optional<Value> KernelSema::storeAsync(const ast::Expr& e, const ast::Call& c) {
   const bool staged = c.args.size() == 3 && c.args[2].name == "staging";
+  if (c.args.size() == 3 && !staged && !c.args[2].name.empty()) {
+    diags_.report(kBadArgument, c.args[2].nameRange,
+                  fmt::format("store_async has no argument '{}': it takes staging = bufs", c.args[2].name));
+    return std::nullopt;
+  }
   if ((c.args.size() != 2 && !staged) || !c.args[0].name.empty() || !c.args[1].name.empty()) {
     diags_.report(kBadArgument, e.range, "store_async takes a global destination and a shared source, "
                                          "store_async(C.window(...), s), or a register tile and shared buffers to "
@@ -417,7 +422,8 @@ std::optional<Value> KernelSema::storeAsync(const ast::Expr& e, const ast::Call&
                       !k_.tensors[src->view.tensor].mbarriers;
   if (!global || !shared) {
     diags_.report(kCopySpaces, e.range,
-                  "store_async copies a shared tile to global memory (a TMA store): store_async(global, shared)");
+                  "store_async copies a shared tile to global memory (a TMA store): store_async(global, shared); a "
+                  "register tile goes through shared buffers: store_async(global, value, staging = bufs)");
     return std::nullopt;
   }
   if (dst->view.shape != src->view.shape) {

@@ -18,6 +18,7 @@
 namespace tyl::sema {
 
 TYL_DIAG(kBadLoop, Error, "bad-loop", "a for loop over something other than range(...) or unroll(...)");
+TYL_DIAG(kDuplicateName, Error, "duplicate-name", "a name declared twice in the same scope");
 TYL_DIAG(kCopyShape, Error, "copy-shape-mismatch", "a copy between tensors of different shapes");
 TYL_DIAG(kCopySpaces, Error, "copy-spaces", "a copy between memory spaces it does not support");
 TYL_DIAG(kSetmaxnregRange, Error, "setmaxnreg-range",
@@ -330,7 +331,7 @@ class KernelSema {
   std::optional<Value> setMaxRegisters(const ast::Expr& e, const ast::Call& c, bool increase);
   std::optional<Value> blockBarrier(const ast::Expr& e, const ast::Call& c);
   // barrier(): the block's, or in a warp-specialized pipeline's consumers, theirs.
-  void emitBlockBarrier(SourceRange loc);
+  void emitBlockBarrier(SourceRange loc, const char* origin = nullptr);
   // thread_index(): the thread's linear index in its block.
   tir::ExprRef threadIndex() const;
   std::optional<Value> storeAsync(const ast::Expr& e, const ast::Call& c);

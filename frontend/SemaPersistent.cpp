@@ -16,14 +16,15 @@
 //
 //   for i in range(0, cdiv(units - c, clusters)) {
 //       let unit = c + i * clusters
-//       let first = unit / (G * TN) * G              // the group's first row of units
-//       let rows = min(cdiv(TM, C) - first, G)       // its rows (the last group may have fewer)
-//       let in_group = unit % (G * TN)
+//       let first = unit / (g * TN) * g              // the group's first row of units
+//       let rows = min(cdiv(TM, C) - first, g)       // its rows (the last group may have fewer)
+//       let in_group = unit % (g * TN)
 //       let m = (first + in_group % rows) * C + cluster_rank()
 //       let n = in_group / rows
 //       ...
 //
-// (G = 1 is row-major order; a 1-D tiles(T) gives m = unit * C + cluster_rank()). When C does not
+// with g = min(G, cdiv(TM, C)), a group of at most every row (G = 1 is row-major order, without
+// the lets of the group; a 1-D tiles(T) gives m = unit * C + cluster_rank()). When C does not
 // divide TM, the last units' extra blocks get tiles past TM, which TMA copies read as zeros and
 // TMA stores leave out.
 //
@@ -41,11 +42,16 @@
 //
 // and at the kernel's end, `if thread_index() == issuer { wait_stores(0) }`. With one buffer
 // (S = 1) the issuer waits for each store and a second barrier tells the others. When S does not
-// divide the number of sub-tiles, the sequence starts with the issuer's wait_stores(0) and a
-// barrier: an earlier staged store's last sub-tiles may still be in buffer 0. The issuer is
+// divide the number of sub-tiles, the sequence ends with the issuer's wait_stores(0) and a
+// barrier, so that every staged store starts with buffer 0 free and the others, if busy, freed in
+// order (buffers 1, 2, ...), whatever the staged store before it through the same buffers. The issuer is
 // thread 0, or in a warp-specialized pipeline's consumers their first thread, and barrier() is
 // theirs.
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <functional>
+#include <limits>
 
 #include "base/CommonDiags.h"
 #include "frontend/SemaImpl.h"
@@ -57,6 +63,8 @@ using tir::ExprRef;
 using tir::Type;
 
 namespace {
+
+constexpr const char* kStaged = "the staged store";
 
 ExprRef cdivOf(const ExprRef& a, const ExprRef& b) {
   const ExprRef rest = tir::binary(tir::BinOp::Rem, a, b);
@@ -130,10 +138,20 @@ std::optional<KernelSema::TileOrder> KernelSema::tileOrder(const ast::For& f, co
       extents = a.value.get();
     } else if (a.name == "group" && !groupArg) {
       groupArg = &a;
+    } else if (!a.name.empty() && a.name != "group") {
+      diags_.report(kBadLoop, a.nameRange, fmt::format("tiles has no argument '{}': it takes group = G", a.name));
+      return std::nullopt;
     } else {
       ok = false;
     }
   }
+  for (size_t i = 0; i < f.vars.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (f.vars[i].name == f.vars[j].name) {
+        diags_.report(kDuplicateName, f.vars[i].range, fmt::format("'{}' is named twice", f.vars[i].name))
+            .note(f.vars[j].range, "the first is here");
+        return std::nullopt;
+      }
   if (!ok || !extents) {
     diags_.report(kBadLoop, f.iterable->range,
                   "tiles takes the number of tiles along each dimension and optionally the rows of a group: "
@@ -142,6 +160,21 @@ std::optional<KernelSema::TileOrder> KernelSema::tileOrder(const ast::For& f, co
   }
   std::optional<std::vector<ExprRef>> ext = tileExtents(*extents, "tiles", Type::I32);
   if (!ext) return std::nullopt;
+  // Every block counts the same tiles: no thread's or block's id in them (seen through lets).
+  std::function<ExprRef(const tir::Expr&)> throughLets = [&](const tir::Expr& atom) -> ExprRef {
+    if (atom.kind != tir::ExprKind::VarRef) return nullptr;
+    auto let = letValues_.find(static_cast<uint32_t>(atom.id));
+    return let == letValues_.end() ? nullptr : tir::substitute(let->second, throughLets);
+  };
+  using S = tir::Special;
+  for (const ExprRef& x : *ext)
+    for (S id : {S::TidX, S::TidY, S::TidZ, S::LaneId, S::WarpId, S::CtaidX, S::CtaidY, S::CtaidZ, S::ClusterRank})
+      if (tir::mentionsSpecial(tir::substitute(x, throughLets), id)) {
+        diags_.report(kBadLoop, extents->range,
+                      "the number of tiles must be the same in every thread and block: it depends on a thread's or "
+                      "block's id here");
+        return std::nullopt;
+      }
   TileOrder o;
   o.extents = *ext;
   const Type type = o.extents[0]->type;
@@ -154,7 +187,8 @@ std::optional<KernelSema::TileOrder> KernelSema::tileOrder(const ast::For& f, co
                            : std::string("a grouped order is one of two dimensions of tiles"));
       return std::nullopt;
     }
-    o.group = *g;
+    // Past the rows of units a group is all of them (bindTile takes the smaller): in 32 bits.
+    o.group = std::min<int64_t>(*g, std::numeric_limits<int32_t>::max());
   }
   // The names: one per dimension of tiles.
   const size_t names = f.var.empty() ? f.vars.size() : 1;
@@ -219,9 +253,11 @@ void KernelSema::bindTile(const ast::For& f, const TileOrder& o, const ExprRef& 
     row = tir::binary(tir::BinOp::Div, unit, tn);
     col = tir::binary(tir::BinOp::Rem, unit, tn);
   } else {
-    const ExprRef span = tir::mul(k(o.group), tn);
-    const ExprRef first = let("group_first", tir::mul(tir::binary(tir::BinOp::Div, unit, span), k(o.group)));
-    const ExprRef rows = let("group_rows", tir::binary(tir::BinOp::Min, tir::sub(o.unitsM, first), k(o.group)));
+    // A group of at most all the rows of units, so that G * TN does not overflow.
+    const ExprRef g = tir::binary(tir::BinOp::Min, k(o.group), o.unitsM);
+    const ExprRef span = tir::mul(g, tn);
+    const ExprRef first = let("group_first", tir::mul(tir::binary(tir::BinOp::Div, unit, span), g));
+    const ExprRef rows = let("group_rows", tir::binary(tir::BinOp::Min, tir::sub(o.unitsM, first), g));
     const ExprRef in = let("in_group", tir::binary(tir::BinOp::Rem, unit, span));
     row = tir::add(first, tir::binary(tir::BinOp::Rem, in, rows));
     col = tir::binary(tir::BinOp::Div, in, rows);
@@ -303,7 +339,9 @@ std::optional<Value> KernelSema::stagedStore(const ast::Expr& e, const ast::Call
   const tile::Tensor& dt = k_.tensors[dst->view.tensor];
   if (bufs->kind != Value::Kind::View || k_.tensors[bufs->view.tensor].space != tile::MemSpace::Shared ||
       k_.tensors[bufs->view.tensor].mbarriers || bufs->view.rank() != dst->view.rank() + 1) {
-    diags_.report(kCopySpaces, bufsAt,
+    const bool shared = bufs->kind == Value::Kind::View && k_.tensors[bufs->view.tensor].space == tile::MemSpace::Shared &&
+                        !k_.tensors[bufs->view.tensor].mbarriers;
+    diags_.report(shared ? kCopyShape : kCopySpaces, bufsAt,
                   fmt::format("the staging buffers are a shared tensor of {} dimensions: the number of buffers, then "
                               "the shape of a sub-tile of the destination",
                               dst->view.rank() + 1));
@@ -361,12 +399,6 @@ std::optional<Value> KernelSema::stagedStore(const ast::Expr& e, const ast::Call
     out_.pop_back();
     emit(e.range, std::move(branch));
   };
-  // When the buffers do not divide the sub-tiles, the last stores of an earlier staged store (in a
-  // loop, the previous iteration's) may still read buffer 0: wait for them first.
-  if (total % buffers != 0) {
-    byIssuer([&] { emit(e.range, tile::WaitStores{0}); });
-    emitBlockBarrier(e.range);
-  }
   for (int64_t j = 0; j < total && countUnrolledIteration(e.range); ++j) {
     std::vector<int64_t> at(sub.size());
     for (size_t d = sub.size(), rest = static_cast<size_t>(j); d-- > 0;) {
@@ -391,8 +423,9 @@ std::optional<Value> KernelSema::stagedStore(const ast::Expr& e, const ast::Call
     write.dst = buffer;
     write.value = *part;
     emit(e.range, std::move(write));
-    if (buffers > 1) byIssuer([&] { emit(e.range, tile::WaitStores{static_cast<int>(buffers - 2)}); });
-    emitBlockBarrier(e.range);
+    // (A wait leaves at most 8 groups in flight; with more buffers it waits for more than it must.)
+    if (buffers > 1) byIssuer([&] { emit(e.range, tile::WaitStores{static_cast<int>(std::min<int64_t>(buffers - 2, 8))}); });
+    emitBlockBarrier(e.range, kStaged);
     byIssuer([&] {
       tile::Copy store;
       store.dst = out;
@@ -403,7 +436,13 @@ std::optional<Value> KernelSema::stagedStore(const ast::Expr& e, const ast::Call
       emit(e.range, tile::CommitStores{});
       if (buffers == 1) emit(e.range, tile::WaitStores{0});
     });
-    if (buffers == 1) emitBlockBarrier(e.range);
+    if (buffers == 1) emitBlockBarrier(e.range, kStaged);
+  }
+  // When the buffers do not divide the sub-tiles, the last stores may still read buffer 0, which
+  // the next staged store through them writes first: wait for them here.
+  if (total % buffers != 0 && buffers > 1) {
+    byIssuer([&] { emit(e.range, tile::WaitStores{0}); });
+    emitBlockBarrier(e.range, kStaged);
   }
   stagedIssuers_.try_emplace(issuer, e.range);
   return Value{};

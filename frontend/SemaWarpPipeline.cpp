@@ -171,6 +171,16 @@ void KernelSema::warpSpecializedPipeline(const ast::Stmt& s, const ast::For& f, 
       regs[i] = *n;
     }
     const int64_t perThread = tir::launchRegistersPerThread(threads);
+    // setmaxnreg.dec lowers a warp's registers and .inc raises them: from the launch's count.
+    for (int i = 0; i < 2; ++i)
+      if (i == 0 ? regs[0] > perThread : regs[1] < perThread) {
+        diags_.report(kSetmaxnregRange, (*pair)[i].range,
+                      fmt::format("the {} registers, {}, are {} than the {} the launch gives each of the {} threads: "
+                                  "setmaxnreg.{} can only {} them",
+                                  i == 0 ? "producer's" : "consumers'", regs[i], i == 0 ? "more" : "fewer", perThread,
+                                  threads, i == 0 ? "dec" : "inc", i == 0 ? "lower" : "raise"));
+        return;
+      }
     const int64_t asked = kWarpgroup * (regs[0] + (groups - 1) * regs[1]);
     if (asked > perThread * threads) {
       diags_.report(kRegisterBudget, registersArg->value->range,

@@ -4,6 +4,7 @@
 // generated CUDA.
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <string>
 
 #include "backend/emu/Emulator.h"
@@ -151,12 +152,31 @@ TEST_CASE("emu.tma: tiles(...), persistent_grid(...) and a staged store are the 
   }
 }
 
-TEST_CASE("emu.tma: a staged store with one, two or three buffers writes every element of each tile once", "[tma]") {
+TEST_CASE("emu.tma: tiles(...) takes every tile once, whatever the group, in clusters over a persistent grid",
+          "[tma]") {
+  auto c = compile("tiled_gemm.tyl");
+  for (const char* kernel : {"tile_count_1", "tile_count_3", "tile_count_1099511627776"})
+    for (const auto& [tm, tn, sms] : {std::array<int64_t, 3>{7, 5, 6}, {8, 3, 2}, {1, 9, 4}, {13, 1, 132}}) {
+      INFO(kernel << " TM = " << tm << " TN = " << tn << " on " << sms << " SMs");
+      std::vector<emu::Buffer> b = {emu::makeBuffer(tir::Type::I32, tm * tn)};
+      for (int64_t i = 0; i < tm * tn; ++i) emu::setElement(b[0], tir::Type::I32, i, 0);
+      emu::Options options;
+      options.smCount = static_cast<int>(sms);
+      emu::RunResult r =
+          emu::run(c->kernel(kernel), {emu::Arg::integer(tm), emu::Arg::integer(tn), emu::Arg::pointer(0)}, b, options);
+      INFO(emu::renderFindings(r.findings, c->sources));
+      REQUIRE(r.ok());
+      for (int64_t i = 0; i < tm * tn; ++i) CHECK(emu::getElement(b[0], tir::Type::I32, i) == 1);
+    }
+}
+
+TEST_CASE("emu.tma: a staged store with one, two or three buffers, or two in a row, writes every element once",
+          "[tma]") {
   auto c = compile("tiled_gemm.tyl");
   struct Case {
     int64_t m, n, sms;
   };
-  for (const char* kernel : {"staged_scale_1", "staged_scale_2", "staged_scale_3"})
+  for (const char* kernel : {"staged_scale_1", "staged_scale_2", "staged_scale_3", "staged_mixed"})
     for (const Case& k : {Case{200, 136, 3}, Case{64, 64, 1}, Case{130, 264, 4}}) {
       INFO(kernel << " M = " << k.m << " N = " << k.n << " on " << k.sms << " SMs");
       std::vector<emu::Buffer> b = {emu::makeBuffer(tir::Type::F32, k.m * k.n),
@@ -170,7 +190,8 @@ TEST_CASE("emu.tma: a staged store with one, two or three buffers writes every e
                                   b, options);
       INFO(emu::renderFindings(r.findings, c->sources));
       REQUIRE(r.ok());
-      const int64_t tiles = (k.m + 63) / 64 * ((k.n + 63) / 64);
+      const int64_t cols = std::string(kernel) == "staged_mixed" ? 112 : 64;
+      const int64_t tiles = (k.m + 63) / 64 * ((k.n + cols - 1) / cols);
       CHECK(r.stats.blocks == std::min(k.sms, tiles));
       for (int64_t i = 0; i < k.m * k.n; ++i)
         if (emu::getElement(b[1], tir::Type::F32, i) != 2 * emu::getElement(b[0], tir::Type::F32, i)) {

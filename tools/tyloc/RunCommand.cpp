@@ -36,6 +36,7 @@ struct RunOptions {
   std::string dumpDir;
   std::string seed = "1";
   std::string maxSteps = std::to_string(kDefaultMaxSteps);
+  std::string smCount = "132";
   std::string arch = "sm_80";
   bool diagnosticsJson = false;
 };
@@ -206,6 +207,7 @@ int runKernel(const RunOptions& o) {
     std::map<std::string, std::string> npyInputs = namedValues("--input", o.inputs, "NAME=FILE.npy");
     uint64_t seed = parseCount("--seed", o.seed, 0, UINT64_MAX);
     const auto maxSteps = static_cast<int64_t>(parseCount("--max-steps", o.maxSteps, 1, INT64_MAX));
+    const auto smCount = static_cast<int>(parseCount("--sm-count", o.smCount, 1, 4096));
     std::vector<emu::Arg> args(kernel->params.size());
     std::vector<std::string> missing;
     for (size_t i = 0; i < kernel->params.size(); ++i) {
@@ -286,6 +288,7 @@ int runKernel(const RunOptions& o) {
     }
     emu::Options options;
     options.maxWarpInstructions = maxSteps;
+    options.smCount = smCount;
     emu::RunResult r = emu::run(*kernel, args, buffers, options);
     emu::reportFindings(r.findings, diags);
     render();
@@ -369,6 +372,9 @@ void addRunCommand(CLI::App& app, std::function<int()>& run) {
                   fmt::format("Stop with emu-step-limit after this many steps, 1 to 2^63-1: warp instructions, "
                               "and one per block (default {}; about a million run per second)",
                               kDefaultMaxSteps));
+  cmd->add_option("--sm-count", o->smCount,
+                  "The device's SM count that sm_count() and persistent_grid(...) read, 1 to 4096 (default 132, "
+                  "an H100 SXM): a few make each block of a persistent kernel take several tiles");
   cmd->add_option("--diagnostics-format", *fmtPtr, "How problems are printed: text or json")
       ->check(CLI::IsMember({"text", "json"}));
   cmd->callback([o, fmtPtr, &run] {
