@@ -779,6 +779,7 @@ std::optional<tile::Module> analyze(const ast::Module& module, DiagnosticEngine&
             .note(other->name.range, fmt::format("'{}' is declared here", other->name.name));
         continue;
       }
+      if (!options.only.empty() && name != options.only) continue;
       // "T = f16, D = 128", for the diagnostics found in it.
       std::string args;
       for (const ast::TypeParam& tp : k->typeParams) {

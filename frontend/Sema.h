@@ -28,6 +28,9 @@ inline constexpr int64_t kMaxInstances = 64;
 // Empty: every combination.
 struct SemaOptions {
   std::vector<std::string> instantiate;
+  // When set, only the kernel (or instantiation) of this name is analysed: `tyloc run` of one
+  // kernel neither stops at another's error nor prints its warnings.
+  std::string only;
 };
 
 // Every instantiation of the module's generic kernels as --instantiate names it ("gemm:f16"),

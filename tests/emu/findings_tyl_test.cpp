@@ -546,6 +546,29 @@ TEST_CASE("tyloc run prints digests and exits 0 for a clean kernel") {
   CHECK(other.out != r.out);
 }
 
+TEST_CASE("tyloc run compiles only the kernel it runs, with the SM count --sm-count gives") {
+  const std::string file = std::filesystem::temp_directory_path() / "tyloc-run-only.tyl";
+  std::ofstream(file) << "kernel good(A: global f32[32]) launch(grid = persistent_grid(1000), block = 32) {\n"
+                         "    for t in tiles(1000) { A[thread_id.x] = 1.0; }\n"
+                         "}\n"
+                         "kernel bad(A: global f32[32]) launch(grid = 1, block = 32) {\n"
+                         "    A[thread_id.x] = undefined_name;\n"
+                         "}\n";
+  auto good = tyloc({"run", file, "--kernel", "good", "--sm-count", "5"});
+  INFO(good.err);
+  CHECK(good.exitCode == 0);
+  CHECK(good.err == "");  // nothing of the other kernel
+  CHECK(good.out.find("good: 5 blocks,") != std::string::npos);
+  auto bad = tyloc({"run", file, "--kernel", "bad"});
+  CHECK(bad.exitCode == 1);
+  CHECK(bad.err.find("unknown name 'undefined_name'") != std::string::npos);
+  auto none = tyloc({"run", file, "--kernel", "nope"});
+  CHECK(none.exitCode == 2);
+  CHECK(none.err.find("no kernel 'nope'") != std::string::npos);
+  CHECK(tyloc({"run", file, "--kernel", "good", "--sm-count", "0"}).exitCode == 2);
+  std::filesystem::remove(file);
+}
+
 TEST_CASE("tyloc run exits 1 with located findings for a racy kernel") {
   auto r = tyloc({"run", kernelPath("tests/emu/kernels/race_missing_barrier.tyl"), "--kernel", "race", "--set",
                   "with_barrier=false"});

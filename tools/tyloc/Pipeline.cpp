@@ -83,7 +83,7 @@ PipelineResult runPipeline(SourceManager& sources, FileId file, DiagnosticEngine
   if ((r.misuse = outputIsImported(options.outputs, r.imported))) return r;
   if ((r.misuse = unknownInstantiation(*r.ast, options.instantiate, fileName))) return r;
 
-  r.tileIR = analyze(*r.ast, diags, SemaOptions{options.instantiate});
+  r.tileIR = analyze(*r.ast, diags, SemaOptions{options.instantiate, options.only});
   if (!r.tileIR) return r;
   tile::verify(*r.tileIR, "after analysis");
   if (last == Stage::TileIR) {
@@ -112,10 +112,11 @@ PipelineResult runPipeline(SourceManager& sources, FileId file, DiagnosticEngine
 }
 
 std::optional<tir::Module> compileToThreadIR(SourceManager& sources, FileId file, DiagnosticEngine& diags,
-                                             cuda::Arch arch) {
+                                             cuda::Arch arch, const std::string& only) {
   PipelineOptions options;
   options.stopAfter = Stage::ThreadIR;
   options.emit.arch = arch;
+  options.only = only;
   PipelineResult r = runPipeline(sources, file, diags, options);
   if (!r.ok) return std::nullopt;
   return std::move(r.threadIR);

@@ -38,6 +38,8 @@ struct PipelineOptions {
   // Only these instantiations of generic kernels ("kernel:type[,type]"); empty: all. A name
   // that is no instantiation of the file is command-line misuse.
   std::vector<std::string> instantiate;
+  // Only the kernel of this name (SemaOptions::only); empty: all.
+  std::string only;
   // How imports are read; null: from the file system, relative to the importing file.
   ImportLoader imports;
   // Files the caller will write, with the flag that named each ("--output"): one that is also
@@ -76,7 +78,7 @@ PipelineResult runPipeline(SourceManager& sources, FileId file, DiagnosticEngine
 // The thread IR of a file, as `tyloc run` sees it: runPipeline up to Stage::ThreadIR, lowered
 // for `arch` (sm_90 and sm_90a store 16-bit fragments with stmatrix where it applies).
 std::optional<tir::Module> compileToThreadIR(SourceManager& sources, FileId file, DiagnosticEngine& diags,
-                                             cuda::Arch arch = cuda::Arch::Sm80);
+                                             cuda::Arch arch = cuda::Arch::Sm80, const std::string& only = "");
 
 // The target an --arch value names: sm_80, sm_90 or sm_90a (the option checks the spelling).
 cuda::Arch archOf(const std::string& name);

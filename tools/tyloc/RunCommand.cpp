@@ -180,16 +180,24 @@ int runKernel(const RunOptions& o) {
     else
       diags.renderText(std::cerr);
   };
-  std::optional<tir::Module> module = compileToThreadIR(sources, *file, diags, archOf(o.arch));
+  // Only the kernel asked for: another's errors or warnings are not this run's business.
+  std::optional<tir::Module> module = compileToThreadIR(sources, *file, diags, archOf(o.arch), o.kernel);
   if (!module) {
     render();
     return kExitUserError;
   }
   const tir::Kernel* kernel = nullptr;
-  std::string names;
-  for (const tir::Kernel& k : module->kernels) {
-    names += (names.empty() ? "" : ", ") + k.name;
+  for (const tir::Kernel& k : module->kernels)
     if (k.name == o.kernel) kernel = &k;
+  // The file's kernels, for the messages below: analysed again, all of them, their diagnostics
+  // left aside.
+  std::string names;
+  if (!kernel) {
+    DiagnosticEngine quiet(sources);
+    if (std::optional<tir::Module> all = compileToThreadIR(sources, *file, quiet, archOf(o.arch)))
+      for (const tir::Kernel& k : all->kernels) names += (names.empty() ? "" : ", ") + k.name;
+    else
+      names = "the others do not compile; tyloc check says why";
   }
   if (o.kernel.empty()) {
     std::cerr << fmt::format("tyloc: error: tyloc run needs --kernel NAME, the kernel to run; '{}' has: {} (see tyloc "
