@@ -354,9 +354,8 @@ void KernelSema::forLoop(const ast::Stmt& s, const ast::For& f) {
     return;
   }
   bool unrolled = callee->name == "unroll";
-  if (tiles) {
-    // Its arguments are checked by tileOrder.
-  } else if (c->args.empty() || c->args.size() > 3) {
+  // (tiles' arguments are checked by tileOrder.)
+  if (!tiles && (c->args.empty() || c->args.size() > 3)) {
     diags_.report(kBadLoop, f.iterable->range,
                   fmt::format("{} takes (end), (begin, end) or (begin, end, step)", callee->name));
     return;
