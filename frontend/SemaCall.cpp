@@ -576,13 +576,8 @@ std::optional<Value> KernelSema::copy(const ast::Expr& e, const ast::Call& c, bo
   // As for an assignment: a float does not become an integer without a conversion (between
   // memories, no type changes: copy-types).
   const tile::DType srcType = cp.src ? k_.tensors[cp.src->tensor].dtype : cp.value->dtype;
-  if (tir::isInt(tile::toTir(dt.dtype)) && tir::isFloat(tile::toTir(srcType)) &&
-      (dt.space == tile::MemSpace::Local || !cp.src)) {
-    diags_.report(kTypeMismatch, c.args[1].value->range,
-                  fmt::format("'{}' holds {} but the source is {} (convert it: {}(...))", dt.name,
-                              tile::dtypeName(dt.dtype), tile::dtypeName(srcType), tile::dtypeName(dt.dtype)));
+  if ((dt.space == tile::MemSpace::Local || !cp.src) && !noFloatIntoInt(dt, srcType, c.args[1].value->range, "source"))
     return std::nullopt;
-  }
   if (srcView->shape != dst->view.shape) {
     const bool fragment = dt.space == tile::MemSpace::Local || !cp.src;
     diags_.report(kCopyShape, e.range,
@@ -801,6 +796,12 @@ std::optional<Value> KernelSema::method(const ast::Expr& e, const ast::Call& c, 
   return std::nullopt;
 }
 
+ExprRef roundedUp(const ExprRef& q, const ExprRef& r) {
+  const ExprRef up = tir::select(tir::binary(tir::BinOp::Gt, r, tir::intConst(0, r->type)), tir::intConst(1, q->type),
+                                 tir::intConst(0, q->type));
+  return tir::add(q, up);
+}
+
 ExprRef KernelSema::threadIndex() const {
   using S = tir::Special;
   const auto& b = k_.skeleton.block;
@@ -979,9 +980,7 @@ std::optional<Value> KernelSema::call(const ast::Expr& e, const ast::Call& c) {
       std::optional<ExprRef> q = arith(tir::BinOp::Div, *a, *b, e.range);
       std::optional<ExprRef> r = q ? arith(tir::BinOp::Rem, *a, *b, e.range) : std::nullopt;
       if (!r) return std::nullopt;
-      ExprRef up = tir::select(tir::binary(tir::BinOp::Gt, *r, tir::intConst(0, (*r)->type)),
-                               tir::intConst(1, (*q)->type), tir::intConst(0, (*q)->type));
-      return Value::runtime(tir::add(*q, up));
+      return Value::runtime(roundedUp(*q, *r));
     }
     std::optional<ExprRef> r = arith(fn == "min" ? tir::BinOp::Min : tir::BinOp::Max, *a, *b, e.range);
     if (!r) return std::nullopt;

@@ -218,6 +218,14 @@ Value fragBinary(tir::BinOp op, tile::FragRef a, tile::FragRef b) {
   return v;
 }
 
+bool KernelSema::noFloatIntoInt(const tile::Tensor& dst, tile::DType src, SourceRange where, const char* what) {
+  if (!tir::isInt(tile::toTir(dst.dtype)) || !tir::isFloat(tile::toTir(src))) return true;
+  diags_.report(kTypeMismatch, where,
+                fmt::format("'{}' holds {} but the {} is {} (convert it: {}(...))", dst.name, tile::dtypeName(dst.dtype),
+                            what, tile::dtypeName(src), tile::dtypeName(dst.dtype)));
+  return false;
+}
+
 std::optional<tile::FragRef> KernelSema::toFrag(const Value& v, SourceRange where, bool part) {
   auto make = [](tile::FragExpr f) { return std::make_shared<const tile::FragExpr>(std::move(f)); };
   if (v.kind == Value::Kind::Frag) return v.frag;

@@ -69,6 +69,9 @@ struct Value {
 };
 
 const char* describe(const Value& v);
+// cdiv from the quotient and the remainder of a / b: q + (r > 0), which cannot overflow where
+// (a + b - 1) / b would.
+tir::ExprRef roundedUp(const tir::ExprRef& q, const tir::ExprRef& r);
 // A view of a whole register fragment (not a window of one).
 bool isWholeLocal(const tile::Kernel& k, const Value& v);
 // `a op b` elementwise: computed in f32 when either side is a float, else in i32.
@@ -291,6 +294,9 @@ class KernelSema {
   // (`x[0]` of an f32[1, 32, 8]): a note that the fragment itself is what is read whole.
   void noteUnitDims(DiagBuilder& d, const tile::View& v, SourceRange where) const;
   bool sameFragmentLayout(SourceRange where, const tile::FragRef& a, const tile::FragRef& b);
+  // False, with a type-mismatch at `where`, when a float (`src`, named `what`: "value", "source")
+  // would go into `dst`'s integers without a conversion.
+  bool noFloatIntoInt(const tile::Tensor& dst, tile::DType src, SourceRange where, const char* what);
   // sameFragmentLayout, or a broadcast: where one side's fragments have extent 1 in the dimensions
   // the other's are larger in (`x - row_max`), that side's leaves are marked to broadcast (lowering
   // finds, thread by thread, the slot that holds each element, or names the thread that lacks it).

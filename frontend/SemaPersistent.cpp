@@ -67,10 +67,7 @@ namespace {
 constexpr const char* kStaged = "the staged store";
 
 ExprRef cdivOf(const ExprRef& a, const ExprRef& b) {
-  const ExprRef rest = tir::binary(tir::BinOp::Rem, a, b);
-  const ExprRef up = tir::select(tir::binary(tir::BinOp::Gt, rest, tir::intConst(0, a->type)),
-                                 tir::intConst(1, a->type), tir::intConst(0, a->type));
-  return tir::add(tir::binary(tir::BinOp::Div, a, b), up);
+  return roundedUp(tir::binary(tir::BinOp::Div, a, b), tir::binary(tir::BinOp::Rem, a, b));
 }
 
 }  // namespace
@@ -368,12 +365,7 @@ std::optional<Value> KernelSema::stagedStore(const ast::Expr& e, const ast::Call
                   fmt::format("store_async from shape {} to shape {}", shapeText(whole), shapeText(dst->view)));
     return std::nullopt;
   }
-  if (tir::isInt(tile::toTir(dt.dtype)) && tir::isFloat(tile::toTir((*f)->dtype))) {
-    diags_.report(kTypeMismatch, valueAt,
-                  fmt::format("'{}' holds {} but the value is {} (convert it: {}(...))", dt.name,
-                              tile::dtypeName(dt.dtype), tile::dtypeName((*f)->dtype), tile::dtypeName(dt.dtype)));
-    return std::nullopt;
-  }
+  if (!noFloatIntoInt(dt, (*f)->dtype, valueAt, "value")) return std::nullopt;
   // The sub-tiles, in row-major order over the grid of them.
   const std::vector<int64_t> sub(bufs->view.shape.begin() + 1, bufs->view.shape.end());
   const int64_t buffers = bufs->view.shape[0];

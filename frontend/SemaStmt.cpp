@@ -228,13 +228,7 @@ void KernelSema::assign(const ast::Stmt& s, const ast::Assign& a) {
     std::optional<tile::FragRef> f = toFrag(rhs, a.value->range);
     if (!f || !wholeInRegisters(*f, k_.tensors[dst], a.value->range)) return;
     // As for an element: a float does not become an integer without a conversion.
-    if (tir::isInt(tile::toTir(k_.tensors[dst].dtype)) && tir::isFloat(tile::toTir((*f)->dtype))) {
-      diags_.report(kTypeMismatch, a.value->range,
-                    fmt::format("'{}' holds {} but the value is {} (convert it: {}(...))", k_.tensors[dst].name,
-                                tile::dtypeName(k_.tensors[dst].dtype), tile::dtypeName((*f)->dtype),
-                                tile::dtypeName(k_.tensors[dst].dtype)));
-      return;
-    }
+    if (!noFloatIntoInt(k_.tensors[dst], (*f)->dtype, a.value->range, "value")) return;
     // The value may broadcast to the destination's shape (`o = row_sum`).
     std::optional<tile::FragRef> d = toFrag(b->value, a.target->range);
     if (!d || !alignFragments(s.range, *d, *f)) return;

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <string>
+#include <utility>
 
 #include "backend/emu/Emulator.h"
 #include "backend/emu/Values.h"
@@ -18,6 +19,15 @@ namespace tyl {
 namespace {
 
 std::unique_ptr<test::CompiledTyl> compile(const std::string& file) { return test::compileKernels(file); }
+
+// The thread IR of `kernel` (a construct's expansion) and of `kernel`_by_hand (the program written
+// out with the primitives), the latter under the former's name: the same program prints the same.
+std::pair<std::string, std::string> expandedAndByHand(const test::CompiledTyl& c, const std::string& kernel) {
+  const std::string byHand = kernel + "_by_hand";
+  std::string written = tir::print(c.kernel(byHand));
+  written.replace(written.find(byHand), byHand.size(), kernel);
+  return {tir::print(c.kernel(kernel)), written};
+}
 
 TEST_CASE("emu.tma: TMA copies put every element where the layout says, with zeros past the edges", "[tma]") {
   auto c = compile("tma_tiles.tyl");
@@ -133,9 +143,7 @@ TEST_CASE("emu.tma: a persistent GEMM in clusters of two, B multicast to both bl
 TEST_CASE("emu.tma: tiles(...), persistent_grid(...) and a staged store are the loop and epilogue written by hand",
           "[tma]") {
   auto c = compile("tiled_gemm.tyl");
-  const std::string expanded = tir::print(c->kernel("tiled_gemm"));
-  std::string written = tir::print(c->kernel("tiled_gemm_by_hand"));
-  written.replace(written.find("tiled_gemm_by_hand"), std::string("tiled_gemm_by_hand").size(), "tiled_gemm");
+  const auto [expanded, written] = expandedAndByHand(*c, "tiled_gemm");
   CHECK(written == expanded);
   for (const test::ClusterGemmCase& g : test::kClusterGemmCases) {
     INFO("M = " << g.size.m << " N = " << g.size.n << " K = " << g.size.k << " on " << g.sms << " SMs");
@@ -221,9 +229,7 @@ TEST_CASE("emu.tma: cluster ranks count x first, and a grid of partial clusters 
 TEST_CASE("emu.tma: the warp-specialized pipeline is the hand-written ring, and a persistent GEMM with it computes A @ B",
           "[tma]") {
   auto c = compile("ws_gemm.tyl");
-  const std::string expanded = tir::print(c->kernel("ws_pipeline"));
-  std::string written = tir::print(c->kernel("ws_pipeline_by_hand"));
-  written.replace(written.find("ws_pipeline_by_hand"), std::string("ws_pipeline_by_hand").size(), "ws_pipeline");
+  const auto [expanded, written] = expandedAndByHand(*c, "ws_pipeline");
   CHECK(written == expanded);
   for (const test::TmaGemmCase& g : test::kWsPipelineCases) {
     INFO("M = " << g.m << " N = " << g.n << " K = " << g.k);
